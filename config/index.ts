@@ -1,0 +1,6 @@
+export * from "./errors.js";
+export * from "./networks/index.js";
+export * from "./tiers.js";
+export * from "./types.js";
+export * from "./validate.js";
+export * from "./versions.js";

@@ -1,0 +1,16 @@
+/**
+ * Image pins shared by both networks. Bump them here, together with the flags that depend on the
+ * version (see config/versions.ts), never to a moving tag.
+ */
+export const IMAGES = {
+  geth: "ethereum/client-go:v1.17.3",
+  lighthouse: "sigp/lighthouse:v8.0.0",
+  // Last release line that accepts --pending-poll-interval (v0.17 dropped it).
+  juno: "nethermind/juno:v0.16.6",
+  // Pathfinder publishes to swmansion/pathfinder since v0.24.1 (eqlabs/ is a temporary mirror).
+  pathfinder: "swmansion/pathfinder:v0.24.1",
+  // The guide's indexer is a shell script polling the L2 node; the package ships one and runs it here.
+  indexer: "node:22.12.0-alpine3.21",
+} as const;
+
+export const INDEXER_COMMAND = ["/indexer/indexer.sh"] as const;

@@ -1,0 +1,160 @@
+/**
+ * Cross-field rules the JSON schema cannot express. They run on the raw config even when the
+ * schema found problems, so each rule looks only at values of the type it expects.
+ */
+import { problem } from "./errors.js";
+import { NETWORKS } from "./networks/index.js";
+import { TIERS, instanceTypeShortfall } from "./tiers.js";
+import type { RawConfig } from "./types.js";
+import { junoPendingPollFlag, unpinnedReason } from "./versions.js";
+
+const isStr = (v: unknown): v is string => typeof v === "string";
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const OPEN_CIDRS = new Set(["0.0.0.0/0", "::/0"]);
+
+export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => boolean | undefined): string[] {
+  const out: string[] = [];
+  const network = isStr(raw.network) ? NETWORKS[raw.network] : undefined;
+  const host = isObj(raw.host) ? raw.host : undefined;
+  const hostKind = host?.kind;
+
+  // Secrets must arrive encrypted; a clear-text value would sit in the stack file.
+  for (const key of ["projectKeys", "sshPrivateKey"] as const) {
+    if (raw[key] !== undefined && isSecret(key) === false) {
+      out.push(problem([key], `must be set as a secret: pulumi config set --secret ${key} ...`));
+    }
+  }
+
+  // Images must be pinned; the Juno pin also decides the pending-poll flag.
+  const images: [string[], unknown][] = [
+    [["l1", "executionImage"], raw.l1?.executionImage],
+    [["l1", "consensusImage"], raw.l1?.consensusImage],
+    [["l2", "image"], raw.l2?.image],
+    [["indexer", "image"], raw.indexer?.image],
+  ];
+  for (const [path, ref] of images) {
+    const why = isStr(ref) ? unpinnedReason(ref) : undefined;
+    if (why) out.push(problem(path, `"${ref}" ${why}`));
+  }
+  const l2Client = raw.l2?.client ?? "juno";
+  const junoImage = isStr(raw.l2?.image) ? raw.l2.image : network?.l2.images.juno;
+  if (l2Client === "juno" && junoImage) {
+    const flag = junoPendingPollFlag(junoImage);
+    if ("error" in flag) {
+      out.push(
+        problem(["l2", "image"], `${flag.error}, so rpcstack:l2.pendingPollInterval cannot be honoured; pin a Juno release from the supported range`),
+      );
+    }
+  }
+  if (l2Client === "pathfinder" && raw.l2?.pendingPollInterval !== undefined) {
+    out.push(problem(["l2", "pendingPollInterval"], "applies to Juno only (rpcstack:l2.client is pathfinder, which polls pending blocks itself)"));
+  }
+
+  // Host kinds.
+  if (hostKind === "ssh" && raw.sshPrivateKey === undefined) {
+    out.push(problem(["sshPrivateKey"], "is required when rpcstack:host.kind is ssh: pulumi config set --secret sshPrivateKey < key"));
+  }
+  if (hostKind !== "ssh" && raw.sshPrivateKey !== undefined) {
+    out.push(problem(["sshPrivateKey"], `is only used when rpcstack:host.kind is ssh (it is ${String(hostKind)})`));
+  }
+  if (hostKind === "aws" && host) {
+    if (isStr(host.instanceType) && isStr(raw.tier) && raw.tier in TIERS) {
+      const short = instanceTypeShortfall(host.instanceType, TIERS[raw.tier]);
+      if (short) out.push(problem(["host", "instanceType"], `${short} (rpcstack:tier is ${raw.tier})`));
+    }
+    if (Array.isArray(host.allowSshFrom)) {
+      host.allowSshFrom.forEach((c, i) => {
+        if (isStr(c) && OPEN_CIDRS.has(c)) {
+          out.push(problem(["host", "allowSshFrom", i], `${c} opens SSH to the whole internet; list the operator's own addresses`));
+        }
+      });
+    }
+  }
+
+  // Gateway.
+  const gw = isObj(raw.gateway) ? raw.gateway : {};
+  if (hostKind !== undefined && hostKind !== "local" && gw.domain === undefined) {
+    out.push(problem(["gateway", "domain"], `is required when rpcstack:host.kind is ${String(hostKind)} (the public TLS certificate is issued for it)`));
+  }
+  if (gw.domain !== undefined && gw.acmeEmail === undefined) {
+    out.push(problem(["gateway", "acmeEmail"], "is required with rpcstack:gateway.domain (the ACME account for its certificate)"));
+  }
+  if (Array.isArray(gw.chains)) out.push(...chainProblems(gw.chains, network));
+
+  // Project keys: unique names and keys.
+  if (Array.isArray(raw.projectKeys)) {
+    const names = new Map<string, number>();
+    const keys = new Map<string, number>();
+    raw.projectKeys.forEach((pk, i) => {
+      if (!isObj(pk)) return;
+      if (isStr(pk.name)) {
+        if (names.has(pk.name)) out.push(problem(["projectKeys", i, "name"], `"${pk.name}" is already used by projectKeys[${names.get(pk.name)}]`));
+        else names.set(pk.name, i);
+      }
+      if (isStr(pk.key)) {
+        // Never echo a key: name the other entry instead.
+        if (keys.has(pk.key)) out.push(problem(["projectKeys", i, "key"], `is the same key as projectKeys[${keys.get(pk.key)}]`));
+        else keys.set(pk.key, i);
+      }
+    });
+  }
+  return out;
+}
+
+const NEEDED_UPSTREAMS = {
+  evm: ["rpcHttp"],
+  starknet: ["rpcHttp"],
+  cosmos: ["rpcHttp", "rest"],
+} as const;
+
+function chainProblems(chains: unknown[], network: (typeof NETWORKS)[keyof typeof NETWORKS] | undefined): string[] {
+  const out: string[] = [];
+  const paths = new Map<string, string>();
+  const ids = new Map<string, string>();
+  if (network) {
+    for (const c of [network.chains.l1, network.chains.l2]) {
+      paths.set(c.path, `the built-in ${c.chainId} chain`);
+      ids.set(c.chainId, `the built-in /gateway/${c.path} chain`);
+    }
+  }
+  const hostnames = new Map<string, string>();
+  chains.forEach((c, i) => {
+    if (!isObj(c)) return;
+    if (isStr(c.path)) {
+      if (paths.has(c.path)) out.push(problem(["gateway", "chains", i, "path"], `"${c.path}" is already used by ${paths.get(c.path)}`));
+      else paths.set(c.path, `gateway.chains[${i}]`);
+    }
+    if (isStr(c.chainId)) {
+      if (ids.has(c.chainId)) out.push(problem(["gateway", "chains", i, "chainId"], `"${c.chainId}" is already used by ${ids.get(c.chainId)}`));
+      else ids.set(c.chainId, `gateway.chains[${i}]`);
+    }
+    const kind = c.kind;
+    if (kind === "evm" || kind === "starknet" || kind === "cosmos") {
+      const ups = isObj(c.upstreams) ? c.upstreams : {};
+      for (const need of NEEDED_UPSTREAMS[kind]) {
+        if (ups[need] === undefined) out.push(problem(["gateway", "chains", i, "upstreams", need], `is required for a ${kind} chain`));
+      }
+      if (kind !== "cosmos" && (ups.rest !== undefined || ups.grpc !== undefined)) {
+        out.push(problem(["gateway", "chains", i, "upstreams"], `rest and grpc upstreams are for cosmos chains, not ${kind}`));
+      }
+      if (kind !== "cosmos" && c.hostnames !== undefined) {
+        out.push(problem(["gateway", "chains", i, "hostnames"], `public hostnames are for cosmos chains, not ${kind}`));
+      }
+    }
+    if (isObj(c.hostnames)) {
+      const ups = isObj(c.upstreams) ? c.upstreams : {};
+      const upstreamFor = { tendermintRpc: "rpcHttp", rest: "rest", grpc: "grpc" } as const;
+      for (const [role, h] of Object.entries(c.hostnames)) {
+        if (!isStr(h)) continue;
+        if (hostnames.has(h)) out.push(problem(["gateway", "chains", i, "hostnames", role], `"${h}" is already used by ${hostnames.get(h)}`));
+        else hostnames.set(h, `gateway.chains[${i}].hostnames.${role}`);
+        const need = upstreamFor[role as keyof typeof upstreamFor];
+        if (need && ups[need] === undefined) {
+          out.push(problem(["gateway", "chains", i, "hostnames", role], `needs rpcstack:gateway.chains[${i}].upstreams.${need} to serve it`));
+        }
+      }
+    }
+  });
+  return out;
+}

@@ -1,0 +1,85 @@
+import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
+import type { Tier } from "./tiers.js";
+
+/** Keys an operator sets under `rpcstack:`, as written (before defaults). */
+export interface RawConfig {
+  network?: NetworkName;
+  tier?: Tier["name"];
+  host?: RawHost;
+  l1?: { executionImage?: string; consensusImage?: string; checkpointSyncUrl?: string };
+  l2?: { client?: L2ClientName; image?: string; pendingPollInterval?: string };
+  indexer?: { enabled?: boolean; image?: string; command?: string[] };
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[] };
+  projectKeys?: ProjectKey[];
+  sshPrivateKey?: string;
+  retainData?: boolean;
+  readiness?: Partial<ReadinessConfig>;
+}
+
+export type RawHost =
+  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom?: string[] }
+  | { kind: "ssh"; address: string; user: string; port?: number }
+  | { kind: "local" };
+
+export type HostConfig =
+  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom: string[] }
+  | { kind: "ssh"; address: string; user: string; port: number }
+  | { kind: "local" };
+
+export interface ProjectKey {
+  readonly name: string;
+  readonly key: string;
+}
+
+export interface ChainUpstreams {
+  readonly rpcHttp?: string;
+  readonly rpcWs?: string;
+  readonly rest?: string;
+  readonly grpc?: string;
+}
+
+export interface ChainHostnames {
+  readonly tendermintRpc?: string;
+  readonly rest?: string;
+  readonly grpc?: string;
+}
+
+/** A chain the gateway relays to an external upstream (`gateway.chains[]`). */
+export interface ExtraChain {
+  readonly path: string;
+  readonly chainId: string;
+  readonly kind: ChainKind;
+  readonly upstreams: ChainUpstreams;
+  readonly hostnames?: ChainHostnames;
+}
+
+export interface ReadinessConfig {
+  readonly wait: boolean;
+  readonly timeoutMinutes: number;
+  readonly toleranceBlocks: number;
+  readonly l1ReferenceUrl?: string;
+}
+
+/** The validated stack configuration with every default applied. Plain data, no Pulumi. */
+export interface RpcStackConfig {
+  readonly network: NetworkDefaults;
+  readonly tier: Tier;
+  readonly host: HostConfig;
+  readonly l1: { readonly executionImage: string; readonly consensusImage: string; readonly checkpointSyncUrl: string };
+  readonly l2: {
+    readonly client: L2ClientName;
+    readonly image: string;
+    readonly pendingPollInterval: string;
+  };
+  readonly indexer: { readonly enabled: boolean; readonly image: string; readonly command: readonly string[] };
+  readonly gateway: {
+    readonly domain?: string;
+    readonly acmeEmail?: string;
+    readonly chains: readonly ExtraChain[];
+  };
+  /** In memory only: the program wraps them as Pulumi secrets before any resource sees them. */
+  readonly projectKeys: readonly ProjectKey[];
+  readonly sshPrivateKey?: string;
+  readonly retainData: boolean;
+  readonly readiness: ReadinessConfig;
+}

@@ -1,0 +1,154 @@
+/**
+ * Stack config -> validated, defaulted RpcStackConfig. Pure: the caller hands in the raw
+ * `rpcstack:*` entries (strings, as Pulumi stores them) and a way to ask which are secrets.
+ */
+import Ajv, { type ErrorObject } from "ajv";
+import addFormats from "ajv-formats";
+import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
+import { NETWORKS } from "./networks/index.js";
+import { crossFieldProblems } from "./rules.js";
+import { STRUCTURED_KEYS, configSchema } from "./schema.js";
+import { TIERS } from "./tiers.js";
+import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
+
+const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
+addFormats(ajv, ["uri", "email"]);
+ajv.addKeyword({ keyword: "x-hint", schemaType: "string" });
+const validateSchema = ajv.compile(configSchema);
+
+export interface ConfigSource {
+  /** Every `rpcstack:<key>` entry of the stack, values as Pulumi stores them (strings). */
+  readonly entries: Readonly<Record<string, string>>;
+  /** Whether a top-level key was set as a secret; undefined when the engine cannot tell. */
+  readonly isSecret?: (key: string) => boolean | undefined;
+}
+
+/** Validate a stack's configuration; throws ConfigError listing every problem at once. */
+export function loadConfig(source: ConfigSource): RpcStackConfig {
+  const { raw, problems } = parseEntries(source.entries);
+  if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
+  problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined)));
+  if (problems.length) throw new ConfigError(dedupe(problems));
+  return resolve(raw);
+}
+
+function parseEntries(entries: Readonly<Record<string, string>>): { raw: RawConfig; problems: string[] } {
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  const prefix = `${NAMESPACE}:`;
+  for (const [fullKey, value] of Object.entries(entries)) {
+    if (!fullKey.startsWith(prefix)) continue;
+    const key = fullKey.slice(prefix.length);
+    if (!STRUCTURED_KEYS.has(key)) {
+      raw[key] = value;
+      continue;
+    }
+    try {
+      raw[key] = JSON.parse(value);
+    } catch {
+      problems.push(problem([key], "must be structured YAML (an object, list or boolean), not a plain string"));
+    }
+  }
+  return { raw: raw as RawConfig, problems };
+}
+
+function formatAjvError(e: ErrorObject): string {
+  const segments: (string | number)[] = e.instancePath
+    .split("/")
+    .slice(1)
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  const params = e.params as Record<string, unknown>;
+  const hint = (e.parentSchema as Record<string, unknown> | undefined)?.["x-hint"];
+  switch (e.keyword) {
+    case "required":
+      return problem([...segments, String(params.missingProperty)], "is required");
+    case "additionalProperties":
+      return problem([...segments, String(params.additionalProperty)], `is not a known key${knownKeys(e)}`);
+    case "enum":
+      return problem(segments, `must be one of ${(params.allowedValues as unknown[]).join(", ")} (got ${JSON.stringify(e.data)})`);
+    case "const":
+      return problem(segments, `must be ${JSON.stringify(params.allowedValue)}`);
+    case "discriminator":
+      return params.error === "mapping"
+        ? problem([...segments, "kind"], `must be one of aws, ssh, local (got ${JSON.stringify(params.tagValue)})`)
+        : problem([...segments, "kind"], "is required and must be a string");
+    case "pattern":
+    case "format":
+      return problem(segments, `${typeof hint === "string" ? hint : `must match ${params.pattern ?? params.format}`} (got ${safeEcho(segments, e.data)})`);
+    case "type":
+      return problem(segments, `must be ${article(String(params.type))}`);
+    case "minItems":
+      return problem(segments, `must list at least ${params.limit} item${params.limit === 1 ? "" : "s"}`);
+    case "minProperties":
+      return problem(segments, "must name at least one entry");
+    default:
+      return problem(segments, e.message ?? "is invalid");
+  }
+}
+
+function knownKeys(e: ErrorObject): string {
+  const props = (e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return props ? ` (known: ${Object.keys(props).join(", ")})` : "";
+}
+
+// Secret material is never repeated back in an error message.
+function safeEcho(segments: readonly (string | number)[], data: unknown): string {
+  const k = keyName(segments);
+  if (k.startsWith("projectKeys") || k === "sshPrivateKey") return "a value that is not shown";
+  return JSON.stringify(data);
+}
+
+const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`);
+const dedupe = (xs: string[]) => [...new Set(xs)];
+
+function resolve(raw: RawConfig): RpcStackConfig {
+  // Schema and rules have passed, so required fields are present.
+  const network = NETWORKS[raw.network!];
+  const client = raw.l2?.client ?? "juno";
+  return {
+    network,
+    tier: TIERS[raw.tier!],
+    host: resolveHost(raw.host!),
+    l1: {
+      executionImage: raw.l1?.executionImage ?? network.l1.executionImage,
+      consensusImage: raw.l1?.consensusImage ?? network.l1.consensusImage,
+      checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
+    },
+    l2: {
+      client,
+      image: raw.l2?.image ?? network.l2.images[client],
+      pendingPollInterval: raw.l2?.pendingPollInterval ?? "3s",
+    },
+    indexer: {
+      enabled: raw.indexer?.enabled ?? true,
+      image: raw.indexer?.image ?? network.indexer.image,
+      command: raw.indexer?.command ?? network.indexer.command,
+    },
+    gateway: {
+      domain: raw.gateway?.domain,
+      acmeEmail: raw.gateway?.acmeEmail,
+      chains: raw.gateway?.chains ?? [],
+    },
+    projectKeys: raw.projectKeys!,
+    sshPrivateKey: raw.sshPrivateKey,
+    retainData: raw.retainData ?? true,
+    readiness: {
+      wait: raw.readiness?.wait ?? true,
+      timeoutMinutes: raw.readiness?.timeoutMinutes ?? 60,
+      toleranceBlocks: raw.readiness?.toleranceBlocks ?? 6,
+      l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
+    },
+  };
+}
+
+function resolveHost(h: RawHost): HostConfig {
+  switch (h.kind) {
+    case "aws":
+      return { ...h, allowSshFrom: h.allowSshFrom ?? [] };
+    case "ssh":
+      return { ...h, port: h.port ?? 22 };
+    case "local":
+      return h;
+  }
+}

@@ -1,0 +1,203 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, type RpcStackConfig } from "../config/index.js";
+import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
+
+type Raw = Record<string, unknown>;
+
+const base = (): Raw => ({
+  network: "testnet",
+  tier: "minimum",
+  host: { kind: "local" },
+  projectKeys: TEST_PROJECT_KEYS,
+});
+const awsBase = (): Raw => ({
+  ...base(),
+  network: "mainnet",
+  tier: "recommended",
+  host: { kind: "aws", region: "eu-west-1", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDyX test", allowSshFrom: ["198.51.100.7/32"] },
+  gateway: { domain: "rpc.example.com", acmeEmail: "ops@example.com" },
+});
+const secretKeys = new Set(["projectKeys", "sshPrivateKey"]);
+
+function load(raw: Raw, secrets: Set<string> = secretKeys): RpcStackConfig {
+  const entries = Object.fromEntries(Object.entries(raw).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)]));
+  return loadConfig({ entries, isSecret: (k) => secrets.has(k) });
+}
+
+function problemsOf(raw: Raw, secrets?: Set<string>): string[] {
+  try {
+    load(raw, secrets);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return [...(e as ConfigError).problems];
+  }
+  throw new Error("config was accepted");
+}
+
+const set = (raw: Raw, path: string, value: unknown): Raw => {
+  const copy = structuredClone(raw);
+  const keys = path.split(".");
+  let obj: any = copy;
+  for (const k of keys.slice(0, -1)) obj = obj[k] ??= {};
+  if (value === undefined) delete obj[keys.at(-1)!];
+  else obj[keys.at(-1)!] = value;
+  return copy;
+};
+
+describe("defaults", () => {
+  it("fills every default from the network module", () => {
+    const c = load(base());
+    expect(c.network.name).toBe("testnet");
+    expect(c.network.l1.network).toBe("sepolia");
+    expect(c.tier).toMatchObject({ cores: 2, memoryGiB: 4, diskGB: 600, bandwidthMbps: 8 });
+    expect(c.l1.executionImage).toMatch(/^ethereum\/client-go:v\d+\.\d+\.\d+$/);
+    expect(c.l1.consensusImage).toMatch(/^sigp\/lighthouse:v\d+\.\d+\.\d+$/);
+    expect(c.l1.checkpointSyncUrl).toBe("https://sepolia.beaconstate.info");
+    expect(c.l2).toEqual({ client: "juno", image: "nethermind/juno:v0.16.6", pendingPollInterval: "3s" });
+    expect(c.indexer).toMatchObject({ enabled: true, command: ["/indexer/indexer.sh"] });
+    expect(c.retainData).toBe(true);
+    expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined });
+    expect(c.gateway.chains).toEqual([]);
+  });
+
+  it("uses mainnet defaults and the pathfinder image when asked", () => {
+    const c = load(set(awsBase(), "l2", { client: "pathfinder" }));
+    expect(c.l1.checkpointSyncUrl).toBe("https://mainnet.checkpoint.sigp.io");
+    expect(c.network.chains.l2.chainId).toBe("STRK");
+    expect(c.l2.image).toMatch(/pathfinder:v\d/);
+    expect(c.tier.diskGB).toBe(2000);
+  });
+
+  it("keeps overrides and fills host defaults", () => {
+    const c = load({ ...set(awsBase(), "retainData", false), l2: { image: "nethermind/juno:v0.14.2", pendingPollInterval: "1500ms" } });
+    expect(c.retainData).toBe(false);
+    expect(c.l2.image).toBe("nethermind/juno:v0.14.2");
+    expect(c.l2.pendingPollInterval).toBe("1500ms");
+    const ssh = load({ ...base(), host: { kind: "ssh", address: "203.0.113.10", user: "ops" }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nx", gateway: { domain: "a.example.com", acmeEmail: "a@example.com" } });
+    expect(ssh.host).toEqual({ kind: "ssh", address: "203.0.113.10", user: "ops", port: 22 });
+  });
+});
+
+// Each case: a wrong value, the full key the error must name, and words the message must carry.
+const rejections: [string, () => Raw, string, RegExp][] = [
+  ["missing network", () => set(base(), "network", undefined), "rpcstack:network", /is required/],
+  ["unknown network", () => set(base(), "network", "goerli"), "rpcstack:network", /one of mainnet, testnet.*goerli/],
+  ["missing tier", () => set(base(), "tier", undefined), "rpcstack:tier", /is required/],
+  ["unknown tier", () => set(base(), "tier", "huge"), "rpcstack:tier", /one of minimum, recommended/],
+  ["missing host", () => set(base(), "host", undefined), "rpcstack:host", /is required/],
+  ["host as a string", () => set(base(), "host", "local"), "rpcstack:host", /structured YAML/],
+  ["unknown host kind", () => set(base(), "host", { kind: "gcp" }), "rpcstack:host.kind", /one of aws, ssh, local.*gcp/],
+  ["host without kind", () => set(base(), "host", {}), "rpcstack:host.kind", /required/],
+  ["local host with fields", () => set(base(), "host", { kind: "local", region: "x" }), "rpcstack:host.region", /not a known key/],
+  ["aws without region", () => set(awsBase(), "host.region", undefined), "rpcstack:host.region", /is required/],
+  ["aws bad region", () => set(awsBase(), "host.region", "Europe"), "rpcstack:host.region", /AWS region/],
+  ["aws without ssh key", () => set(awsBase(), "host.sshPublicKey", undefined), "rpcstack:host.sshPublicKey", /is required/],
+  ["aws bad ssh key", () => set(awsBase(), "host.sshPublicKey", "hello"), "rpcstack:host.sshPublicKey", /OpenSSH public key/],
+  ["aws bad CIDR", () => set(awsBase(), "host.allowSshFrom", ["10.0.0.1"]), "rpcstack:host.allowSshFrom[0]", /CIDR/],
+  ["aws SSH from anywhere", () => set(awsBase(), "host.allowSshFrom", ["0.0.0.0/0"]), "rpcstack:host.allowSshFrom[0]", /whole internet/],
+  ["aws instance below tier", () => set(awsBase(), "host.instanceType", "m7i.large"), "rpcstack:host.instanceType", /2 vCPUs, tier recommended needs 4.*8 GiB/],
+  ["aws unknown instance type", () => set(awsBase(), "host.instanceType", "x9.huge"), "rpcstack:host.instanceType", /unknown instance type/],
+  ["aws malformed instance type", () => set(awsBase(), "host.instanceType", "big"), "rpcstack:host.instanceType", /EC2 instance type/],
+  ["ssh without address", () => ({ ...base(), host: { kind: "ssh", user: "ops" }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----" }), "rpcstack:host.address", /is required/],
+  ["ssh without user", () => ({ ...base(), host: { kind: "ssh", address: "h.example.com" }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----" }), "rpcstack:host.user", /is required/],
+  ["ssh bad port", () => ({ ...base(), host: { kind: "ssh", address: "h.example.com", user: "ops", port: 70000 }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----" }), "rpcstack:host.port", /<= 65535/],
+  ["ssh bad address", () => ({ ...base(), host: { kind: "ssh", address: "not a host!", user: "ops" }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----" }), "rpcstack:host.address", /hostname or an IP/],
+  ["ssh without private key", () => ({ ...base(), host: { kind: "ssh", address: "h.example.com", user: "ops" }, gateway: { domain: "a.example.com", acmeEmail: "a@example.com" } }), "rpcstack:sshPrivateKey", /is required when rpcstack:host.kind is ssh/],
+  ["private key that is not one", () => ({ ...base(), host: { kind: "ssh", address: "h.example.com", user: "ops" }, sshPrivateKey: "hunter2" }), "rpcstack:sshPrivateKey", /private key.*not shown/],
+  ["private key without ssh host", () => ({ ...base(), sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----" }), "rpcstack:sshPrivateKey", /only used when/],
+  ["unpinned execution image", () => set(base(), "l1.executionImage", "ethereum/client-go:latest"), "rpcstack:l1.executionImage", /moving tag "latest"/],
+  ["untagged consensus image", () => set(base(), "l1.consensusImage", "sigp/lighthouse"), "rpcstack:l1.consensusImage", /has no tag/],
+  ["malformed image", () => set(base(), "l1.executionImage", "Not An Image"), "rpcstack:l1.executionImage", /image reference/],
+  ["http checkpoint URL", () => set(base(), "l1.checkpointSyncUrl", "http://sepolia.beaconstate.info"), "rpcstack:l1.checkpointSyncUrl", /https:\/\/ URL/],
+  ["unknown l1 key", () => set(base(), "l1.execImage", "x"), "rpcstack:l1.execImage", /not a known key.*executionImage/],
+  ["unknown l2 client", () => set(base(), "l2.client", "papyrus"), "rpcstack:l2.client", /one of juno, pathfinder/],
+  ["bad poll interval", () => set(base(), "l2.pendingPollInterval", "3 seconds"), "rpcstack:l2.pendingPollInterval", /duration like "3s"/],
+  ["zero poll interval", () => set(base(), "l2.pendingPollInterval", "0s"), "rpcstack:l2.pendingPollInterval", /duration like "3s"/],
+  ["Juno without the pending flag", () => set(base(), "l2.image", "nethermind/juno:v0.17.1"), "rpcstack:l2.image", /v0\.17\.1 does not accept --pending-poll-interval.*rpcstack:l2\.pendingPollInterval/],
+  ["Juno before the pending flag", () => set(base(), "l2.image", "nethermind/juno:v0.6.2"), "rpcstack:l2.image", /v0\.6\.2 does not accept/],
+  ["Juno without a version", () => set(base(), "l2.image", `nethermind/juno@sha256:${"a".repeat(64)}`), "rpcstack:l2.image", /cannot tell the Juno version/],
+  ["poll interval with pathfinder", () => set(base(), "l2", { client: "pathfinder", pendingPollInterval: "3s" }), "rpcstack:l2.pendingPollInterval", /Juno only/],
+  ["indexer enabled not boolean", () => set(base(), "indexer.enabled", "yes"), "rpcstack:indexer.enabled", /must be a boolean/],
+  ["indexer unpinned", () => set(base(), "indexer.image", "node"), "rpcstack:indexer.image", /has no tag/],
+  ["indexer empty command", () => set(base(), "indexer.command", []), "rpcstack:indexer.command", /at least 1 item/],
+  ["indexer command not strings", () => set(base(), "indexer.command", [1]), "rpcstack:indexer.command[0]", /must be a string/],
+  ["remote host without domain", () => set(awsBase(), "gateway.domain", undefined), "rpcstack:gateway.domain", /required when rpcstack:host.kind is aws/],
+  ["bad domain", () => set(awsBase(), "gateway.domain", "https://rpc.example.com"), "rpcstack:gateway.domain", /DNS hostname/],
+  ["domain without email", () => set(awsBase(), "gateway.acmeEmail", undefined), "rpcstack:gateway.acmeEmail", /required with rpcstack:gateway.domain/],
+  ["bad email", () => set(awsBase(), "gateway.acmeEmail", "ops"), "rpcstack:gateway.acmeEmail", /email address/],
+  ["chain path uppercase", () => set(base(), "gateway.chains", [{ path: "Cosmos", chainId: "C", kind: "evm", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].path", /lowercase/],
+  ["chain id lowercase", () => set(base(), "gateway.chains", [{ path: "c", chainId: "c", kind: "evm", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].chainId", /uppercase/],
+  ["chain kind unknown", () => set(base(), "gateway.chains", [{ path: "c", chainId: "C", kind: "solana", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].kind", /evm, starknet, cosmos/],
+  ["chain without upstreams", () => set(base(), "gateway.chains", [{ path: "c", chainId: "C", kind: "evm" }]), "rpcstack:gateway.chains[0].upstreams", /is required/],
+  ["chain ws upstream over http", () => set(base(), "gateway.chains", [{ path: "c", chainId: "C", kind: "evm", upstreams: { rpcHttp: "https://a.example.net", rpcWs: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].upstreams.rpcWs", /ws:\/\/ or wss:\/\//],
+  ["cosmos chain without rest", () => set(base(), "gateway.chains", [{ path: "c", chainId: "C", kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].upstreams.rest", /required for a cosmos chain/],
+  ["evm chain with hostnames", () => set(base(), "gateway.chains", [{ path: "c", chainId: "C", kind: "evm", upstreams: { rpcHttp: "https://a.example.net" }, hostnames: { rest: "c.example.com" } }]), "rpcstack:gateway.chains[0].hostnames", /cosmos chains, not evm/],
+  ["grpc hostname without grpc upstream", () => set(base(), "gateway.chains", [{ path: "c", chainId: "C", kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net", rest: "https://b.example.net" }, hostnames: { grpc: "g.example.com" } }]), "rpcstack:gateway.chains[0].hostnames.grpc", /upstreams.grpc/],
+  ["chain path of a built-in chain", () => set(base(), "gateway.chains", [{ path: "strks", chainId: "OTHER", kind: "starknet", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].path", /built-in STRKS/],
+  ["chain id of a built-in chain", () => set(base(), "gateway.chains", [{ path: "other", chainId: "SEP1", kind: "evm", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].chainId", /built-in \/gateway\/sep1/],
+  ["duplicate chain paths", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: "dup", chainId: `C${n}`, kind: "evm", upstreams: { rpcHttp: "https://a.example.net" } }))), "rpcstack:gateway.chains[1].path", /already used by gateway.chains\[0\]/],
+  ["duplicate hostnames", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: `c${n}`, chainId: `C${n}`, kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net", rest: "https://a.example.net" }, hostnames: { rest: "same.example.com" } }))), "rpcstack:gateway.chains[1].hostnames.rest", /already used/],
+  ["unknown gateway key", () => set(base(), "gateway.port", 8443), "rpcstack:gateway.port", /not a known key/],
+  ["no project keys", () => set(base(), "projectKeys", undefined), "rpcstack:projectKeys", /is required/],
+  ["empty project keys", () => set(base(), "projectKeys", []), "rpcstack:projectKeys", /at least 1 item/],
+  ["short project key", () => set(base(), "projectKeys", [{ name: "a", key: "short" }]), "rpcstack:projectKeys[0].key", /32 or more URL-safe.*not shown/],
+  ["project key without name", () => set(base(), "projectKeys", [{ key: "k".repeat(40) }]), "rpcstack:projectKeys[0].name", /is required/],
+  ["duplicate project key", () => set(base(), "projectKeys", [{ name: "a", key: "k".repeat(40) }, { name: "b", key: "k".repeat(40) }]), "rpcstack:projectKeys[1].key", /same key as projectKeys\[0\]/],
+  ["duplicate project key name", () => set(base(), "projectKeys", [{ name: "a", key: "k".repeat(40) }, { name: "a", key: "j".repeat(40) }]), "rpcstack:projectKeys[1].name", /already used/],
+  ["retainData not boolean", () => set(base(), "retainData", "keep"), "rpcstack:retainData", /structured YAML/],
+  ["retainData a number", () => set(base(), "retainData", 1), "rpcstack:retainData", /must be a boolean/],
+  ["readiness wait not boolean", () => set(base(), "readiness.wait", "no"), "rpcstack:readiness.wait", /must be a boolean/],
+  ["readiness timeout zero", () => set(base(), "readiness.timeoutMinutes", 0), "rpcstack:readiness.timeoutMinutes", />= 1/],
+  ["readiness timeout fraction", () => set(base(), "readiness.timeoutMinutes", 1.5), "rpcstack:readiness.timeoutMinutes", /must be an integer/],
+  ["readiness tolerance negative", () => set(base(), "readiness.toleranceBlocks", -1), "rpcstack:readiness.toleranceBlocks", />= 0/],
+  ["readiness reference over http", () => set(base(), "readiness.l1ReferenceUrl", "http://eth.example.net"), "rpcstack:readiness.l1ReferenceUrl", /https:\/\/ URL/],
+  ["unknown top-level key", () => set(base(), "gatewy", "x"), "rpcstack:gatewy", /not a known key/],
+];
+
+describe("every schema and cross-field rule rejects a wrong value, naming the key", () => {
+  it.each(rejections)("%s", (_label, make, key, words) => {
+    const problems = problemsOf(make());
+    const hit = problems.find((p) => p.startsWith(`${key}: `));
+    expect(hit, `no problem names ${key}; got:\n${problems.join("\n")}`).toBeDefined();
+    expect(hit).toMatch(words);
+  });
+});
+
+describe("secrets", () => {
+  it("rejects project keys or an SSH key set in clear text", () => {
+    const problems = problemsOf(
+      { ...base(), host: { kind: "ssh", address: "h.example.com", user: "ops" }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----", gateway: { domain: "a.example.com", acmeEmail: "a@example.com" } },
+      new Set(),
+    );
+    expect(problems).toContain("rpcstack:projectKeys: must be set as a secret: pulumi config set --secret projectKeys ...");
+    expect(problems.some((p) => p.startsWith("rpcstack:sshPrivateKey: must be set as a secret"))).toBe(true);
+  });
+
+  it("never repeats a project key in an error", () => {
+    const secret = "x".repeat(31) + "!";
+    const problems = problemsOf(set(base(), "projectKeys", [{ name: "a", key: secret }]));
+    expect(problems.join("\n")).not.toContain(secret);
+  });
+});
+
+describe("all problems at once", () => {
+  it("reports schema and cross-field problems together, one line each", () => {
+    const err = (() => {
+      try {
+        load({ network: "goerli", tier: "minimum", host: { kind: "aws", region: "eu-west-1", sshPublicKey: "bad" }, l2: { image: "nethermind/juno:latest" }, projectKeys: TEST_PROJECT_KEYS });
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^rpcstack:network: /),
+        expect.stringMatching(/^rpcstack:host.sshPublicKey: /),
+        expect.stringMatching(/^rpcstack:l2.image: .*moving tag/),
+        expect.stringMatching(/^rpcstack:gateway.domain: /),
+      ]),
+    );
+    expect(err!.message.split("\n")).toHaveLength(err!.problems.length + 1);
+  });
+});

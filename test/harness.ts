@@ -1,0 +1,181 @@
+/**
+ * Runs the Pulumi program under the SDK's mock engine with a real stack file and records every
+ * resource registration: type, name, inputs, parent, dependencies, options and secret inputs.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { vi } from "vitest";
+import { parse } from "yaml";
+
+export const ROOT = join(__dirname, "..");
+export type StackName = "local" | "testnet" | "mainnet";
+
+export interface RecordedResource {
+  readonly type: string;
+  readonly name: string;
+  readonly urn: string;
+  readonly custom: boolean;
+  /** Inputs with secrets unwrapped to their plain values. */
+  readonly inputs: Record<string, any>;
+  /** Dotted paths of the inputs that arrived as Pulumi secrets. */
+  readonly secretInputs: readonly string[];
+  readonly parent?: string;
+  readonly provider?: string;
+  readonly dependencies: readonly string[];
+  readonly retainOnDelete: boolean;
+  readonly protect: boolean;
+  readonly ignoreChanges: readonly string[];
+  readonly deleteBeforeReplace: boolean;
+}
+
+export interface ProgramRun {
+  readonly resources: readonly RecordedResource[];
+  readonly outputs: Record<string, unknown>;
+  /** Exported outputs that are secrets (their names). */
+  readonly secretOutputs: readonly string[];
+  readonly error?: Error;
+  byType(type: string): RecordedResource[];
+  one(type: string, name?: string): RecordedResource;
+  byUrn(urn: string): RecordedResource | undefined;
+}
+
+/** A valid project key list for tests (never a real key). */
+export const TEST_PROJECT_KEYS = [
+  { name: "ci-first", key: "k".repeat(20) + "0123456789ABCDEF" },
+  { name: "ci-second", key: "s".repeat(20) + "FEDCBA9876543210" },
+];
+export const TEST_SSH_PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n";
+
+/** The `rpcstack:*` entries of a stack file, encoded as the Pulumi engine hands them to a program. */
+export function stackFileConfig(stack: StackName): Record<string, string> {
+  const doc = parse(readFileSync(join(ROOT, "stacks", `Pulumi.${stack}.yaml`), "utf8")) ?? {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries<unknown>(doc.config ?? {})) {
+    if (typeof v === "object" && v !== null && "secure" in v) {
+      throw new Error(`stacks/Pulumi.${stack}.yaml: ${k} holds an encrypted value; tests cannot decrypt it`);
+    }
+    out[k] = encodeConfigValue(v);
+  }
+  return out;
+}
+
+export const encodeConfigValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+
+export interface RunOptions {
+  readonly stack: StackName;
+  /** Extra or replacing `rpcstack:` keys (short names), as plain values. */
+  readonly config?: Record<string, unknown>;
+  /** Keys set as secrets (short names), as plain values. Defaults to test project keys (+ SSH key for ssh hosts). */
+  readonly secrets?: Record<string, unknown>;
+  /** Keys to drop from the stack file. */
+  readonly omit?: readonly string[];
+  /** Mocked resource outputs by type, merged over the inputs. */
+  readonly state?: (type: string, name: string, inputs: Record<string, any>) => Record<string, any> | undefined;
+}
+
+const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+function secretPaths(value: unknown, prefix = ""): string[] {
+  if (typeof value !== "object" || value === null) return [];
+  const rec = value as Record<string, unknown>;
+  if (rec[SECRET_SIG_KEY] === SECRET_SIG) return [prefix || "(root)"];
+  return Object.entries(rec).flatMap(([k, v]) => secretPaths(v, prefix ? `${prefix}.${k}` : k));
+}
+
+export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
+  vi.resetModules();
+  const pulumi = await import("@pulumi/pulumi");
+  const resources: RecordedResource[] = [];
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => ({
+        id: args.custom ? `${args.name}-id` : undefined,
+        state: { ...args.inputs, ...(opts.state?.(args.type, args.name, args.inputs) ?? {}) },
+      }),
+      call: (args) => ({ ...args.inputs }),
+    },
+    "rpcstack",
+    opts.stack,
+  );
+
+  let pending = 0;
+  const monitor = pulumi.runtime.getMonitor() as any;
+  const register = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req: any, callback: (err: any, res: any) => void) => {
+    pending++;
+    register(req, (err: any, res: any) => {
+      if (!err) {
+        const raw = req.getObject()?.toJavaScript() ?? {};
+        resources.push({
+          type: req.getType(),
+          name: req.getName(),
+          urn: res.getUrn(),
+          custom: req.getCustom(),
+          inputs: pulumi.runtime.deserializeProperties(req.getObject()),
+          secretInputs: secretPaths(raw),
+          parent: req.getParent() || undefined,
+          provider: req.getProvider() || undefined,
+          dependencies: req.getDependenciesList(),
+          retainOnDelete: req.getRetainondelete?.() ?? false,
+          protect: req.getProtect?.() ?? false,
+          ignoreChanges: req.getIgnorechangesList?.() ?? [],
+          deleteBeforeReplace: req.getDeletebeforereplace?.() ?? false,
+        });
+      }
+      pending--;
+      callback(err, res);
+    });
+  };
+
+  const config: Record<string, string> = {};
+  for (const [k, v] of Object.entries(stackFileConfig(opts.stack))) {
+    if (!opts.omit?.includes(k.replace(/^rpcstack:/, ""))) config[k] = v;
+  }
+  for (const [k, v] of Object.entries(opts.config ?? {})) config[`rpcstack:${k}`] = encodeConfigValue(v);
+  const hostKind = JSON.parse(config["rpcstack:host"] ?? "{}").kind;
+  const secrets = opts.secrets ?? {
+    projectKeys: TEST_PROJECT_KEYS,
+    ...(hostKind === "ssh" ? { sshPrivateKey: TEST_SSH_PRIVATE_KEY } : {}),
+  };
+  for (const [k, v] of Object.entries(secrets)) config[`rpcstack:${k}`] = encodeConfigValue(v);
+  pulumi.runtime.setAllConfig(config, Object.keys(secrets).map((k) => `rpcstack:${k}`));
+
+  let error: Error | undefined;
+  const outputs: Record<string, unknown> = {};
+  const secretOutputs: string[] = [];
+  try {
+    const program = await import("../index.js");
+    for (const [k, v] of Object.entries(program)) {
+      if (pulumi.Output.isInstance(v)) {
+        if (await (v as any).isSecret) secretOutputs.push(k);
+        outputs[k] = await new Promise((r) => (v as any).apply(r));
+      } else {
+        outputs[k] = v;
+      }
+    }
+  } catch (e) {
+    error = e as Error;
+  }
+  // Let every registration the program started reach the mock before reading the record.
+  for (let idle = 0; idle < 5; idle = pending === 0 ? idle + 1 : 0) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+
+  const byType = (type: string) => resources.filter((r) => r.type === type);
+  return {
+    resources,
+    outputs,
+    secretOutputs,
+    error,
+    byType,
+    one(type, name) {
+      const found = byType(type).filter((r) => name === undefined || r.name === name);
+      if (found.length !== 1) {
+        throw new Error(`expected one ${type}${name ? ` named ${name}` : ""}, found ${found.length}: ${found.map((r) => r.name).join(", ")}`);
+      }
+      return found[0];
+    },
+    byUrn: (urn) => resources.find((r) => r.urn === urn),
+  };
+}

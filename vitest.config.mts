@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Each file runs in its own module graph: Pulumi's mock engine keeps global state.
+    isolate: true,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
