@@ -1,10 +1,19 @@
 /** The rpcstack Pulumi program: validate the stack's config, then build one RpcProvider. */
+import * as pulumi from "@pulumi/pulumi";
 import { RpcProvider } from "./components/rpcProvider.js";
 import { readStackConfig } from "./components/stackConfig.js";
 
 // Throws ConfigError, listing every problem, before any resource is registered.
-const config = readStackConfig();
-const provider = new RpcProvider("rpcstack", { config });
+const { projectKeys, sshPrivateKey, ...settings } = readStackConfig();
+const provider = new RpcProvider("rpcstack", {
+  settings,
+  projectKeys: pulumi.secret(projectKeys),
+  sshPrivateKey: sshPrivateKey === undefined ? undefined : pulumi.secret(sshPrivateKey),
+});
 
 export const network = provider.network;
 export const tier = provider.tier;
+export const publicAddress = provider.host.publicAddress;
+export const monthlyCostUsd = provider.host.monthlyCostUsd;
+export const l1RpcUrl = provider.l1.rpcHttpUrl;
+export const l2RpcUrl = provider.l2.rpcHttpUrl;

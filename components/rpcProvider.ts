@@ -1,20 +1,73 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { RpcStackConfig } from "../config/index.js";
+import type { ProjectKey, StackSettings } from "../config/index.js";
+import { buildServices } from "../services/index.js";
+import { AwsHost } from "./awsHost.js";
+import type { Host } from "./host.js";
+import { Indexer } from "./indexer.js";
+import { L1Node } from "./l1Node.js";
+import { L2Node } from "./l2Node.js";
+import { LocalHost } from "./localHost.js";
+import { SshHost } from "./sshHost.js";
 
 export interface RpcProviderArgs {
-  /** The validated stack configuration (config/). Secret fields are read only through `secrets`. */
-  readonly config: RpcStackConfig;
+  /** The validated, non-secret stack settings (config/). */
+  readonly settings: StackSettings;
+  /** Project keys, as a Pulumi secret. */
+  readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
+  /** SSH private key for `ssh` hosts, as a Pulumi secret; required for them, refused otherwise. */
+  readonly sshPrivateKey?: pulumi.Input<string>;
 }
 
 /** Everything one RPC provider runs: host, L1 and L2 nodes, indexer, readiness gate and gateway. */
 export class RpcProvider extends pulumi.ComponentResource {
   readonly network: pulumi.Output<string>;
   readonly tier: pulumi.Output<string>;
+  readonly host: Host;
+  readonly l1: L1Node;
+  readonly l2: L2Node;
+  readonly indexer?: Indexer;
 
   constructor(name: string, args: RpcProviderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:RpcProvider", name, {}, opts);
-    this.network = pulumi.output(args.config.network.name);
-    this.tier = pulumi.output(args.config.tier.name);
-    this.registerOutputs({ network: this.network, tier: this.tier });
+    const s = args.settings;
+    if (s.host.kind === "ssh" && args.sshPrivateKey === undefined) {
+      throw new Error("RpcProvider: host kind ssh needs sshPrivateKey (rpcstack:sshPrivateKey)");
+    }
+    if (s.host.kind !== "ssh" && args.sshPrivateKey !== undefined) {
+      throw new Error(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`);
+    }
+    const specs = buildServices(s);
+    this.host = createHost(`${name}-host`, args, this);
+    const provider = this.host.dockerProvider;
+
+    this.l1 = new L1Node(`${name}-l1`, { services: specs.l1, provider, urls: specs.urls.l1 }, { parent: this });
+    const [l2Spec, indexerSpec] = specs.l2.services;
+    this.l2 = new L2Node(
+      `${name}-l2`,
+      { service: l2Spec, volumes: specs.l2.volumes, urls: specs.urls.l2, provider, networkName: this.l1.networkName, l1: this.l1.executionContainer },
+      { parent: this },
+    );
+    if (indexerSpec) {
+      this.indexer = new Indexer(
+        `${name}-indexer`,
+        { service: indexerSpec, provider, networkName: this.l1.networkName, l2: this.l2.container },
+        { parent: this },
+      );
+    }
+    this.network = pulumi.output(s.network.name);
+    this.tier = pulumi.output(s.tier.name);
+    this.registerOutputs({ network: this.network, tier: this.tier, publicAddress: this.host.publicAddress });
+  }
+}
+
+function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource): Host {
+  const { host, tier, retainData } = args.settings;
+  switch (host.kind) {
+    case "aws":
+      return new AwsHost(name, { ...host, tier, retainData }, { parent });
+    case "ssh":
+      return new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent });
+    case "local":
+      return new LocalHost(name, { tier }, { parent });
   }
 }

@@ -63,7 +63,9 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
       const short = instanceTypeShortfall(host.instanceType, TIERS[raw.tier]);
       if (short) out.push(problem(["host", "instanceType"], `${short} (rpcstack:tier is ${raw.tier})`));
     }
-    if (Array.isArray(host.allowSshFrom)) {
+    if (!Array.isArray(host.allowSshFrom) || host.allowSshFrom.length === 0) {
+      out.push(problem(["host", "allowSshFrom"], "must list at least one CIDR: pulumi up reaches the instance's Docker daemon over SSH from there"));
+    } else {
       host.allowSshFrom.forEach((c, i) => {
         if (isStr(c) && OPEN_CIDRS.has(c)) {
           out.push(problem(["host", "allowSshFrom", i], `${c} opens SSH to the whole internet; list the operator's own addresses`));

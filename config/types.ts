@@ -60,8 +60,8 @@ export interface ReadinessConfig {
   readonly l1ReferenceUrl?: string;
 }
 
-/** The validated stack configuration with every default applied. Plain data, no Pulumi. */
-export interface RpcStackConfig {
+/** The validated, non-secret stack settings with every default applied. Plain data, no Pulumi. */
+export interface StackSettings {
   readonly network: NetworkDefaults;
   readonly tier: Tier;
   readonly host: HostConfig;
@@ -77,9 +77,14 @@ export interface RpcStackConfig {
     readonly acmeEmail?: string;
     readonly chains: readonly ExtraChain[];
   };
-  /** In memory only: the program wraps them as Pulumi secrets before any resource sees them. */
-  readonly projectKeys: readonly ProjectKey[];
-  readonly sshPrivateKey?: string;
   readonly retainData: boolean;
   readonly readiness: ReadinessConfig;
 }
+
+/** In memory only: the program wraps them as Pulumi secrets before any resource sees them. */
+export interface StackSecrets {
+  readonly projectKeys: readonly ProjectKey[];
+  readonly sshPrivateKey?: string;
+}
+
+export interface RpcStackConfig extends StackSettings, StackSecrets {}

@@ -7,7 +7,7 @@ import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
 import { crossFieldProblems } from "./rules.js";
-import { STRUCTURED_KEYS, configSchema } from "./schema.js";
+import { SECRET_KEYS, STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
@@ -21,6 +21,11 @@ export interface ConfigSource {
   readonly entries: Readonly<Record<string, string>>;
   /** Whether a top-level key was set as a secret; undefined when the engine cannot tell. */
   readonly isSecret?: (key: string) => boolean | undefined;
+  /**
+   * For tools that never see secrets (the compose exporter): a stack whose secrets are
+   * encrypted or unset is not an error there.
+   */
+  readonly withoutSecrets?: boolean;
 }
 
 /** Validate a stack's configuration; throws ConfigError listing every problem at once. */
@@ -28,9 +33,12 @@ export function loadConfig(source: ConfigSource): RpcStackConfig {
   const { raw, problems } = parseEntries(source.entries);
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined)));
-  if (problems.length) throw new ConfigError(dedupe(problems));
+  const relevant = source.withoutSecrets ? problems.filter((p) => !SECRET_KEY_PROBLEM.test(p)) : problems;
+  if (relevant.length) throw new ConfigError(dedupe(relevant));
   return resolve(raw);
 }
+
+const SECRET_KEY_PROBLEM = new RegExp(`^${NAMESPACE}:(${[...SECRET_KEYS].join("|")})(\\[|\\.|: )`);
 
 function parseEntries(entries: Readonly<Record<string, string>>): { raw: RawConfig; problems: string[] } {
   const raw: Record<string, unknown> = {};
@@ -130,7 +138,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       acmeEmail: raw.gateway?.acmeEmail,
       chains: raw.gateway?.chains ?? [],
     },
-    projectKeys: raw.projectKeys!,
+    projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
     retainData: raw.retainData ?? true,
     readiness: {

@@ -94,6 +94,7 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["aws without ssh key", () => set(awsBase(), "host.sshPublicKey", undefined), "rpcstack:host.sshPublicKey", /is required/],
   ["aws bad ssh key", () => set(awsBase(), "host.sshPublicKey", "hello"), "rpcstack:host.sshPublicKey", /OpenSSH public key/],
   ["aws bad CIDR", () => set(awsBase(), "host.allowSshFrom", ["10.0.0.1"]), "rpcstack:host.allowSshFrom[0]", /CIDR/],
+  ["aws without SSH sources", () => set(awsBase(), "host.allowSshFrom", undefined), "rpcstack:host.allowSshFrom", /at least one CIDR.*over SSH/],
   ["aws SSH from anywhere", () => set(awsBase(), "host.allowSshFrom", ["0.0.0.0/0"]), "rpcstack:host.allowSshFrom[0]", /whole internet/],
   ["aws instance below tier", () => set(awsBase(), "host.instanceType", "m7i.large"), "rpcstack:host.instanceType", /2 vCPUs, tier recommended needs 4.*8 GiB/],
   ["aws unknown instance type", () => set(awsBase(), "host.instanceType", "x9.huge"), "rpcstack:host.instanceType", /unknown instance type/],

@@ -2,10 +2,9 @@
  * Runs the Pulumi program under the SDK's mock engine with a real stack file and records every
  * resource registration: type, name, inputs, parent, dependencies, options and secret inputs.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { vi } from "vitest";
-import { parse } from "yaml";
+import { encodeConfigValue, readStackFile } from "../export/stackFile.js";
 
 export const ROOT = join(__dirname, "..");
 export type StackName = "local" | "testnet" | "mainnet";
@@ -33,6 +32,7 @@ export interface ProgramRun {
   readonly outputs: Record<string, unknown>;
   /** Exported outputs that are secrets (their names). */
   readonly secretOutputs: readonly string[];
+  /** The first error: the program's own throw, or a failed apply during registration. */
   readonly error?: Error;
   byType(type: string): RecordedResource[];
   one(type: string, name?: string): RecordedResource;
@@ -48,18 +48,12 @@ export const TEST_SSH_PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-
 
 /** The `rpcstack:*` entries of a stack file, encoded as the Pulumi engine hands them to a program. */
 export function stackFileConfig(stack: StackName): Record<string, string> {
-  const doc = parse(readFileSync(join(ROOT, "stacks", `Pulumi.${stack}.yaml`), "utf8")) ?? {};
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries<unknown>(doc.config ?? {})) {
-    if (typeof v === "object" && v !== null && "secure" in v) {
-      throw new Error(`stacks/Pulumi.${stack}.yaml: ${k} holds an encrypted value; tests cannot decrypt it`);
-    }
-    out[k] = encodeConfigValue(v);
-  }
-  return out;
+  const { entries, encrypted } = readStackFile(ROOT, stack);
+  if (encrypted.length) throw new Error(`stacks/Pulumi.${stack}.yaml: ${encrypted.join(", ")} hold encrypted values; tests cannot decrypt them`);
+  return entries;
 }
 
-export const encodeConfigValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+export { encodeConfigValue };
 
 export interface RunOptions {
   readonly stack: StackName;
@@ -71,6 +65,34 @@ export interface RunOptions {
   readonly omit?: readonly string[];
   /** Mocked resource outputs by type, merged over the inputs. */
   readonly state?: (type: string, name: string, inputs: Record<string, any>) => Record<string, any> | undefined;
+  /** What the host preflight reports (defaults: a machine that fits every tier). */
+  readonly hostFacts?: Partial<HostFactsReport>;
+}
+
+export interface HostFactsReport {
+  cores: number;
+  memory_kib: number;
+  disk_path: string;
+  disk_free_kib: number;
+  docker_version: string;
+}
+
+export const BIG_HOST: HostFactsReport = {
+  cores: 16,
+  memory_kib: 64 * 1024 * 1024,
+  disk_path: "/var/lib/docker",
+  disk_free_kib: 4 * 1024 * 1024 * 1024,
+  docker_version: "27.5.1",
+};
+
+/** What the mock engine answers for resources whose outputs are not simply their inputs. */
+function defaultState(type: string, inputs: Record<string, any>, facts: HostFactsReport): Record<string, any> {
+  if (type === "command:local:Command" || type === "command:remote:Command") {
+    return { stdout: Object.entries(facts).map(([k, v]) => `${k}=${v}`).join("\n"), stderr: "" };
+  }
+  if (type === "docker:index/remoteImage:RemoteImage") return { imageId: `${inputs.name}` };
+  if (type === "aws:ec2/eip:Eip") return { publicIp: "198.51.100.20" };
+  return {};
 }
 
 const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
@@ -91,9 +113,13 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     {
       newResource: (args) => ({
         id: args.custom ? `${args.name}-id` : undefined,
-        state: { ...args.inputs, ...(opts.state?.(args.type, args.name, args.inputs) ?? {}) },
+        state: {
+          ...args.inputs,
+          ...defaultState(args.type, args.inputs, { ...BIG_HOST, ...opts.hostFacts }),
+          ...(opts.state?.(args.type, args.name, args.inputs) ?? {}),
+        },
       }),
-      call: (args) => ({ ...args.inputs }),
+      call: (args) => ({ id: `${args.token}-result`, ...args.inputs }),
     },
     "rpcstack",
     opts.stack,
@@ -141,6 +167,14 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
   for (const [k, v] of Object.entries(secrets)) config[`rpcstack:${k}`] = encodeConfigValue(v);
   pulumi.runtime.setAllConfig(config, Object.keys(secrets).map((k) => `rpcstack:${k}`));
 
+  // A failed apply (a host preflight that throws) surfaces as an unhandled rejection under
+  // mocks, where a real `pulumi up` would stop: collect those as the run's errors.
+  const asyncErrors: Error[] = [];
+  const saved = process.listeners("unhandledRejection");
+  process.removeAllListeners("unhandledRejection");
+  const collect = (reason: unknown) => asyncErrors.push(reason instanceof Error ? reason : new Error(String(reason)));
+  process.on("unhandledRejection", collect);
+
   let error: Error | undefined;
   const outputs: Record<string, unknown> = {};
   const secretOutputs: string[] = [];
@@ -158,9 +192,15 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     error = e as Error;
   }
   // Let every registration the program started reach the mock before reading the record.
-  for (let idle = 0; idle < 5; idle = pending === 0 ? idle + 1 : 0) {
-    await new Promise((r) => setTimeout(r, 5));
+  try {
+    for (let idle = 0; idle < 5; idle = pending === 0 ? idle + 1 : 0) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  } finally {
+    process.removeListener("unhandledRejection", collect);
+    for (const l of saved) process.on("unhandledRejection", l as (...args: any[]) => void);
   }
+  error ??= asyncErrors[0];
 
   const byType = (type: string) => resources.filter((r) => r.type === type);
   return {

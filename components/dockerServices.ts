@@ -1,0 +1,119 @@
+/**
+ * Translates service specs into @pulumi/docker resources. The only place that knows how a
+ * ServiceSpec field maps onto docker.Container; L1Node, L2Node and Indexer call it.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as docker from "@pulumi/docker";
+import * as pulumi from "@pulumi/pulumi";
+import { parseImageRef } from "../config/index.js";
+import { LOG_OPTIONS, type ServiceSpec, type VolumeSpec } from "../services/index.js";
+
+export const PACKAGE_ROOT = join(__dirname, "..");
+
+export interface DeployContext {
+  readonly parent: pulumi.Resource;
+  /** Prefix of the Pulumi resource names: `${prefix}-<service>`. */
+  readonly prefix: string;
+  readonly provider: docker.Provider;
+  readonly networkName: pulumi.Input<string>;
+  /** Resources every container of this call waits for (another component's containers). */
+  readonly dependsOn?: pulumi.Input<pulumi.Resource>[];
+}
+
+export function createVolumes(ctx: DeployContext, volumes: readonly VolumeSpec[]): Map<string, docker.Volume> {
+  return new Map(
+    volumes.map((v) => [
+      v.key,
+      new docker.Volume(
+        `${ctx.prefix}-${v.key}-data`,
+        { name: v.name, labels: [{ label: "rpcstack.purpose", value: v.purpose }] },
+        // A synced chain is days of work: unless told otherwise, destroy leaves the volume on the host.
+        { parent: ctx.parent, provider: ctx.provider, retainOnDelete: v.retain },
+      ),
+    ]),
+  );
+}
+
+/** Containers for the specs, in order; dependsOn between them follows the specs. */
+export function createContainers(
+  ctx: DeployContext,
+  services: readonly ServiceSpec[],
+  volumes: ReadonlyMap<string, docker.Volume>,
+  options: { waitHealthy?: readonly string[] } = {},
+): Map<string, docker.Container> {
+  const images = new Map<string, docker.RemoteImage>();
+  const containers = new Map<string, docker.Container>();
+  const opts = { parent: ctx.parent, provider: ctx.provider };
+  for (const svc of services) {
+    let image = images.get(svc.image);
+    if (!image) {
+      const repo = parseImageRef(svc.image).repository.split("/").pop();
+      image = new docker.RemoteImage(`${ctx.prefix}-${repo}-image`, { name: svc.image, keepLocally: true }, opts);
+      images.set(svc.image, image);
+    }
+    const waitHealthy = options.waitHealthy?.includes(svc.name) ?? false;
+    const oneShot = svc.restart === "no";
+    const container = new docker.Container(
+      `${ctx.prefix}-${svc.name}`,
+      {
+        name: svc.containerName,
+        image: image.imageId,
+        entrypoints: svc.entrypoint ? [...svc.entrypoint] : undefined,
+        command: [...svc.command],
+        envs: Object.entries(svc.environment).map(([k, v]) => `${k}=${v}`),
+        ports: svc.ports
+          .filter((p) => p.publish)
+          .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
+        volumes: svc.volumes.map((m) => ({
+          volumeName: volumeNamed(volumes, m.volume, svc.name).name,
+          containerPath: m.path,
+          readOnly: m.readOnly ?? false,
+        })),
+        uploads: svc.files.map((f) => ({
+          file: f.path,
+          content: readFileSync(join(PACKAGE_ROOT, f.source), "utf8"),
+          executable: f.executable ?? false,
+        })),
+        healthcheck: svc.healthcheck && {
+          tests: [...svc.healthcheck.test],
+          interval: `${svc.healthcheck.intervalSeconds}s`,
+          timeout: `${svc.healthcheck.timeoutSeconds}s`,
+          retries: svc.healthcheck.retries,
+          startPeriod: `${svc.healthcheck.startPeriodSeconds}s`,
+        },
+        restart: svc.restart,
+        user: svc.user,
+        stopTimeout: svc.stopGraceSeconds,
+        destroyGraceSeconds: svc.stopGraceSeconds,
+        networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }],
+        logDriver: "json-file",
+        logOpts: { ...LOG_OPTIONS },
+        removeVolumes: false,
+        // One-shot init containers run to completion before their dependents start.
+        attach: oneShot,
+        mustRun: !oneShot,
+        wait: waitHealthy,
+        waitTimeout: waitHealthy ? 600 : undefined,
+      },
+      {
+        ...opts,
+        dependsOn: [...(ctx.dependsOn ?? []), ...svc.dependsOn.map((d) => containerNamed(containers, d.service, svc.name))],
+      },
+    );
+    containers.set(svc.name, container);
+  }
+  return containers;
+}
+
+function volumeNamed(volumes: ReadonlyMap<string, docker.Volume>, key: string, service: string): docker.Volume {
+  const v = volumes.get(key);
+  if (!v) throw new Error(`service ${service} mounts volume "${key}", which its group does not define`);
+  return v;
+}
+
+function containerNamed(containers: ReadonlyMap<string, docker.Container>, name: string, service: string): docker.Container {
+  const c = containers.get(name);
+  if (!c) throw new Error(`service ${service} depends on "${name}", which is not created before it`);
+  return c;
+}

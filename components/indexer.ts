@@ -1,0 +1,28 @@
+import * as docker from "@pulumi/docker";
+import * as pulumi from "@pulumi/pulumi";
+import type { ServiceSpec } from "../services/index.js";
+import { createContainers } from "./dockerServices.js";
+
+export interface IndexerArgs {
+  /** The indexer's spec from services/. */
+  readonly service: ServiceSpec;
+  readonly provider: docker.Provider;
+  readonly networkName: pulumi.Input<string>;
+  /** The L2 node it reads from; the indexer starts once that node answers. */
+  readonly l2: pulumi.Resource;
+}
+
+/** The indexer: the guide's `/indexer/indexer.sh`, following the L2 node. */
+export class Indexer extends pulumi.ComponentResource {
+  readonly containerName: pulumi.Output<string>;
+
+  constructor(name: string, args: IndexerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("rpcstack:index:Indexer", name, {}, opts);
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.l2] };
+    // The L2 dependency lives in another component; within this one the indexer stands alone.
+    const service = { ...args.service, dependsOn: [] };
+    const container = createContainers(ctx, [service], new Map()).get(service.name)!;
+    this.containerName = container.name;
+    this.registerOutputs({ containerName: this.containerName });
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Host preflight: a script that reports what a machine has, and the pure check of that report
+ * against a tier. The same script runs locally (local host) and over SSH (ssh host).
+ */
+import type { Tier } from "../config/index.js";
+
+/** Oldest Docker engine the package is tested against (named volumes, healthcheck start period). */
+export const MIN_DOCKER_VERSION = [20, 10] as const;
+
+/**
+ * Prints key=value lines. Free disk is measured where Docker keeps its data (its root dir when
+ * Docker is installed, else the nearest existing parent of /var/lib/docker).
+ */
+export const PREFLIGHT_SCRIPT = String.raw`set -eu
+cores=$(nproc)
+mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+docker_version=""
+data_path=/var/lib/docker
+if command -v docker >/dev/null 2>&1; then
+  docker_version=$(docker version --format '{{.Server.Version}}' 2>/dev/null || true)
+  root=$(docker info --format '{{.DockerRootDir}}' 2>/dev/null || true)
+  [ -n "$root" ] && data_path=$root
+fi
+probe=$data_path
+while [ ! -d "$probe" ]; do probe=$(dirname "$probe"); done
+disk_free_kib=$(df -Pk "$probe" | awk 'NR==2 {print $4}')
+echo "cores=$cores"
+echo "memory_kib=$mem_kib"
+echo "disk_path=$data_path"
+echo "disk_free_kib=$disk_free_kib"
+echo "docker_version=$docker_version"
+`;
+
+export interface HostFacts {
+  readonly cores: number;
+  readonly memoryKiB: number;
+  readonly diskPath: string;
+  readonly diskFreeKiB: number;
+  /** Empty when Docker is not installed (or its daemon does not answer). */
+  readonly dockerVersion: string;
+}
+
+export function parsePreflight(stdout: string): HostFacts {
+  const kv = new Map(
+    stdout
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)] as const),
+  );
+  const num = (k: string) => {
+    const v = Number(kv.get(k));
+    if (!kv.has(k) || !Number.isFinite(v)) throw new Error(`host preflight: no ${k} in its report:\n${stdout}`);
+    return v;
+  };
+  return {
+    cores: num("cores"),
+    memoryKiB: num("memory_kib"),
+    diskPath: kv.get("disk_path") ?? "",
+    diskFreeKiB: num("disk_free_kib"),
+    dockerVersion: kv.get("docker_version") ?? "",
+  };
+}
+
+// "4 GB" machines report a little less as MemTotal (kernel, firmware): allow 10%.
+const MEMORY_SLACK = 0.9;
+const KIB_PER_GIB = 1024 * 1024;
+const KIB_PER_GB = 1e9 / 1024;
+
+export interface PreflightOptions {
+  /** Whether a missing Docker is installed by the package (ssh) or is the operator's to install (local). */
+  readonly installsDocker: boolean;
+}
+
+/** Everything that keeps this host from carrying the tier, one sentence each; empty when it fits. */
+export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: PreflightOptions): string[] {
+  const out: string[] = [];
+  if (facts.cores < tier.cores) out.push(`host has ${facts.cores} cores, tier ${tier.name} needs ${tier.cores}`);
+  if (facts.memoryKiB < tier.memoryGiB * KIB_PER_GIB * MEMORY_SLACK) {
+    out.push(`host has ${(facts.memoryKiB / KIB_PER_GIB).toFixed(1)} GiB memory, tier ${tier.name} needs ${tier.memoryGiB} GB`);
+  }
+  if (facts.diskFreeKiB < tier.diskGB * KIB_PER_GB) {
+    out.push(
+      `host has ${Math.floor(facts.diskFreeKiB / KIB_PER_GB)} GB free on ${facts.diskPath}, tier ${tier.name} needs ${tier.diskGB} GB`,
+    );
+  }
+  if (!facts.dockerVersion) {
+    if (!opts.installsDocker) out.push("Docker is not installed or its daemon is not running (install Docker Engine and start it)");
+  } else if (!dockerVersionOk(facts.dockerVersion)) {
+    out.push(`host runs Docker ${facts.dockerVersion}, the package needs ${MIN_DOCKER_VERSION.join(".")} or newer`);
+  }
+  return out;
+}
+
+export function dockerVersionOk(version: string): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
+  const [maj, min] = [Number(m[1]), Number(m[2])];
+  return maj > MIN_DOCKER_VERSION[0] || (maj === MIN_DOCKER_VERSION[0] && min >= MIN_DOCKER_VERSION[1]);
+}
+
+/** Throws one error naming every shortfall; returns the facts when the host fits. */
+export function assertHostFits(hostLabel: string, stdout: string, tier: Tier, opts: PreflightOptions): HostFacts {
+  const facts = parsePreflight(stdout);
+  const short = preflightShortfalls(facts, tier, opts);
+  if (short.length) {
+    throw new Error(`rpcstack: ${hostLabel} is too small or not ready for tier ${tier.name}:\n  ${short.join("\n  ")}`);
+  }
+  return facts;
+}
+
+/** Installs Docker from the distribution's packages when absent; a no-op when present. */
+export const INSTALL_DOCKER_SCRIPT = String.raw`set -eu
+if command -v docker >/dev/null 2>&1 && sudo docker version >/dev/null 2>&1; then exit 0; fi
+sudo DEBIAN_FRONTEND=noninteractive apt-get update -q
+sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io
+sudo systemctl enable --now docker
+sudo usermod -aG docker "$(id -un)"
+`;

@@ -1,0 +1,143 @@
+/** Ethereum L1: a one-shot JWT init, geth (execution) and Lighthouse (consensus). */
+import type { StackSettings } from "../config/index.js";
+import { bashHttpGet, wgetJsonRpc } from "./health.js";
+import { PORTS } from "./ports.js";
+import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
+
+export const JWT_PATH = "/jwt/jwt.hex";
+const P = PORTS;
+
+// 32 random bytes as hex, written once on the host; never in the repo, state or outputs.
+const JWT_INIT_SCRIPT =
+  `set -eu; umask 077; if [ ! -s ${JWT_PATH} ]; then ` +
+  `od -An -tx1 -N32 /dev/urandom | tr -d ' \\n' > ${JWT_PATH}.tmp && mv ${JWT_PATH}.tmp ${JWT_PATH}; fi; ` +
+  `test "$(wc -c < ${JWT_PATH})" -eq 64`;
+
+/** The in-network URLs other services use to reach the L1 node. */
+export function l1Urls() {
+  return {
+    rpcHttp: `http://geth:${P.geth.http}`,
+    rpcWs: `ws://geth:${P.geth.ws}`,
+    beaconApi: `http://lighthouse:${P.lighthouse.api}`,
+  };
+}
+
+export function l1Volumes(config: StackSettings): VolumeSpec[] {
+  const net = config.network.l1.network;
+  const retain = config.retainData;
+  return [
+    { key: "jwt", name: `rpcstack-${net}-jwt`, purpose: "engine API JWT secret shared by geth and Lighthouse", retain },
+    { key: "geth", name: `rpcstack-${net}-geth`, purpose: "geth chain data (/root/.ethereum)", retain },
+    { key: "lighthouse", name: `rpcstack-${net}-lighthouse`, purpose: "Lighthouse beacon data (/root/.lighthouse)", retain },
+  ];
+}
+
+export function l1Services(config: StackSettings): ServiceGroup {
+  const net = config.network.l1.network;
+  const jwtInit: ServiceSpec = {
+    name: "jwt-init",
+    containerName: "rpcstack-jwt-init",
+    // The geth image is Alpine-based, so it has od/tr, and it is pulled anyway.
+    image: config.l1.executionImage,
+    entrypoint: ["/bin/sh", "-c"],
+    command: [JWT_INIT_SCRIPT],
+    environment: {},
+    ports: [],
+    volumes: [{ volume: "jwt", path: "/jwt" }],
+    files: [],
+    restart: "no",
+    stopGraceSeconds: 10,
+    dependsOn: [],
+  };
+  const geth: ServiceSpec = {
+    name: "geth",
+    containerName: "rpcstack-geth",
+    image: config.l1.executionImage,
+    command: [
+      `--${net}`,
+      "--datadir=/root/.ethereum",
+      "--http",
+      "--http.addr=0.0.0.0",
+      `--http.port=${P.geth.http}`,
+      "--http.api=eth,net,web3",
+      // Reached by service name from the gateway and the L2 node; the port is never public.
+      "--http.vhosts=*",
+      "--ws",
+      "--ws.addr=0.0.0.0",
+      `--ws.port=${P.geth.ws}`,
+      "--ws.api=eth,net,web3",
+      "--ws.origins=*",
+      "--authrpc.addr=0.0.0.0",
+      `--authrpc.port=${P.geth.engine}`,
+      "--authrpc.vhosts=*",
+      `--authrpc.jwtsecret=${JWT_PATH}`,
+      "--metrics",
+      "--metrics.addr=0.0.0.0",
+      `--metrics.port=${P.geth.metrics}`,
+      `--port=${P.geth.p2p}`,
+    ],
+    environment: {},
+    ports: [
+      { container: P.geth.p2p, protocol: "tcp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.geth.p2p } },
+      { container: P.geth.p2p, protocol: "udp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.geth.p2p } },
+      // Loopback only: the operator guide's `curl localhost:8545` check works on the host.
+      { container: P.geth.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.geth.http } },
+      { container: P.geth.ws, protocol: "tcp", purpose: "ws", publish: { address: "127.0.0.1", port: P.geth.ws } },
+      { container: P.geth.engine, protocol: "tcp", purpose: "engine" },
+      { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" },
+    ],
+    volumes: [
+      { volume: "geth", path: "/root/.ethereum" },
+      { volume: "jwt", path: "/jwt", readOnly: true },
+    ],
+    files: [],
+    healthcheck: wgetJsonRpc(P.geth.http, "eth_blockNumber", 120),
+    restart: "unless-stopped",
+    stopGraceSeconds: 180,
+    dependsOn: [{ service: "jwt-init", condition: "service_completed_successfully" }],
+  };
+  const lighthouse: ServiceSpec = {
+    name: "lighthouse",
+    containerName: "rpcstack-lighthouse",
+    image: config.l1.consensusImage,
+    command: [
+      "lighthouse",
+      "bn",
+      `--network=${net}`,
+      "--datadir=/root/.lighthouse",
+      `--execution-endpoint=http://geth:${P.geth.engine}`,
+      `--execution-jwt=${JWT_PATH}`,
+      `--checkpoint-sync-url=${config.l1.checkpointSyncUrl}`,
+      "--http",
+      "--http-address=0.0.0.0",
+      `--http-port=${P.lighthouse.api}`,
+      "--metrics",
+      "--metrics-address=0.0.0.0",
+      `--metrics-port=${P.lighthouse.metrics}`,
+      `--port=${P.lighthouse.p2p}`,
+      `--quic-port=${P.lighthouse.quic}`,
+    ],
+    environment: {},
+    ports: [
+      { container: P.lighthouse.p2p, protocol: "tcp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.lighthouse.p2p } },
+      { container: P.lighthouse.p2p, protocol: "udp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.lighthouse.p2p } },
+      { container: P.lighthouse.quic, protocol: "udp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.lighthouse.quic } },
+      { container: P.lighthouse.api, protocol: "tcp", purpose: "api" },
+      { container: P.lighthouse.metrics, protocol: "tcp", purpose: "metrics" },
+    ],
+    volumes: [
+      { volume: "lighthouse", path: "/root/.lighthouse" },
+      { volume: "jwt", path: "/jwt", readOnly: true },
+    ],
+    files: [],
+    // 200 synced, 206 syncing: both mean the API is serving.
+    healthcheck: bashHttpGet(P.lighthouse.api, "/eth/v1/node/health", [200, 206], 300),
+    restart: "unless-stopped",
+    stopGraceSeconds: 120,
+    dependsOn: [
+      { service: "jwt-init", condition: "service_completed_successfully" },
+      { service: "geth", condition: "service_started" },
+    ],
+  };
+  return { services: [jwtInit, geth, lighthouse], volumes: l1Volumes(config) };
+}

@@ -1,0 +1,8 @@
+/** Container ports of the clients, as their docs give them (../shared/FACTS.md). */
+export const PORTS = {
+  geth: { http: 8545, ws: 8546, engine: 8551, p2p: 30303, metrics: 6060 },
+  lighthouse: { api: 5052, metrics: 5054, p2p: 9000, quic: 9001 },
+  juno: { http: 6060, ws: 6061, metrics: 9090 },
+  // Pathfinder's monitor (health/readiness/metrics) must avoid 9545 (RPC) and 9000 (Lighthouse p2p).
+  pathfinder: { rpc: 9545, monitor: 9099 },
+} as const;

@@ -1,0 +1,78 @@
+/** What each container runs, as plain data. Pulumi components and the compose exporter translate it. */
+
+export type PortPurpose = "p2p" | "rpc" | "ws" | "engine" | "metrics" | "health" | "api";
+
+export interface PortSpec {
+  readonly container: number;
+  readonly protocol: "tcp" | "udp";
+  readonly purpose: PortPurpose;
+  /** Published on the host; absent: reachable only on the private Docker network. */
+  readonly publish?: { readonly address: "0.0.0.0" | "127.0.0.1"; readonly port: number };
+}
+
+export interface VolumeMount {
+  /** Key of a VolumeSpec in the same stack. */
+  readonly volume: string;
+  readonly path: string;
+  readonly readOnly?: boolean;
+}
+
+/** A file shipped with the package and placed into the container (the indexer script). */
+export interface FileSpec {
+  readonly path: string;
+  /** Path relative to the package root. */
+  readonly source: string;
+  readonly executable?: boolean;
+}
+
+export interface HealthCheckSpec {
+  /** Docker HEALTHCHECK test, e.g. ["CMD-SHELL", "..."]. */
+  readonly test: readonly string[];
+  readonly intervalSeconds: number;
+  readonly timeoutSeconds: number;
+  readonly retries: number;
+  readonly startPeriodSeconds: number;
+}
+
+export type DependencyCondition = "service_started" | "service_healthy" | "service_completed_successfully";
+
+export interface ServiceSpec {
+  /** Service name: the compose service and the DNS alias on the Docker network. */
+  readonly name: string;
+  /** Container name on the host. */
+  readonly containerName: string;
+  readonly image: string;
+  readonly entrypoint?: readonly string[];
+  readonly command: readonly string[];
+  readonly environment: Readonly<Record<string, string>>;
+  readonly ports: readonly PortSpec[];
+  readonly volumes: readonly VolumeMount[];
+  readonly files: readonly FileSpec[];
+  readonly healthcheck?: HealthCheckSpec;
+  readonly restart: "unless-stopped" | "on-failure" | "no";
+  readonly user?: string;
+  /** Seconds Docker waits after SIGTERM: databases need time to flush. */
+  readonly stopGraceSeconds: number;
+  readonly dependsOn: readonly { readonly service: string; readonly condition: DependencyCondition }[];
+}
+
+export interface VolumeSpec {
+  readonly key: string;
+  /** Docker volume name on the host. */
+  readonly name: string;
+  readonly purpose: string;
+  /** Kept when the stack is destroyed. */
+  readonly retain: boolean;
+}
+
+/** One compose file's worth: the services and the volumes they mount. */
+export interface ServiceGroup {
+  readonly services: readonly ServiceSpec[];
+  readonly volumes: readonly VolumeSpec[];
+}
+
+/** The private Docker network every service joins. */
+export const DOCKER_NETWORK = "rpcstack";
+
+/** Container log rotation, the same under Pulumi and compose: chain clients log a lot. */
+export const LOG_OPTIONS: Readonly<Record<string, string>> = { "max-size": "50m", "max-file": "5" };
