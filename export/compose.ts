@@ -63,7 +63,6 @@ export function composeService(svc: ServiceSpec): Record<string, unknown> {
 export function composeDocument(group: ServiceGroup, ownsNetwork: boolean): Record<string, unknown> {
   const names = new Set(group.services.map((s) => s.name));
   return {
-    name: ownsNetwork ? "rpcstack-l1" : "rpcstack-l2",
     services: Object.fromEntries(
       group.services.map((s) => {
         // depends_on can only name services of the same file; the L1 file is started first.
