@@ -105,6 +105,13 @@ function secretPaths(value: unknown, prefix = ""): string[] {
   return Object.entries(rec).flatMap(([k, v]) => secretPaths(v, prefix ? `${prefix}.${k}` : k));
 }
 
+function unwrapSecrets(value: any): any {
+  if (typeof value !== "object" || value === null) return value;
+  if (value[SECRET_SIG_KEY] === SECRET_SIG) return unwrapSecrets(value.value);
+  if (Array.isArray(value)) return value.map(unwrapSecrets);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
+}
+
 export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
   vi.resetModules();
   const pulumi = await import("@pulumi/pulumi");
@@ -138,7 +145,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
           name: req.getName(),
           urn: res.getUrn(),
           custom: req.getCustom(),
-          inputs: pulumi.runtime.deserializeProperties(req.getObject()),
+          inputs: unwrapSecrets(pulumi.runtime.deserializeProperties(req.getObject())),
           secretInputs: secretPaths(raw),
           parent: req.getParent() || undefined,
           provider: req.getProvider() || undefined,

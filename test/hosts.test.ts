@@ -1,0 +1,230 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpus } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { TIERS } from "../config/index.js";
+import { AWS_SIZING, PUBLIC_PORTS, cloudInitUserData, monthlyCost } from "../hosts/aws.js";
+import { PREFLIGHT_SCRIPT, assertHostFits, dockerVersionOk, parsePreflight, preflightShortfalls, type HostFacts } from "../hosts/preflight.js";
+import { BIG_HOST, runProgram } from "./harness.js";
+
+const GiB_KiB = 1024 * 1024;
+const facts = (over: Partial<HostFacts> = {}): HostFacts => ({
+  cores: 4,
+  memoryKiB: 16 * GiB_KiB,
+  diskPath: "/var/lib/docker",
+  diskFreeKiB: 2100 * 1e9 / 1024,
+  dockerVersion: "27.5.1",
+  ...over,
+});
+
+describe("preflight rules (pure)", () => {
+  it("a host that meets the tier passes", () => {
+    expect(preflightShortfalls(facts(), TIERS.recommended, { installsDocker: false })).toEqual([]);
+    expect(preflightShortfalls(facts({ cores: 2, memoryKiB: 3.8 * GiB_KiB, diskFreeKiB: 650e9 / 1024 }), TIERS.minimum, { installsDocker: false })).toEqual([]);
+  });
+
+  it("names every shortfall with the host's figure and the tier's", () => {
+    const short = preflightShortfalls(
+      facts({ cores: 2, memoryKiB: 8 * GiB_KiB, diskFreeKiB: 500e9 / 1024, dockerVersion: "19.03.8" }),
+      TIERS.recommended,
+      { installsDocker: true },
+    );
+    expect(short).toEqual([
+      "host has 2 cores, tier recommended needs 4",
+      "host has 8.0 GiB memory, tier recommended needs 16 GB",
+      "host has 500 GB free on /var/lib/docker, tier recommended needs 2000 GB",
+      "host runs Docker 19.03.8, the package needs 20.10 or newer",
+    ]);
+  });
+
+  it("a missing Docker is a shortfall locally but not where the package installs it", () => {
+    expect(preflightShortfalls(facts({ dockerVersion: "" }), TIERS.minimum, { installsDocker: false })).toEqual([
+      "Docker is not installed or its daemon is not running (install Docker Engine and start it)",
+    ]);
+    expect(preflightShortfalls(facts({ dockerVersion: "" }), TIERS.minimum, { installsDocker: true })).toEqual([]);
+  });
+
+  it("docker versions compare numerically", () => {
+    expect(["20.10.0", "24.0.7", "27.5.1", "100.0"].map(dockerVersionOk)).toEqual([true, true, true, true]);
+    expect(["20.9.9", "19.03.12", "garbage", ""].map(dockerVersionOk)).toEqual([false, false, false, false]);
+  });
+
+  it("a garbled report is an error, not a pass", () => {
+    expect(() => parsePreflight("cores=4\nmemory_kib=abc\n")).toThrow(/no memory_kib/);
+    expect(() => assertHostFits("h", "", TIERS.minimum, { installsDocker: true })).toThrow(/no cores/);
+  });
+});
+
+describe("the preflight script, run for real on this machine", () => {
+  it("reports this machine's nproc, memory and free disk", () => {
+    const out = execFileSync("/bin/sh", ["-c", PREFLIGHT_SCRIPT], { encoding: "utf8" });
+    const f = parsePreflight(out);
+    expect(f.cores).toBe(Number(execFileSync("nproc", { encoding: "utf8" }).trim()));
+    expect(f.cores).toBeLessThanOrEqual(cpus().length);
+    const memTotal = Number(/MemTotal:\s+(\d+)/.exec(execFileSync("cat", ["/proc/meminfo"], { encoding: "utf8" }))![1]);
+    expect(f.memoryKiB).toBe(memTotal);
+    const probe = spawnSync("/bin/sh", ["-c", `p=${f.diskPath}; while [ ! -d "$p" ]; do p=$(dirname "$p"); done; df -Pk "$p" | awk 'NR==2 {print $4}'`], { encoding: "utf8" });
+    // Free space moves as other processes write; a few MiB of drift is the same reading.
+    expect(Math.abs(Number(probe.stdout.trim()) - f.diskFreeKiB)).toBeLessThan(64 * 1024);
+    // Whatever this machine is, the verdict follows the figures.
+    const verdict = preflightShortfalls(f, TIERS.recommended, { installsDocker: true });
+    expect(verdict.some((s) => s.startsWith("host has") && s.includes("cores"))).toBe(f.cores < 4);
+  });
+});
+
+describe("host kinds under the mock engine", () => {
+  it("local: preflight on this machine, Docker provider on the local daemon, address 127.0.0.1", async () => {
+    const run = await runProgram({ stack: "local" });
+    const pre = run.one("command:local:Command", "rpcstack-host-preflight");
+    expect(pre.inputs.create).toBe(PREFLIGHT_SCRIPT);
+    const provider = run.one("pulumi:providers:docker");
+    expect(provider.inputs.host).toMatch(/^unix:\/\/|^tcp:\/\/|^ssh:\/\//);
+    expect(provider.dependencies).toContain(pre.urn);
+    expect(run.outputs.publicAddress).toBe("127.0.0.1");
+    expect(run.byType("aws:ec2/instance:Instance")).toHaveLength(0);
+  });
+
+  it("local: a machine below the tier stops the deployment with what is short", async () => {
+    const run = await runProgram({ stack: "local", hostFacts: { cores: 1, disk_free_kib: 100 * GiB_KiB } });
+    expect(run.error?.message).toMatch(/this machine is too small or not ready for tier minimum/);
+    expect(run.error?.message).toContain("host has 1 cores, tier minimum needs 2");
+    expect(run.error?.message).toMatch(/host has 107 GB free on \/var\/lib\/docker, tier minimum needs 600 GB/);
+  });
+
+  it("ssh: preflight and idempotent Docker install over SSH with the secret key; provider over ssh://", async () => {
+    const run = await runProgram({ stack: "testnet" });
+    const pre = run.one("command:remote:Command", "rpcstack-host-preflight");
+    expect(pre.inputs.connection).toMatchObject({ host: "203.0.113.10", port: 22, user: "rpcstack" });
+    expect(pre.secretInputs.some((p) => p.startsWith("connection"))).toBe(true);
+    const install = run.one("command:remote:Command", "rpcstack-host-install-docker");
+    expect(install.inputs.create).toContain("command -v docker");
+    expect(install.inputs.create).toContain("apt-get install -y -q docker.io");
+    expect(install.dependencies).toContain(pre.urn);
+    const provider = run.one("pulumi:providers:docker");
+    expect(provider.inputs.host).toBe("ssh://rpcstack@203.0.113.10:22");
+    expect(provider.dependencies).toContain(install.urn);
+    expect(run.outputs.publicAddress).toBe("203.0.113.10");
+  });
+
+  it("ssh: a server below the tier stops before Docker is installed", async () => {
+    const run = await runProgram({ stack: "testnet", hostFacts: { cores: 2, memory_kib: 2 * GiB_KiB } });
+    expect(run.error?.message).toContain("rpcstack@203.0.113.10:22 is too small or not ready for tier minimum");
+    expect(run.error?.message).toMatch(/host has 2\.0 GiB memory, tier minimum needs 4 GB/);
+  });
+
+  it("the private SSH key never appears outside a secret", async () => {
+    const run = await runProgram({ stack: "testnet" });
+    for (const r of run.resources) {
+      if (JSON.stringify(r.inputs).includes("BEGIN OPENSSH PRIVATE KEY")) {
+        expect(r.secretInputs.length, `${r.type} ${r.name}`).toBeGreaterThan(0);
+      }
+    }
+    expect(JSON.stringify(run.outputs)).not.toContain("PRIVATE KEY");
+  });
+});
+
+describe.each(["minimum", "recommended"] as const)("aws host, tier %s", (tier) => {
+  const network = tier === "minimum" ? "testnet" : "mainnet";
+  const config = { tier, network, host: { kind: "aws", region: "eu-west-1", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDyX op", allowSshFrom: ["198.51.100.7/32", "2001:db8::/64"] } };
+
+  it("instance type, gp3 volume, encryption, IMDSv2, retained data volume", async () => {
+    const run = await runProgram({ stack: "mainnet", config });
+    const sizing = AWS_SIZING[tier];
+    const instance = run.one("aws:ec2/instance:Instance");
+    expect(instance.inputs.instanceType).toBe(tier === "minimum" ? "m7i.large" : "m7i.xlarge");
+    expect(instance.inputs.metadataOptions).toMatchObject({ httpTokens: "required", httpEndpoint: "enabled" });
+    expect(instance.inputs.rootBlockDevice).toMatchObject({ encrypted: true, volumeType: "gp3" });
+    const vol = run.one("aws:ebs/volume:Volume");
+    expect(vol.inputs).toMatchObject({ type: "gp3", size: TIERS[tier].diskGB, encrypted: true, iops: sizing.dataVolume.iops, throughput: sizing.dataVolume.throughputMiBps });
+    expect(vol.inputs.iops).toBeGreaterThan(3000);
+    expect(vol.retainOnDelete).toBe(true);
+    expect(vol.inputs.availabilityZone).toBe(instance.inputs.availabilityZone);
+    expect(run.one("aws:ec2/volumeAttachment:VolumeAttachment").dependencies).toEqual(expect.arrayContaining([instance.urn, vol.urn]));
+    expect(run.one("aws:ec2/eip:Eip").inputs.instance).toBe(`${instance.name}-id`);
+    expect(run.one("pulumi:providers:aws").inputs.region).toBe("eu-west-1");
+  });
+
+  it("security group: 443, 80 and p2p open; SSH only from allowSshFrom; nothing else", async () => {
+    const run = await runProgram({ stack: "mainnet", config });
+    const sg = run.one("aws:ec2/securityGroup:SecurityGroup");
+    const rules: any[] = sg.inputs.ingress;
+    const open = rules.filter((r) => r.cidrBlocks?.includes("0.0.0.0/0"));
+    expect(open.map((r) => `${r.fromPort}/${r.protocol}`).sort()).toEqual(PUBLIC_PORTS.map((p) => `${p.port}/${p.protocol}`).sort());
+    const ssh = rules.filter((r) => r.fromPort <= 22 && r.toPort >= 22);
+    expect(ssh.map((r) => [...(r.cidrBlocks ?? []), ...(r.ipv6CidrBlocks ?? [])])).toEqual([["198.51.100.7/32"], ["2001:db8::/64"]]);
+    const forbidden = [8545, 8546, 8551, 5052, 5054, 6060, 6061, 9090, 9545, 9099];
+    expect(rules.filter((r) => forbidden.some((p) => r.fromPort <= p && r.toPort >= p))).toEqual([]);
+    expect(rules.every((r) => r.fromPort === r.toPort && r.protocol !== "-1")).toBe(true);
+  });
+
+  it("Docker provider over ssh:// to the Elastic IP, after cloud-init; cost estimate output", async () => {
+    const run = await runProgram({ stack: "mainnet", config });
+    const provider = run.one("pulumi:providers:docker");
+    expect(provider.inputs.host).toBe("ssh://admin@198.51.100.20");
+    expect(provider.dependencies).toContain(run.one("command:local:Command", "rpcstack-host-wait-cloud-init").urn);
+    expect(run.outputs.monthlyCostUsd).toBe(monthlyCost(AWS_SIZING[tier]).totalUsdPerMonth);
+    expect(run.outputs.monthlyCostUsd).toBeGreaterThan(50);
+  });
+});
+
+describe("aws cost estimate", () => {
+  it("adds instance hours, gp3 size, extra IOPS and throughput, and the public IPv4", () => {
+    const c = monthlyCost(AWS_SIZING.recommended);
+    expect(c.instance).toBeCloseTo(0.2016 * 730, 2);
+    expect(c.dataVolume).toBeCloseTo(2000 * 0.08 + 7000 * 0.005 + 375 * 0.04, 2);
+    expect(c.totalUsdPerMonth).toBeCloseTo(c.instance + c.dataVolume + c.rootVolume + c.publicIp, 1);
+    expect(c.basis).toMatch(/us-east-1, 2024-06/);
+  });
+});
+
+describe("aws instance type override", () => {
+  it("a larger type is used; retainData false lets the data volume go", async () => {
+    const run = await runProgram({ stack: "mainnet", config: { host: { kind: "aws", region: "us-east-2", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDyX op", allowSshFrom: ["198.51.100.7/32"], instanceType: "r7i.xlarge" }, retainData: false } });
+    expect(run.one("aws:ec2/instance:Instance").inputs.instanceType).toBe("r7i.xlarge");
+    expect(run.one("aws:ebs/volume:Volume").retainOnDelete).toBe(false);
+  });
+});
+
+describe("cloud-init user data", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rpcstack-cloudinit-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("passes `cloud-init schema` from Debian's cloud-init package", () => {
+    const file = join(dir, "user-data.yaml");
+    writeFileSync(file, cloudInitUserData("vol-0123456789abcdef0"));
+    const res = spawnSync("cloud-init", ["schema", "--config-file", file], { encoding: "utf8" });
+    expect(res.error, "cloud-init is not installed (apt-get install cloud-init)").toBeUndefined();
+    expect(`${res.stdout}${res.stderr}`).toMatch(/Valid cloud-config/i);
+    expect(res.status).toBe(0);
+  });
+
+  it("`cloud-init schema` rejects a broken document (the check is real)", () => {
+    const file = join(dir, "broken.yaml");
+    writeFileSync(file, "#cloud-config\nruncmd: 42\npackage_update: maybe\n");
+    const res = spawnSync("cloud-init", ["schema", "--config-file", file], { encoding: "utf8" });
+    expect(res.status).not.toBe(0);
+  });
+
+  it("formats the data volume only when it has no filesystem, mounts it before Docker is installed", () => {
+    const ud = cloudInitUserData("vol-0123456789abcdef0");
+    expect(ud.startsWith("#cloud-config\n")).toBe(true);
+    expect(ud).toContain("nvme-Amazon_Elastic_Block_Store_vol0123456789abcdef0");
+    expect(ud).toMatch(/if ! blkid "\$dev" >\/dev\/null 2>&1; then mkfs\.ext4/);
+    const order = ["rpcstack-mount-data", "docker.io", "enable", "usermod"].map((w) => ud.lastIndexOf(w));
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it("the instance carries it, bound to the data volume's id", async () => {
+    const run = await runProgram({ stack: "mainnet" });
+    const ud: string = run.one("aws:ec2/instance:Instance").inputs.userData;
+    expect(ud).toBe(cloudInitUserData("rpcstack-host-data-id"));
+  });
+});
+
+// Keep BIG_HOST in sight: the default mock host must fit every tier or the other tests test nothing.
+it("the mock engine's default host fits every tier", () => {
+  const out = Object.entries(BIG_HOST).map(([k, v]) => `${k}=${v}`).join("\n");
+  for (const t of Object.values(TIERS)) expect(() => assertHostFits("mock", out, t, { installsDocker: false })).not.toThrow();
+});
