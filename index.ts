@@ -17,3 +17,5 @@ export const publicAddress = provider.host.publicAddress;
 export const monthlyCostUsd = provider.host.monthlyCostUsd;
 export const l1RpcUrl = provider.l1.rpcHttpUrl;
 export const l2RpcUrl = provider.l2.rpcHttpUrl;
+export const l1SyncState = provider.readiness.l1State;
+export const l2SyncState = provider.readiness.l2State;

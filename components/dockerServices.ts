@@ -7,9 +7,10 @@ import { join } from "node:path";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { parseImageRef } from "../config/index.js";
+import { PACKAGE_ROOT } from "./packageRoot.js";
+import { bundleSource } from "./bundle.js";
 import { LOG_OPTIONS, type ServiceSpec, type VolumeSpec } from "../services/index.js";
 
-export const PACKAGE_ROOT = join(__dirname, "..");
 
 export interface DeployContext {
   readonly parent: pulumi.Resource;
@@ -72,7 +73,7 @@ export function createContainers(
         })),
         uploads: svc.files.map((f) => ({
           file: f.path,
-          content: readFileSync(join(PACKAGE_ROOT, f.source), "utf8"),
+          content: f.bundle ? bundleSource(f.source) : readFileSync(join(PACKAGE_ROOT, f.source), "utf8"),
           executable: f.executable ?? false,
         })),
         healthcheck: svc.healthcheck && {
@@ -92,6 +93,7 @@ export function createContainers(
         removeVolumes: false,
         // One-shot init containers run to completion before their dependents start.
         attach: oneShot,
+        logs: oneShot,
         mustRun: !oneShot,
         wait: waitHealthy,
         waitTimeout: waitHealthy ? 600 : undefined,

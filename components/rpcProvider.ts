@@ -8,6 +8,7 @@ import { L1Node } from "./l1Node.js";
 import { L2Node } from "./l2Node.js";
 import { LocalHost } from "./localHost.js";
 import { SshHost } from "./sshHost.js";
+import { SyncReadiness } from "./syncReadiness.js";
 
 export interface RpcProviderArgs {
   /** The validated, non-secret stack settings (config/). */
@@ -26,6 +27,7 @@ export class RpcProvider extends pulumi.ComponentResource {
   readonly l1: L1Node;
   readonly l2: L2Node;
   readonly indexer?: Indexer;
+  readonly readiness: SyncReadiness;
 
   constructor(name: string, args: RpcProviderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:RpcProvider", name, {}, opts);
@@ -54,6 +56,11 @@ export class RpcProvider extends pulumi.ComponentResource {
         { parent: this },
       );
     }
+    this.readiness = new SyncReadiness(
+      `${name}-readiness`,
+      { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container] },
+      { parent: this },
+    );
     this.network = pulumi.output(s.network.name);
     this.tier = pulumi.output(s.tier.name);
     this.registerOutputs({ network: this.network, tier: this.tier, publicAddress: this.host.publicAddress });

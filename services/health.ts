@@ -17,9 +17,13 @@ export function curlJsonRpc(port: number, method: string, startPeriodSeconds: nu
   return { test: ["CMD-SHELL", cmd], ...timing, startPeriodSeconds };
 }
 
-/** A JSON-RPC call that must return a result, with BusyBox wget (Alpine-based images such as geth's). */
+/**
+ * A JSON-RPC call that must return a result, with BusyBox wget (Alpine-based images such as
+ * geth's). No `-T`: BusyBox 1.35's wget crashes with it on a chunked reply; Docker's own
+ * healthcheck timeout bounds the call instead.
+ */
 export function wgetJsonRpc(port: number, method: string, startPeriodSeconds: number): HealthCheckSpec {
-  const cmd = `wget -qO- -T 8 --header ${shellQuote(JSONRPC_CONTENT_TYPE)} --post-data ${shellQuote(jsonRpcBody(method))} http://127.0.0.1:${port}/ | grep -q '"result"'`;
+  const cmd = `wget -qO- --header ${shellQuote(JSONRPC_CONTENT_TYPE)} --post-data ${shellQuote(jsonRpcBody(method))} http://127.0.0.1:${port}/ | grep -q '"result"'`;
   return { test: ["CMD-SHELL", cmd], ...timing, startPeriodSeconds };
 }
 

@@ -8,6 +8,7 @@ export * from "./types.js";
 export { PORTS } from "./ports.js";
 export { l1Urls, JWT_PATH } from "./l1.js";
 export { l2Urls, type L2Urls } from "./l2.js";
+export { syncCheck, syncHealth, syncHealthUrls, SYNC_HEALTH_PORT } from "./readiness.js";
 
 export interface StackServices {
   readonly l1: ServiceGroup;

@@ -23,6 +23,8 @@ export interface FileSpec {
   /** Path relative to the package root. */
   readonly source: string;
   readonly executable?: boolean;
+  /** Ship `source` (TypeScript) bundled into one dependency-free JavaScript file. */
+  readonly bundle?: boolean;
 }
 
 export interface HealthCheckSpec {

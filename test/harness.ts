@@ -91,6 +91,12 @@ function defaultState(type: string, inputs: Record<string, any>, facts: HostFact
     return { stdout: Object.entries(facts).map(([k, v]) => `${k}=${v}`).join("\n"), stderr: "" };
   }
   if (type === "docker:index/remoteImage:RemoteImage") return { imageId: `${inputs.name}` };
+  if (type === "docker:index/container:Container" && inputs.attach) {
+    // One-shot containers ran to completion; the sync check reports both nodes synced.
+    const synced = { status: "synced", reason: "mock engine" };
+    const logs = inputs.name === "rpcstack-sync-check" ? `RPCSTACK_READINESS ${JSON.stringify({ synced: true, l1: synced, l2: synced })}\n` : "";
+    return { exitCode: 0, containerLogs: logs };
+  }
   if (type === "aws:ec2/eip:Eip") return { publicIp: "198.51.100.20" };
   return {};
 }
@@ -103,6 +109,17 @@ function secretPaths(value: unknown, prefix = ""): string[] {
   const rec = value as Record<string, unknown>;
   if (rec[SECRET_SIG_KEY] === SECRET_SIG) return [prefix || "(root)"];
   return Object.entries(rec).flatMap(([k, v]) => secretPaths(v, prefix ? `${prefix}.${k}` : k));
+}
+
+const UNSETTLED = Symbol("unsettled");
+
+async function untilSettled<T>(p: Promise<T>, errors: readonly Error[], timeoutMs = 10_000): Promise<T | typeof UNSETTLED> {
+  const deadline = Date.now() + timeoutMs;
+  let done = false;
+  let value: T | typeof UNSETTLED = UNSETTLED;
+  p.then((v) => ((value = v), (done = true)));
+  while (!done && !errors.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  return value;
 }
 
 function unwrapSecrets(value: any): any {
@@ -189,8 +206,11 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
     const program = await import("../index.js");
     for (const [k, v] of Object.entries(program)) {
       if (pulumi.Output.isInstance(v)) {
+        // An output fed by a failed registration never resolves: stop at the first error.
+        const value = await untilSettled(new Promise((r) => (v as any).apply(r)), asyncErrors);
+        if (value === UNSETTLED) continue;
         if (await (v as any).isSecret) secretOutputs.push(k);
-        outputs[k] = await new Promise((r) => (v as any).apply(r));
+        outputs[k] = value;
       } else {
         outputs[k] = v;
       }
@@ -200,8 +220,11 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
   }
   // Let every registration the program started reach the mock before reading the record.
   try {
-    for (let idle = 0; idle < 5; idle = pending === 0 ? idle + 1 : 0) {
+    // Registrations behind a failed one never finish; an error ends the wait.
+    const deadline = Date.now() + 10_000;
+    for (let idle = 0; idle < 5 && Date.now() < deadline; idle = pending === 0 ? idle + 1 : 0) {
       await new Promise((r) => setTimeout(r, 5));
+      if (asyncErrors.length && Date.now() + 9_500 > deadline) break;
     }
   } finally {
     process.removeListener("unhandledRejection", collect);

@@ -14,3 +14,6 @@ export const IMAGES = {
 } as const;
 
 export const INDEXER_COMMAND = ["/indexer/indexer.sh"] as const;
+
+/** Runs the bundled readiness program (sync checks and the live health endpoint). */
+export const READINESS_IMAGE = IMAGES.indexer;

@@ -1,0 +1,74 @@
+import * as docker from "@pulumi/docker";
+import * as pulumi from "@pulumi/pulumi";
+import type { StackSettings } from "../config/index.js";
+import { RESULT_PREFIX } from "../readiness/cli.js";
+import type { NodeState } from "../readiness/syncState.js";
+import { syncCheck, syncHealth, syncHealthUrls } from "../services/index.js";
+import { createContainers } from "./dockerServices.js";
+
+export interface SyncReadinessArgs {
+  readonly settings: StackSettings;
+  readonly provider: docker.Provider;
+  readonly networkName: pulumi.Input<string>;
+  /** The node containers the check waits for. */
+  readonly nodes: pulumi.Input<pulumi.Resource>[];
+}
+
+export interface ReadinessResult {
+  readonly synced: boolean;
+  readonly l1?: NodeState;
+  readonly l2?: NodeState;
+}
+
+/** The final line the readiness program prints, parsed; undefined when there is none. */
+export function parseReadinessLogs(logs: string | undefined): ReadinessResult | undefined {
+  const line = (logs ?? "").split("\n").reverse().find((l) => l.includes(RESULT_PREFIX));
+  if (!line) return undefined;
+  try {
+    return JSON.parse(line.slice(line.indexOf(RESULT_PREFIX) + RESULT_PREFIX.length));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the readiness program in a short-lived container on the nodes' private network (no RPC
+ * port is published for it), after the node containers. With readiness.wait it blocks
+ * `pulumi up` until both nodes are synced or the timeout passes, and fails the update on a
+ * timeout; otherwise it reports. It also starts the long-running health endpoint the gateway
+ * checks so that a node that falls behind stops receiving traffic.
+ */
+export class SyncReadiness extends pulumi.ComponentResource {
+  /** Final state of each node as the check saw it. */
+  readonly l1State: pulumi.Output<NodeState | undefined>;
+  readonly l2State: pulumi.Output<NodeState | undefined>;
+  readonly synced: pulumi.Output<boolean>;
+  /** Live checks for the gateway: 200 while synced, 503 while behind. */
+  readonly healthUrls: pulumi.Output<{ l1: string; l2: string }>;
+  /** What the gateway's routes depend on. */
+  readonly gate: pulumi.Resource;
+
+  constructor(name: string, args: SyncReadinessArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("rpcstack:index:SyncReadiness", name, {}, opts);
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes };
+    const containers = createContainers(ctx, [syncCheck(args.settings), syncHealth(args.settings)], new Map());
+    const check = containers.get("sync-check")!;
+    const wait = args.settings.readiness.wait;
+
+    const result = pulumi.all([check.exitCode, check.containerLogs]).apply(([code, logs]) => {
+      const parsed = parseReadinessLogs(logs);
+      if (wait && code !== 0) {
+        // Fails `pulumi up` with the program's own last words (timeout or unreachable node).
+        const tail = (logs ?? "").trim().split("\n").slice(-3).join("\n");
+        throw new Error(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`);
+      }
+      return parsed ?? { synced: false };
+    });
+    this.l1State = result.apply((r) => r.l1);
+    this.l2State = result.apply((r) => r.l2);
+    this.synced = result.apply((r) => r.synced);
+    this.healthUrls = pulumi.output(syncHealthUrls(args.settings));
+    this.gate = check;
+    this.registerOutputs({ l1State: this.l1State, l2State: this.l2State, synced: this.synced, healthUrls: this.healthUrls });
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * rpcstack-ready: poll the L1 and L2 nodes until both are synced (exit 0) or the timeout passes
+ * (exit 1; 3 when an endpoint never answered). With --serve PORT it keeps polling and answers
+ * GET /ready/l1, /ready/l2 and /ready with 200 (synced) or 503, for the gateway's health checks.
+ */
+import { createServer, type Server } from "node:http";
+import { parseArgs } from "node:util";
+import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
+import { describeState, type NodeState, type Observation } from "./syncState.js";
+
+export const RESULT_PREFIX = "RPCSTACK_READINESS ";
+
+const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
+  --l1 URL                   execution client JSON-RPC (eth_syncing, eth_blockNumber)
+  --l2 URL                   Starknet node JSON-RPC (starknet_syncing)
+  --l1-reference URL         public L1 JSON-RPC to compare the head with
+  --tolerance-blocks N       blocks behind the reference that still count as synced (6)
+  --max-head-age-seconds N   without a reference: how recent the head must be (300)
+  --timeout-minutes N        give up after this long (60)
+  --interval-seconds N       between polls (10); doubles per failed poll up to 60
+  --report-only              poll once, print the states, exit 0
+  --serve PORT               keep polling and serve /ready/l1, /ready/l2, /ready
+  --serve-host ADDR          address to serve on (0.0.0.0)`;
+
+export interface CliOptions {
+  readonly targets: readonly Target[];
+  readonly poll: PollOptions;
+  readonly timeoutMs: number;
+  readonly intervalMs: number;
+  readonly reportOnly: boolean;
+  readonly serve?: { readonly port: number; readonly host: string };
+}
+
+export class UsageError extends Error {}
+
+function num(name: string, v: string | undefined, fallback: number, min: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min) throw new UsageError(`--${name} must be a number >= ${min} (got "${v}")`);
+  return n;
+}
+
+function url(name: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (!/^https?:\/\/[^\s/]+/.test(v)) throw new UsageError(`--${name} must be an http:// or https:// URL (got "${v}")`);
+  return v;
+}
+
+export function parseCli(argv: string[]): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        l1: { type: "string" },
+        l2: { type: "string" },
+        "l1-reference": { type: "string" },
+        "tolerance-blocks": { type: "string" },
+        "max-head-age-seconds": { type: "string" },
+        "timeout-minutes": { type: "string" },
+        "interval-seconds": { type: "string" },
+        "report-only": { type: "boolean" },
+        serve: { type: "string" },
+        "serve-host": { type: "string" },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const targets: Target[] = [];
+  const l1 = url("l1", values.l1);
+  const l2 = url("l2", values.l2);
+  if (l1) targets.push({ label: "l1", url: l1 });
+  if (l2) targets.push({ label: "l2", url: l2 });
+  if (!targets.length) throw new UsageError("give --l1 URL, --l2 URL or both");
+  return {
+    targets,
+    poll: {
+      l1ReferenceUrl: url("l1-reference", values["l1-reference"]),
+      toleranceBlocks: num("tolerance-blocks", values["tolerance-blocks"], 6, 0),
+      maxHeadAgeSeconds: num("max-head-age-seconds", values["max-head-age-seconds"], 300, 1),
+    },
+    timeoutMs: num("timeout-minutes", values["timeout-minutes"], 60, 0) * 60_000,
+    intervalMs: num("interval-seconds", values["interval-seconds"], 10, 0.05) * 1000,
+    reportOnly: values["report-only"] ?? false,
+    serve: values.serve === undefined ? undefined : { port: num("serve", values.serve, 0, 1), host: values["serve-host"] ?? "0.0.0.0" },
+  };
+}
+
+type States = Partial<Record<Target["label"], NodeState>>;
+
+/** Polls every target once, carrying observations for rates. */
+class Poller {
+  readonly states: States = {};
+  readonly unreachable = new Set<string>();
+  private readonly seen = new Map<string, Observation>();
+  private failures = 0;
+
+  constructor(private readonly opts: CliOptions) {}
+
+  async round(): Promise<void> {
+    const results = await Promise.all(this.opts.targets.map((t) => poll(t, this.opts.poll, this.seen.get(t.label)).then((r) => [t, r] as const)));
+    let failed = false;
+    for (const [t, r] of results) this.record(t, r) || (failed = true);
+    this.failures = failed ? this.failures + 1 : 0;
+  }
+
+  private record(t: Target, r: Polled): boolean {
+    this.states[t.label] = r.state;
+    if (r.unreachable) this.unreachable.add(t.label);
+    else this.unreachable.delete(t.label);
+    if (r.state.progress) this.seen.set(t.label, { atMs: Date.now(), current: r.state.progress.current });
+    return r.state.status !== "unknown";
+  }
+
+  /** Backoff after failed polls: interval x 2^failures, at most 60 s (never below the interval). */
+  nextDelayMs(): number {
+    return Math.max(this.opts.intervalMs, Math.min(this.opts.intervalMs * 2 ** this.failures, 60_000));
+  }
+
+  allSynced(): boolean {
+    return this.opts.targets.every((t) => this.states[t.label]?.status === "synced");
+  }
+}
+
+interface Display {
+  update(states: States): void;
+  stop(): void;
+}
+
+function plainDisplay(out: NodeJS.WritableStream, targets: readonly Target[]): Display {
+  return {
+    update(states) {
+      const line = targets.map((t) => describeState(t.label, states[t.label] ?? { status: "unknown", reason: "not polled yet" })).join("  ||  ");
+      out.write(`[${new Date().toISOString()}] ${line}\n`);
+    },
+    stop() {},
+  };
+}
+
+function barDisplay(targets: readonly Target[]): Display {
+  // Only a terminal gets bars; the in-container run has no TTY and no node_modules.
+  const { MultiBar, Presets } = require("cli-progress") as typeof import("cli-progress");
+  const multi = new MultiBar({ format: " {label} [{bar}] {percentage}% | {value}/{total} | {reason}", hideCursor: true, clearOnComplete: false }, Presets.shades_classic);
+  const bars = new Map(targets.map((t) => [t.label, multi.create(1, 0, { label: t.label, reason: "starting" })]));
+  return {
+    update(states) {
+      for (const t of targets) {
+        const st = states[t.label];
+        const p = st?.progress;
+        bars.get(t.label)!.setTotal(Math.max(p?.highest ?? 1, 1));
+        bars.get(t.label)!.update(st?.status === "synced" ? Math.max(p?.highest ?? 1, 1) : (p?.current ?? 0), { reason: st ? `${st.status}: ${st.reason}` : "" });
+      }
+    },
+    stop: () => multi.stop(),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runWait(opts: CliOptions, out: NodeJS.WritableStream = process.stdout, isTty = Boolean((out as any).isTTY)): Promise<number> {
+  const poller = new Poller(opts);
+  const display = isTty ? barDisplay(opts.targets) : plainDisplay(out, opts.targets);
+  const deadline = Date.now() + opts.timeoutMs;
+  try {
+    for (;;) {
+      await poller.round();
+      display.update(poller.states);
+      if (opts.reportOnly || poller.allSynced()) break;
+      if (Date.now() >= deadline) {
+        display.stop();
+        const last = opts.targets.map((t) => describeState(t.label, poller.states[t.label]!)).join("; ");
+        const never = [...poller.unreachable];
+        out.write(
+          never.length
+            ? `rpcstack-ready: gave up after ${opts.timeoutMs / 60_000} min: ${never.join(" and ")} unreachable. Last state: ${last}\n`
+            : `rpcstack-ready: timed out after ${opts.timeoutMs / 60_000} min before the nodes were synced. Last state: ${last}\n`,
+        );
+        out.write(`${RESULT_PREFIX}${JSON.stringify({ synced: false, ...poller.states })}\n`);
+        return never.length ? 3 : 1;
+      }
+      await sleep(Math.min(poller.nextDelayMs(), Math.max(deadline - Date.now(), 0)));
+    }
+  } finally {
+    display.stop();
+  }
+  const synced = poller.allSynced();
+  out.write(`${opts.reportOnly ? "rpcstack-ready: report" : "rpcstack-ready: synced"}: ${opts.targets.map((t) => describeState(t.label, poller.states[t.label]!)).join("; ")}\n`);
+  out.write(`${RESULT_PREFIX}${JSON.stringify({ synced, ...poller.states })}\n`);
+  return 0;
+}
+
+/** Long-running health mode for the gateway: 200 while synced, 503 with the reason otherwise. */
+export function serveHealth(opts: CliOptions): { server: Server; stop: () => void; ready: Promise<number> } {
+  const poller = new Poller(opts);
+  let stopped = false;
+  (async () => {
+    while (!stopped) {
+      await poller.round();
+      await sleep(poller.nextDelayMs());
+    }
+  })();
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    const wanted = path === "/ready" ? opts.targets.map((t) => t.label) : path === "/ready/l1" ? ["l1"] : path === "/ready/l2" ? ["l2"] : undefined;
+    const known = wanted?.filter((l) => opts.targets.some((t) => t.label === l));
+    if (!known?.length) {
+      res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ error: `no such check: ${path}` }));
+      return;
+    }
+    const states = Object.fromEntries(known.map((l) => [l, poller.states[l as Target["label"]] ?? { status: "unknown", reason: "not polled yet" }]));
+    const ok = Object.values(states).every((s) => s.status === "synced");
+    res.writeHead(ok ? 200 : 503, { "Content-Type": "application/json" }).end(JSON.stringify(states));
+  });
+  const ready = new Promise<number>((resolve) =>
+    server.listen(opts.serve!.port, opts.serve!.host, () => resolve((server.address() as { port: number }).port)),
+  );
+  return {
+    server,
+    ready,
+    stop: () => {
+      stopped = true;
+      server.close();
+    },
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let opts: CliOptions;
+  try {
+    opts = parseCli(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`rpcstack-ready: ${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (opts.serve) {
+    const h = serveHealth(opts);
+    const port = await h.ready;
+    process.stdout.write(`rpcstack-ready: serving /ready/l1, /ready/l2, /ready on ${opts.serve.host}:${port}\n`);
+    await new Promise<void>((resolve) => {
+      for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => (h.stop(), resolve()));
+    });
+    return 0;
+  }
+  return runWait(opts);
+}
+
+if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -1,0 +1,35 @@
+/** JSON-RPC over HTTP for the readiness poller: every outcome becomes an RpcReply, never a throw. */
+import type { RpcReply } from "./syncState.js";
+
+let nextId = 1;
+
+export async function rpcCall(url: string, method: string, params: unknown[] = [], timeoutMs = 10_000): Promise<RpcReply> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    const err = e as Error & { cause?: { code?: string; message?: string } };
+    const why = err.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000}s` : (err.cause?.code ?? err.cause?.message ?? err.message);
+    return { failure: `${url} unreachable (${why})` };
+  }
+  const text = await res.text().catch(() => "");
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { failure: `${url} answered HTTP ${res.status} with a body that is not JSON` };
+  }
+  if (body && typeof body === "object" && body.error) {
+    return { error: { code: body.error.code, message: String(body.error.message ?? "no message") } };
+  }
+  if (!res.ok) return { failure: `${url} answered HTTP ${res.status}` };
+  if (!body || typeof body !== "object" || !("result" in body)) return { failure: `${url} answered without a JSON-RPC result` };
+  return { result: body.result };
+}
+
+export const isUnreachable = (r: RpcReply) => "failure" in r && r.failure.includes("unreachable");

@@ -1,0 +1,75 @@
+/** The readiness program's containers: a one-shot sync check and the live health endpoint. */
+import { READINESS_IMAGE } from "../config/networks/images.js";
+import type { StackSettings } from "../config/index.js";
+import { l1Urls } from "./l1.js";
+import { l2Urls } from "./l2.js";
+import type { FileSpec, HealthCheckSpec, ServiceSpec } from "./types.js";
+
+export const SYNC_HEALTH_PORT = 8080;
+const PROGRAM: FileSpec = { path: "/readiness/ready.js", source: "readiness/cli.ts", bundle: true };
+
+/** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
+export function syncHealthUrls(settings: StackSettings) {
+  return {
+    l1: `http://sync-health:${SYNC_HEALTH_PORT}/ready/l1`,
+    l2: l2Urls(settings).syncHealth,
+  };
+}
+
+function ruleArgs(settings: StackSettings): string[] {
+  const r = settings.readiness;
+  return [
+    "--l1", l1Urls().rpcHttp,
+    "--l2", l2Urls(settings).rpcHttp,
+    "--tolerance-blocks", String(r.toleranceBlocks),
+    ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
+  ];
+}
+
+const base = {
+  image: READINESS_IMAGE,
+  environment: {},
+  ports: [],
+  volumes: [],
+  files: [PROGRAM],
+  user: "1000:1000",
+  stopGraceSeconds: 10,
+  dependsOn: [],
+};
+
+/** Runs once per `pulumi up`: waits for sync (readiness.wait) or reports the state and exits. */
+export function syncCheck(settings: StackSettings): ServiceSpec {
+  const r = settings.readiness;
+  return {
+    ...base,
+    name: "sync-check",
+    containerName: "rpcstack-sync-check",
+    command: [
+      "node", PROGRAM.path, ...ruleArgs(settings),
+      ...(r.wait ? ["--timeout-minutes", String(r.timeoutMinutes), "--interval-seconds", "15"] : ["--report-only"]),
+    ],
+    restart: "no",
+  };
+}
+
+// Healthy while it answers at all: 503 (behind) is the answer the gateway acts on.
+const serving: HealthCheckSpec = {
+  test: ["CMD", "node", "-e", `fetch("http://127.0.0.1:${SYNC_HEALTH_PORT}/ready").then(r => process.exit(r.status === 200 || r.status === 503 ? 0 : 1), () => process.exit(1))`],
+  intervalSeconds: 30,
+  timeoutSeconds: 10,
+  retries: 3,
+  startPeriodSeconds: 20,
+};
+
+/** Long-running: serves /ready/l1 and /ready/l2 (200 synced, 503 behind) on the private network. */
+export function syncHealth(settings: StackSettings): ServiceSpec {
+  return {
+    ...base,
+    name: "sync-health",
+    containerName: "rpcstack-sync-health",
+    command: ["node", PROGRAM.path, ...ruleArgs(settings), "--serve", String(SYNC_HEALTH_PORT), "--interval-seconds", "15"],
+    ports: [{ container: SYNC_HEALTH_PORT, protocol: "tcp", purpose: "health" }],
+    healthcheck: serving,
+    restart: "unless-stopped",
+  };
+}

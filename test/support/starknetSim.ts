@@ -1,0 +1,92 @@
+/**
+ * A small Starknet JSON-RPC simulator: starknet_syncing walks from syncing to synced one block
+ * per call (numbers as integers or hex strings), plus the few reads the indexer and gateway use.
+ */
+import { createServer, type Server } from "node:http";
+
+export interface StarknetSimOptions {
+  /** Block the node starts at and the chain head it catches up to. */
+  readonly from: number;
+  readonly to: number;
+  /** Blocks gained per starknet_syncing call. */
+  readonly step?: number;
+  /** Encode numbers as hex strings, as older releases did. */
+  readonly hex?: boolean;
+  /** Reply to starknet_syncing with this instead (malformed-reply tests). */
+  readonly syncingOverride?: unknown;
+}
+
+export interface StarknetSim {
+  readonly url: string;
+  readonly calls: { method: string; params: unknown }[];
+  head(): number;
+  stop(): Promise<void>;
+}
+
+export async function startStarknetSim(opts: StarknetSimOptions): Promise<StarknetSim> {
+  let current = opts.from;
+  const step = opts.step ?? 1;
+  const calls: { method: string; params: unknown }[] = [];
+  const enc = (n: number) => (opts.hex ? `0x${n.toString(16)}` : n);
+  const hash = (n: number) => `0x${(0xabc000 + n).toString(16)}`;
+
+  const handle = (method: string, params: any): unknown => {
+    switch (method) {
+      case "starknet_syncing": {
+        if (opts.syncingOverride !== undefined) return opts.syncingOverride;
+        if (current >= opts.to) return false;
+        const status = {
+          starting_block_hash: hash(opts.from), starting_block_num: enc(opts.from),
+          current_block_hash: hash(current), current_block_num: enc(current),
+          highest_block_hash: hash(opts.to), highest_block_num: enc(opts.to),
+        };
+        current = Math.min(current + step, opts.to);
+        return status;
+      }
+      case "starknet_blockNumber":
+        return current;
+      case "starknet_chainId":
+        return "0x534e5f5345504f4c4941"; // SN_SEPOLIA
+      case "starknet_getBlockWithTxHashes": {
+        const n = params?.[0]?.block_number ?? current;
+        return { block_hash: hash(n), block_number: n, timestamp: 1_700_000_000 + n, transactions: [`0x${n.toString(16)}01`, `0x${n.toString(16)}02`] };
+      }
+      case "starknet_getEvents": {
+        const n = params?.[0]?.from_block?.block_number ?? current;
+        return { events: [{ from_address: params?.[0]?.address, keys: ["0x99"], data: [`0x${n.toString(16)}`], block_number: n }] };
+      }
+      default:
+        throw Object.assign(new Error(`method ${method} not found`), { code: -32601 });
+    }
+  };
+
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      let msg: any;
+      try {
+        msg = JSON.parse(body);
+      } catch {
+        res.writeHead(400, { "Content-Type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }));
+        return;
+      }
+      calls.push({ method: msg.method, params: msg.params });
+      let reply: object;
+      try {
+        reply = { jsonrpc: "2.0", id: msg.id, result: handle(msg.method, msg.params) };
+      } catch (e) {
+        reply = { jsonrpc: "2.0", id: msg.id, error: { code: (e as any).code ?? -32603, message: (e as Error).message } };
+      }
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(reply));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    head: () => current,
+    stop: () => new Promise((r) => server.close(() => r())),
+  };
+}
