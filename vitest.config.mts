@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"],
     // Each file runs in its own module graph: Pulumi's mock engine keeps global state.
     isolate: true,
     testTimeout: 60_000,

@@ -144,6 +144,8 @@ export const configSchema = {
         domain: hostname,
         acmeEmail: { type: "string", format: "email", "x-hint": "must be an email address" },
         chains: { type: "array", items: chain },
+        rateLimitPerSecond: { type: "integer", minimum: 1, maximum: 1000000 },
+        maxBodyKiB: { type: "integer", minimum: 1, maximum: 65536 },
       },
       additionalProperties: false,
     },

@@ -9,7 +9,7 @@ export interface RawConfig {
   l1?: { executionImage?: string; consensusImage?: string; checkpointSyncUrl?: string };
   l2?: { client?: L2ClientName; image?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[] };
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number };
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
@@ -76,6 +76,10 @@ export interface StackSettings {
     readonly domain?: string;
     readonly acmeEmail?: string;
     readonly chains: readonly ExtraChain[];
+    /** Requests per second one project key may make, averaged over 10 s; over it: 429. */
+    readonly rateLimitPerSecond: number;
+    /** Largest request body accepted; over it: 413. */
+    readonly maxBodyKiB: number;
   };
   readonly retainData: boolean;
   readonly readiness: ReadinessConfig;

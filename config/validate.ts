@@ -137,6 +137,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
       domain: raw.gateway?.domain,
       acmeEmail: raw.gateway?.acmeEmail,
       chains: raw.gateway?.chains ?? [],
+      rateLimitPerSecond: raw.gateway?.rateLimitPerSecond ?? 200,
+      maxBodyKiB: raw.gateway?.maxBodyKiB ?? 1024,
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,

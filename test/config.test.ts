@@ -57,7 +57,7 @@ describe("defaults", () => {
     expect(c.indexer).toMatchObject({ enabled: true, command: ["/indexer/indexer.sh"] });
     expect(c.retainData).toBe(true);
     expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined });
-    expect(c.gateway.chains).toEqual([]);
+    expect(c.gateway).toMatchObject({ chains: [], rateLimitPerSecond: 200, maxBodyKiB: 1024 });
   });
 
   it("uses mainnet defaults and the pathfinder image when asked", () => {
@@ -138,6 +138,8 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["chain id of a built-in chain", () => set(base(), "gateway.chains", [{ path: "other", chainId: "SEP1", kind: "evm", upstreams: { rpcHttp: "https://a.example.net" } }]), "rpcstack:gateway.chains[0].chainId", /built-in \/gateway\/sep1/],
   ["duplicate chain paths", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: "dup", chainId: `C${n}`, kind: "evm", upstreams: { rpcHttp: "https://a.example.net" } }))), "rpcstack:gateway.chains[1].path", /already used by gateway.chains\[0\]/],
   ["duplicate hostnames", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: `c${n}`, chainId: `C${n}`, kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net", rest: "https://a.example.net" }, hostnames: { rest: "same.example.com" } }))), "rpcstack:gateway.chains[1].hostnames.rest", /already used/],
+  ["rate limit zero", () => set(base(), "gateway.rateLimitPerSecond", 0), "rpcstack:gateway.rateLimitPerSecond", />= 1/],
+  ["body limit not a number", () => set(base(), "gateway.maxBodyKiB", "1MB"), "rpcstack:gateway.maxBodyKiB", /must be an integer/],
   ["unknown gateway key", () => set(base(), "gateway.port", 8443), "rpcstack:gateway.port", /not a known key/],
   ["no project keys", () => set(base(), "projectKeys", undefined), "rpcstack:projectKeys", /is required/],
   ["empty project keys", () => set(base(), "projectKeys", []), "rpcstack:projectKeys", /at least 1 item/],

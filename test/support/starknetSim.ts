@@ -18,7 +18,9 @@ export interface StarknetSimOptions {
 
 export interface StarknetSim {
   readonly url: string;
+  /** Requests from clients (the gateway's own health checks are left out). */
   readonly calls: { method: string; params: unknown }[];
+  readonly healthChecks: () => number;
   head(): number;
   stop(): Promise<void>;
 }
@@ -27,6 +29,7 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
   let current = opts.from;
   const step = opts.step ?? 1;
   const calls: { method: string; params: unknown }[] = [];
+  let checks = 0;
   const enc = (n: number) => (opts.hex ? `0x${n.toString(16)}` : n);
   const hash = (n: number) => `0x${(0xabc000 + n).toString(16)}`;
 
@@ -71,7 +74,8 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
         res.writeHead(400, { "Content-Type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }));
         return;
       }
-      calls.push({ method: msg.method, params: msg.params });
+      if (req.headers["user-agent"] === "rpcstack-gateway-healthcheck") checks++;
+      else calls.push({ method: msg.method, params: msg.params });
       let reply: object;
       try {
         reply = { jsonrpc: "2.0", id: msg.id, result: handle(msg.method, msg.params) };
@@ -86,6 +90,7 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
+    healthChecks: () => checks,
     head: () => current,
     stop: () => new Promise((r) => server.close(() => r())),
   };
