@@ -19,3 +19,4 @@ export const l1RpcUrl = provider.l1.rpcHttpUrl;
 export const l2RpcUrl = provider.l2.rpcHttpUrl;
 export const l1SyncState = provider.readiness.l1State;
 export const l2SyncState = provider.readiness.l2State;
+export const endpoints = provider.gateway.endpoints;

@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseImageRef } from "../config/index.js";
 import { PACKAGE_ROOT } from "./packageRoot.js";
 import { bundleSource } from "./bundle.js";
-import { LOG_OPTIONS, type ServiceSpec, type VolumeSpec } from "../services/index.js";
+import { LOG_OPTIONS, type FileSpec, type ServiceSpec, type VolumeSpec } from "../services/index.js";
 
 
 export interface DeployContext {
@@ -20,6 +20,8 @@ export interface DeployContext {
   readonly networkName: pulumi.Input<string>;
   /** Resources every container of this call waits for (another component's containers). */
   readonly dependsOn?: pulumi.Input<pulumi.Resource>[];
+  /** Contents of the specs' generated files, by name (a Pulumi secret: they can hold keys). */
+  readonly generated?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
 export function createVolumes(ctx: DeployContext, volumes: readonly VolumeSpec[]): Map<string, docker.Volume> {
@@ -73,7 +75,7 @@ export function createContainers(
         })),
         uploads: svc.files.map((f) => ({
           file: f.path,
-          content: f.bundle ? bundleSource(f.source) : readFileSync(join(PACKAGE_ROOT, f.source), "utf8"),
+          content: fileContent(ctx, f, svc.name),
           executable: f.executable ?? false,
         })),
         healthcheck: svc.healthcheck && {
@@ -85,6 +87,7 @@ export function createContainers(
         },
         restart: svc.restart,
         user: svc.user,
+        ulimits: svc.ulimits?.map((u) => ({ ...u })),
         stopTimeout: svc.stopGraceSeconds,
         destroyGraceSeconds: svc.stopGraceSeconds,
         networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }],
@@ -106,6 +109,21 @@ export function createContainers(
     containers.set(svc.name, container);
   }
   return containers;
+}
+
+function fileContent(ctx: DeployContext, f: FileSpec, service: string): pulumi.Input<string> {
+  if (f.generated !== undefined) {
+    if (!ctx.generated) throw new Error(`service ${service} needs generated file "${f.generated}", which its component does not supply`);
+    const name = f.generated;
+    return pulumi.secret(
+      ctx.generated.apply((files) => {
+        const text = files[name];
+        if (text === undefined) throw new Error(`service ${service}: no generated file "${name}"`);
+        return text;
+      }),
+    );
+  }
+  return f.bundle ? bundleSource(f.source) : readFileSync(join(PACKAGE_ROOT, f.source), "utf8");
 }
 
 function volumeNamed(volumes: ReadonlyMap<string, docker.Volume>, key: string, service: string): docker.Volume {

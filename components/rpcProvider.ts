@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
 import { buildServices } from "../services/index.js";
 import { AwsHost } from "./awsHost.js";
+import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
 import { Indexer } from "./indexer.js";
 import { L1Node } from "./l1Node.js";
@@ -28,6 +29,7 @@ export class RpcProvider extends pulumi.ComponentResource {
   readonly l2: L2Node;
   readonly indexer?: Indexer;
   readonly readiness: SyncReadiness;
+  readonly gateway: Gateway;
 
   constructor(name: string, args: RpcProviderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:RpcProvider", name, {}, opts);
@@ -59,6 +61,11 @@ export class RpcProvider extends pulumi.ComponentResource {
     this.readiness = new SyncReadiness(
       `${name}-readiness`,
       { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container] },
+      { parent: this },
+    );
+    this.gateway = new Gateway(
+      `${name}-gateway`,
+      { settings: s, projectKeys: args.projectKeys, provider, networkName: this.l1.networkName, readiness: this.readiness.gate, publicAddress: this.host.publicAddress },
       { parent: this },
     );
     this.network = pulumi.output(s.network.name);

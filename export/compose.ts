@@ -49,6 +49,7 @@ export function composeService(svc: ServiceSpec): Record<string, unknown> {
     };
   }
   out.restart = svc.restart;
+  if (svc.ulimits?.length) out.ulimits = Object.fromEntries(svc.ulimits.map((u) => [u.name, { soft: u.soft, hard: u.hard }]));
   if (svc.user) out.user = svc.user;
   out.stop_grace_period = seconds(svc.stopGraceSeconds);
   if (svc.dependsOn.length) {

@@ -55,6 +55,8 @@ export interface GatewayOptions {
   readonly threads?: number;
   /** Concurrent connections (HAProxy needs about two file descriptors each). */
   readonly maxConnections: number;
+  /** Started as root (ports 80/443, runtime socket), then run as this user and group. */
+  readonly runAs?: string;
 }
 
 export interface GatewayBuild {
@@ -79,6 +81,8 @@ const ERROR_STATUSES: Record<number, [string, number, string]> = {
   503: ["Service Unavailable", -32053, "node unavailable or not synced"],
   504: ["Gateway Timeout", -32054, "upstream node timed out"],
 };
+
+export const ERROR_STATUS_CODES = Object.keys(ERROR_STATUSES);
 
 export const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
 
@@ -233,6 +237,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     directives: [
       ["log", "stdout", "format", "raw", "local0", "info"],
       ["maxconn", String(opts.maxConnections)],
+      ...(opts.runAs ? [["user", opts.runAs], ["group", opts.runAs]] : []),
       ...(opts.threads ? [["nbthread", String(opts.threads)]] : []),
       ...(opts.adminSocket ? [["stats", "socket", opts.adminSocket, "mode", "600", "level", "admin"]] : []),
       // Mozilla "intermediate" TLS: TLS 1.2+ with forward-secret AEAD ciphers.

@@ -23,3 +23,4 @@ export function buildServices(config: StackSettings): StackServices {
     urls: { l1: l1Urls(), l2: l2Urls(config) },
   };
 }
+export { gatewayServices, gatewayOptions, certificateNames, GATEWAY_PATHS, METRICS_PORT } from "./gateway.js";

@@ -25,6 +25,11 @@ export interface FileSpec {
   readonly executable?: boolean;
   /** Ship `source` (TypeScript) bundled into one dependency-free JavaScript file. */
   readonly bundle?: boolean;
+  /**
+   * Generated at deploy time instead of read from `source` (the gateway's configuration and
+   * key map): the component supplies it under this name, as a Pulumi secret.
+   */
+  readonly generated?: string;
 }
 
 export interface HealthCheckSpec {
@@ -52,6 +57,8 @@ export interface ServiceSpec {
   readonly files: readonly FileSpec[];
   readonly healthcheck?: HealthCheckSpec;
   readonly restart: "unless-stopped" | "on-failure" | "no";
+  /** Resource limits, e.g. open files for the gateway. */
+  readonly ulimits?: readonly { readonly name: string; readonly soft: number; readonly hard: number }[];
   readonly user?: string;
   /** Seconds Docker waits after SIGTERM: databases need time to flush. */
   readonly stopGraceSeconds: number;

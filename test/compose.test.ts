@@ -57,10 +57,10 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
   it("matches the Pulumi containers field for field", async () => {
     const { docs } = exported(stack, extra);
     const run = await runProgram({ stack, config: extra });
-    // The compose files carry the nodes and the indexer; the readiness containers are Pulumi's own step.
+    // The compose files carry the nodes and the indexer; readiness and gateway are Pulumi's own steps.
     const fromPulumi = run
       .byType("docker:index/container:Container")
-      .filter((c) => !/rpcstack:index:SyncReadiness/.test(c.parent ?? ""))
+      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer)::/.test(c.parent ?? ""))
       .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies))
       .sort(byName);
     const fromCompose = Object.values(docs)

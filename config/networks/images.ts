@@ -15,5 +15,11 @@ export const IMAGES = {
 
 export const INDEXER_COMMAND = ["/indexer/indexer.sh"] as const;
 
+/** The gateway and its ACME client. The config is kept valid for this HAProxy and Debian's 2.6. */
+export const GATEWAY_IMAGES = {
+  haproxy: "haproxy:3.2.6",
+  certbot: "certbot/certbot:v4.0.0",
+} as const;
+
 /** Runs the bundled readiness program (sync checks and the live health endpoint). */
 export const READINESS_IMAGE = IMAGES.indexer;

@@ -1,0 +1,111 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../config/index.js";
+import { buildGateway } from "../gateway/build.js";
+import { gatewayChains } from "../gateway/chains.js";
+import { readStackFile } from "../export/stackFile.js";
+import { gatewayOptions } from "../services/index.js";
+import { ROOT, TEST_PROJECT_KEYS, runProgram, type StackName } from "./harness.js";
+import { issueCert } from "./support/tls.js";
+
+const CONTAINER = "docker:index/container:Container";
+
+describe("Gateway under the mock engine", () => {
+  it("HAProxy pinned, 443 and 80 public, metrics private, config and key map uploaded as secrets", async () => {
+    const run = await runProgram({ stack: "mainnet" });
+    const gw = run.one(CONTAINER, "rpcstack-gateway-haproxy");
+    expect(gw.inputs.image).toBe("haproxy:3.2.6");
+    expect(gw.inputs.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}`).sort()).toEqual(["0.0.0.0:443->443", "0.0.0.0:80->80"]);
+    const files = Object.fromEntries(gw.inputs.uploads.map((u: any) => [u.file, u.content]));
+    expect(files["/usr/local/etc/haproxy/keys.map"]).toBe(TEST_PROJECT_KEYS.map((k) => `${k.key} ${k.name}\n`).join(""));
+    expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("bind 0.0.0.0:443 ssl crt /certs/gateway.pem alpn h2,http/1.1");
+    expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("nameserver dns 127.0.0.11:53");
+    expect(gw.secretInputs.some((p) => p.startsWith("uploads"))).toBe(true);
+    expect(gw.inputs.ulimits).toEqual([{ name: "nofile", soft: 65536, hard: 65536 }]);
+  });
+
+  it("the readiness step runs after the node containers and before the gateway", async () => {
+    const run = await runProgram({ stack: "testnet" });
+    const check = run.one(CONTAINER, "rpcstack-readiness-sync-check");
+    const nodes = run.byType(CONTAINER).filter((c) => /L1Node|L2Node/.test(c.parent ?? ""));
+    expect(check.dependencies).toEqual(expect.arrayContaining(nodes.map((n) => n.urn)));
+    for (const name of ["rpcstack-gateway-cert-init", "rpcstack-gateway-haproxy", "rpcstack-gateway-acme"]) {
+      expect(run.one(CONTAINER, name).dependencies, name).toContain(check.urn);
+    }
+  });
+
+  it("public stacks run the ACME client for the domain and every Cosmos hostname; local gets a self-signed certificate", async () => {
+    const main = await runProgram({ stack: "mainnet" });
+    const acme = main.one(CONTAINER, "rpcstack-gateway-acme");
+    expect(acme.inputs.image).toBe("certbot/certbot:v4.0.0");
+    expect(acme.inputs.envs).toEqual(expect.arrayContaining([
+      "ACME_DOMAINS=rpc.example.com,cosmoshub-rpc.rpc.example.com,cosmoshub-rest.rpc.example.com,cosmoshub-grpc.rpc.example.com",
+      "ACME_EMAIL=ops@example.com",
+      "HAPROXY_SOCKET=/var/run/haproxy/admin.sock",
+    ]));
+    expect(acme.inputs.ports).toEqual([]);
+    expect(main.one(CONTAINER, "rpcstack-gateway-haproxy").inputs.uploads.find((u: any) => u.file.endsWith("haproxy.cfg")).content).toContain("server acme acme:8888");
+
+    const local = await runProgram({ stack: "local" });
+    expect(local.byType(CONTAINER).map((c) => c.name)).not.toContain("rpcstack-gateway-acme");
+    const init = local.one(CONTAINER, "rpcstack-gateway-cert-init");
+    expect(init.inputs.command).toEqual(["/acme/selfsigned.py", "/certs/gateway.pem", "localhost"]);
+    expect(init.inputs.attach).toBe(true);
+  });
+
+  it("exports the public endpoints per chain and interface, without keys", async () => {
+    const run = await runProgram({ stack: "mainnet" });
+    const e = run.outputs.endpoints as any;
+    expect(e.eth).toEqual({
+      chainId: "ETH1",
+      endpoints: { rpcHttp: "https://rpc.example.com/gateway/eth/rpc-http/<KEY>", rpcWs: "wss://rpc.example.com/gateway/eth/rpc/<KEY>?secret=null" },
+    });
+    expect(e.strk.chainId).toBe("STRK");
+    expect(e.cosmoshub.endpoints).toMatchObject({
+      rest: "https://rpc.example.com/gateway/cosmoshub/rest/<KEY>/<rest_path>",
+      tendermintUri: "https://rpc.example.com/gateway/cosmoshub/rpc-http/<KEY>/status",
+      tendermintRpc: "https://cosmoshub-rpc.rpc.example.com",
+      grpc: "cosmoshub-grpc.rpc.example.com:443",
+    });
+  });
+});
+
+describe.each(["local", "testnet", "mainnet"] as const)("secrets on %s", (stack) => {
+  it("a project key appears only in secret inputs, never in outputs", async () => {
+    const run = await runProgram({ stack });
+    for (const r of run.resources) {
+      const text = JSON.stringify(r.inputs);
+      if (TEST_PROJECT_KEYS.some((k) => text.includes(k.key))) {
+        expect(r.secretInputs.length, `${r.type} ${r.name} holds a key outside a secret`).toBeGreaterThan(0);
+      }
+    }
+    expect(JSON.stringify(run.outputs)).not.toMatch(new RegExp(TEST_PROJECT_KEYS.map((k) => k.key).join("|")));
+  });
+});
+
+describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway configuration", (stack: StackName) => {
+  const dir = mkdtempSync(join(tmpdir(), "rpcstack-gwcfg-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("passes Debian HAProxy's haproxy -c with the container's options (paths moved to a temp dir)", () => {
+    const { entries } = readStackFile(ROOT, stack);
+    const settings = loadConfig({ entries, withoutSecrets: true });
+    const build = buildGateway(gatewayChains(settings), TEST_PROJECT_KEYS, {
+      ...gatewayOptions(settings),
+      certFile: join(dir, "gateway.pem"),
+      filesDir: dir,
+      adminSocket: join(dir, "admin.sock"),
+    });
+    writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
+    for (const [name, text] of Object.entries(build.files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    writeFileSync(join(dir, "haproxy.cfg"), build.config);
+    const out = execFileSync("haproxy", ["-c", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
+    expect(out).toContain("Configuration file is valid");
+  });
+});
