@@ -20,3 +20,5 @@ export const l2RpcUrl = provider.l2.rpcHttpUrl;
 export const l1SyncState = provider.readiness.l1State;
 export const l2SyncState = provider.readiness.l2State;
 export const endpoints = provider.gateway.endpoints;
+export const smokeBlockNumbers = provider.smokeTest.blockNumbers;
+export const providerManifest = provider.providerManifest;

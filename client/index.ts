@@ -68,6 +68,8 @@ export interface Subscription {
 
 export interface RpcClient {
   sendRelay(relay: JsonRpcRelay | RestRelay): Promise<any>;
+  /** One JSON-RPC request over the gateway's WebSocket: one message out, one reply back. */
+  sendRelayWs(relay: JsonRpcRelay): Promise<any>;
   /** One WebSocket per subscription; `onMessage` gets every notification's `params`. */
   subscribe(relay: JsonRpcRelay, onMessage: (params: any) => void, onError?: (e: RelayError) => void): Promise<Subscription>;
 }
@@ -172,6 +174,31 @@ export function createClient(options: ClientOptions): RpcClient {
     return body?.result ?? body;
   }
 
+  /** Opens the chain's WebSocket, sends the request, resolves with its reply; later messages go to onMessage. */
+  async function openWs(relay: JsonRpcRelay, onMessage: (params: any) => void): Promise<{ ws: WebSocketLike; result: any; chainId: string }> {
+    const chain = chainOf(relay);
+    const Ws = options.WebSocket ?? (globalThis as any).WebSocket;
+    if (!Ws) throw new RelayError("connection", "no WebSocket implementation; pass options.WebSocket (e.g. the ws package)");
+    const wsUrl = `${base.replace(/^http/, "ws")}/gateway/${chain.path}/rpc/${encodeURIComponent(await key())}?secret=null`;
+    const ws: WebSocketLike = new Ws(wsUrl);
+    const id = nextId++;
+    const result = await new Promise<any>((resolve, reject) => {
+      const fail = (e: RelayError) => (clearTimeout(t), ws.close(), reject(e));
+      const t = setTimeout(() => fail(new RelayError("timeout", `${chain.id}: no WebSocket reply within ${timeoutMs} ms`, { chainId: chain.id })), timeoutMs);
+      ws.onerror = () => fail(new RelayError("connection", `${chain.id}: WebSocket to ${base} failed`, { chainId: chain.id }));
+      ws.onopen = () => ws.send(JSON.stringify({ jsonrpc: "2.0", id, method: relay.method, params: relay.params ?? [] }));
+      ws.onmessage = (ev) => {
+        const msg = JSON.parse(String(ev.data));
+        if (msg.id === id) {
+          clearTimeout(t);
+          if (msg.error) fail(new RelayError("jsonrpc", `${chain.id}: ${msg.error.message}`, { code: msg.error.code, chainId: chain.id }));
+          else resolve(msg.result);
+        } else if (msg.params !== undefined) onMessage(msg.params);
+      };
+    });
+    return { ws, result, chainId: chain.id };
+  }
+
   return {
     sendRelay(relay) {
       const isRest = relay.method === "GET" || (relay.method === "POST" && "url" in relay);
@@ -184,27 +211,15 @@ export function createClient(options: ClientOptions): RpcClient {
       return jsonRpc(relay as JsonRpcRelay);
     },
 
+    async sendRelayWs(relay) {
+      const { ws, result } = await openWs(relay, () => {});
+      ws.close();
+      return result;
+    },
+
     async subscribe(relay, onMessage, onError) {
-      const chain = chainOf(relay);
-      const Ws = options.WebSocket ?? (globalThis as any).WebSocket;
-      if (!Ws) throw new RelayError("connection", "subscribe: no WebSocket implementation; pass options.WebSocket (e.g. the ws package)");
-      const wsUrl = `${base.replace(/^http/, "ws")}/gateway/${chain.path}/rpc/${encodeURIComponent(await key())}?secret=null`;
-      const ws: WebSocketLike = new Ws(wsUrl);
-      const id = nextId++;
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(() => reject(new RelayError("timeout", `${chain.id}: subscription not confirmed within ${timeoutMs} ms`, { chainId: chain.id })), timeoutMs);
-        ws.onerror = () => (clearTimeout(t), reject(new RelayError("connection", `${chain.id}: WebSocket to ${base} failed`, { chainId: chain.id })));
-        ws.onopen = () => ws.send(JSON.stringify({ jsonrpc: "2.0", id, method: relay.method, params: relay.params ?? [] }));
-        ws.onmessage = (ev) => {
-          const msg = JSON.parse(String(ev.data));
-          if (msg.id === id) {
-            clearTimeout(t);
-            if (msg.error) reject(new RelayError("jsonrpc", `${chain.id}: ${msg.error.message}`, { code: msg.error.code, chainId: chain.id }));
-            else resolve();
-          } else if (msg.params !== undefined) onMessage(msg.params);
-        };
-      });
-      ws.onerror = () => onError?.(new RelayError("connection", `${chain.id}: WebSocket error`, { chainId: chain.id }));
+      const { ws, chainId } = await openWs(relay, onMessage);
+      ws.onerror = () => onError?.(new RelayError("connection", `${chainId}: WebSocket error`, { chainId }));
       return { close: () => ws.close() };
     },
   };

@@ -16,7 +16,7 @@ export function bundleSource(source: string): string {
       target: "node18",
       write: false,
       // Progress bars are for terminals; the containers have none and no node_modules.
-      external: ["cli-progress"],
+      external: ["cli-progress", "bufferutil", "utf-8-validate"],
       legalComments: "none",
     }).outputFiles[0].text;
     cache.set(source, text);

@@ -50,6 +50,8 @@ export function publicEndpoints(settings: StackSettings, host: string): Record<s
 export class Gateway extends pulumi.ComponentResource {
   readonly endpoints: pulumi.Output<Record<string, ChainEndpoints>>;
   readonly containerName: pulumi.Output<string>;
+  /** The HAProxy container: what post-deploy checks wait for. */
+  readonly container: docker.Container;
 
   constructor(name: string, args: GatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:Gateway", name, {}, opts);
@@ -66,7 +68,8 @@ export class Gateway extends pulumi.ComponentResource {
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated };
     const volumes = createVolumes(ctx, group.volumes);
     const containers = createContainers(ctx, group.services, volumes);
-    this.containerName = containers.get("haproxy")!.name;
+    this.container = containers.get("haproxy")!;
+    this.containerName = this.container.name;
     const host = s.gateway.domain ?? "localhost";
     this.endpoints = pulumi.output(publicEndpoints(s, host));
     this.registerOutputs({ endpoints: this.endpoints, containerName: this.containerName, publicAddress: args.publicAddress });

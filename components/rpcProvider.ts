@@ -5,6 +5,8 @@ import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
 import { Indexer } from "./indexer.js";
+import { SmokeTest } from "./smokeTest.js";
+import { providerManifest, type ProviderManifest } from "../manifest/provider.js";
 import { L1Node } from "./l1Node.js";
 import { L2Node } from "./l2Node.js";
 import { LocalHost } from "./localHost.js";
@@ -30,6 +32,9 @@ export class RpcProvider extends pulumi.ComponentResource {
   readonly indexer?: Indexer;
   readonly readiness: SyncReadiness;
   readonly gateway: Gateway;
+  readonly smokeTest: SmokeTest;
+  /** What to submit when applying to a provider program (no keys in it). */
+  readonly providerManifest: pulumi.Output<ProviderManifest>;
 
   constructor(name: string, args: RpcProviderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:RpcProvider", name, {}, opts);
@@ -68,6 +73,12 @@ export class RpcProvider extends pulumi.ComponentResource {
       { settings: s, projectKeys: args.projectKeys, provider, networkName: this.l1.networkName, readiness: this.readiness.gate, publicAddress: this.host.publicAddress },
       { parent: this },
     );
+    this.smokeTest = new SmokeTest(
+      `${name}-smoke`,
+      { settings: s, projectKeys: args.projectKeys, baseUrl: `https://${s.gateway.domain ?? "localhost"}`, gateway: this.gateway.container },
+      { parent: this },
+    );
+    this.providerManifest = pulumi.output(providerManifest(s));
     this.network = pulumi.output(s.network.name);
     this.tier = pulumi.output(s.tier.name);
     this.registerOutputs({ network: this.network, tier: this.tier, publicAddress: this.host.publicAddress });

@@ -168,6 +168,7 @@ export const configSchema = {
       "x-hint": "must be a PEM/OpenSSH private key (-----BEGIN ... PRIVATE KEY-----)",
     },
     retainData: { type: "boolean" },
+    geolocation: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,31}$", "x-hint": 'must be a short region label like "EU" or "US-East"' },
     readiness: {
       type: "object",
       properties: {

@@ -13,6 +13,7 @@ export interface RawConfig {
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
+  geolocation?: string;
   readiness?: Partial<ReadinessConfig>;
 }
 
@@ -82,6 +83,8 @@ export interface StackSettings {
     readonly maxBodyKiB: number;
   };
   readonly retainData: boolean;
+  /** Where the provider serves from, for the provider manifest (e.g. "EU"). */
+  readonly geolocation?: string;
   readonly readiness: ReadinessConfig;
 }
 

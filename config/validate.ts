@@ -143,6 +143,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
     retainData: raw.retainData ?? true,
+    geolocation: raw.geolocation,
     readiness: {
       wait: raw.readiness?.wait ?? true,
       timeoutMinutes: raw.readiness?.timeoutMinutes ?? 60,

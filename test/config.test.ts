@@ -154,6 +154,7 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["readiness timeout fraction", () => set(base(), "readiness.timeoutMinutes", 1.5), "rpcstack:readiness.timeoutMinutes", /must be an integer/],
   ["readiness tolerance negative", () => set(base(), "readiness.toleranceBlocks", -1), "rpcstack:readiness.toleranceBlocks", />= 0/],
   ["readiness reference over http", () => set(base(), "readiness.l1ReferenceUrl", "http://eth.example.net"), "rpcstack:readiness.l1ReferenceUrl", /https:\/\/ URL/],
+  ["geolocation with spaces", () => set(base(), "geolocation", "North America"), "rpcstack:geolocation", /region label/],
   ["unknown top-level key", () => set(base(), "gatewy", "x"), "rpcstack:gatewy", /not a known key/],
 ];
 

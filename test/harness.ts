@@ -87,6 +87,11 @@ export const BIG_HOST: HostFactsReport = {
 
 /** What the mock engine answers for resources whose outputs are not simply their inputs. */
 function defaultState(type: string, inputs: Record<string, any>, facts: HostFactsReport): Record<string, any> {
+  if (type === "command:local:Command" && inputs.environment?.RPCSTACK_SMOKE_PLAN) {
+    // Every planned relay answered with block 1.
+    const plan = JSON.parse(inputs.environment.RPCSTACK_SMOKE_PLAN) as { chainId: string; iface: string }[];
+    return { stdout: `RPCSTACK_SMOKE ${JSON.stringify({ ok: plan.map((p) => ({ chainId: p.chainId, iface: p.iface, block: 1 })), failed: [] })}\n`, stderr: "" };
+  }
   if (type === "command:local:Command" || type === "command:remote:Command") {
     return { stdout: Object.entries(facts).map(([k, v]) => `${k}=${v}`).join("\n"), stderr: "" };
   }
@@ -139,7 +144,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
         id: args.custom ? `${args.name}-id` : undefined,
         state: {
           ...args.inputs,
-          ...defaultState(args.type, args.inputs, { ...BIG_HOST, ...opts.hostFacts }),
+          ...defaultState(args.type, unwrapSecrets(args.inputs), { ...BIG_HOST, ...opts.hostFacts }),
           ...(opts.state?.(args.type, args.name, args.inputs) ?? {}),
         },
       }),

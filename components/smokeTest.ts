@@ -1,0 +1,65 @@
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import type { ProjectKey, StackSettings } from "../config/index.js";
+import { gatewayChains } from "../gateway/chains.js";
+import { SMOKE_PREFIX, type SmokeResult } from "../smoke/cli.js";
+import { smokePlan } from "../smoke/plan.js";
+import { bundleSource } from "./bundle.js";
+
+export interface SmokeTestArgs {
+  readonly settings: StackSettings;
+  /** Project keys (a Pulumi secret); the first one is used. */
+  readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
+  /** The gateway as users reach it, e.g. https://rpc.example.com. */
+  readonly baseUrl: string;
+  /** The gateway's container: the relays go out once it runs. */
+  readonly gateway: pulumi.Resource;
+}
+
+export function parseSmokeOutput(stdout: string | undefined): SmokeResult | undefined {
+  const line = (stdout ?? "").split("\n").reverse().find((l) => l.startsWith(SMOKE_PREFIX));
+  return line ? (JSON.parse(line.slice(SMOKE_PREFIX.length)) as SmokeResult) : undefined;
+}
+
+/**
+ * The operator guide's "do a test transaction", on every `pulumi up`: one relay per chain and
+ * interface through the public gateway with the client library, from the machine running
+ * Pulumi. Any failure fails the update, naming the chain and interface; with readiness.wait
+ * off (nodes may still be syncing, so the gateway answers 503) it only reports.
+ */
+export class SmokeTest extends pulumi.ComponentResource {
+  /** Head block per chain and interface, as the relays saw it. */
+  readonly blockNumbers: pulumi.Output<Record<string, Record<string, number>>>;
+  readonly failures: pulumi.Output<SmokeResult["failed"]>;
+
+  constructor(name: string, args: SmokeTestArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("rpcstack:index:SmokeTest", name, {}, opts);
+    const plan = smokePlan(gatewayChains(args.settings));
+    const local = args.settings.host.kind === "local";
+    const reportOnly = !args.settings.readiness.wait;
+    const run = new command.local.Command(
+      `${name}-relays`,
+      {
+        create: `node - ${reportOnly ? "--report-only" : ""}`.trim(),
+        stdin: bundleSource("smoke/run.ts"),
+        environment: {
+          RPCSTACK_SMOKE_BASE: args.baseUrl,
+          RPCSTACK_SMOKE_PLAN: JSON.stringify(plan),
+          RPCSTACK_SMOKE_KEY: pulumi.secret(pulumi.output(args.projectKeys).apply((k) => k[0].key)),
+          ...(local ? { RPCSTACK_SMOKE_INSECURE_LOCALHOST: "1" } : {}),
+        },
+        // Every update is tested, not only the first.
+        triggers: [Date.now()],
+      },
+      { parent: this, dependsOn: [args.gateway] },
+    );
+    const result = run.stdout.apply((out) => parseSmokeOutput(out) ?? { ok: [], failed: [{ chainId: "-", iface: "-", error: "the smoke test printed no result" }] });
+    this.blockNumbers = result.apply((r) => {
+      const out: Record<string, Record<string, number>> = {};
+      for (const ok of r.ok) (out[ok.chainId] ??= {})[ok.iface] = ok.block;
+      return out;
+    });
+    this.failures = result.apply((r) => r.failed);
+    this.registerOutputs({ blockNumbers: this.blockNumbers, failures: this.failures });
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * rpcstack smoke test: one relay per chain and interface through the public gateway, with the
+ * client library and the first project key (RPCSTACK_SMOKE_KEY). Prints one JSON line of block
+ * numbers; exits 1 naming every chain and interface that failed (0 with --report-only).
+ */
+import { parseArgs } from "node:util";
+import WebSocket from "ws";
+import { createClient, type RpcClient } from "../client/index.js";
+import { COSMOS_LATEST_BLOCK, HEAD_METHOD, headOf, type SmokeCheck } from "./plan.js";
+
+export const SMOKE_PREFIX = "RPCSTACK_SMOKE ";
+
+export interface SmokeResult {
+  readonly ok: { chainId: string; iface: string; block: number }[];
+  readonly failed: { chainId: string; iface: string; error: string }[];
+}
+
+export async function runSmoke(base: string, key: string, plan: readonly SmokeCheck[], timeoutMs: number): Promise<SmokeResult> {
+  const result: SmokeResult = { ok: [], failed: [] };
+  await Promise.all(
+    plan.map(async (c) => {
+      const opts = { baseUrl: base, privateKey: key, chainIds: c.chainId, chainPaths: { [c.chainId]: c.path }, timeoutMs, WebSocket: WebSocket as any };
+      try {
+        let reply: unknown;
+        if (c.iface === "rest") {
+          reply = await createClient({ ...opts, rpcInterface: "rest" }).sendRelay({ method: "GET", url: COSMOS_LATEST_BLOCK });
+        } else {
+          const client: RpcClient = createClient({ ...opts, rpcInterface: c.kind === "cosmos" ? "tendermintrpc" : "jsonrpc" });
+          const relay = { method: HEAD_METHOD[c.kind], params: c.kind === "cosmos" ? {} : [] };
+          reply = c.iface === "rpc" ? await client.sendRelayWs(relay) : await client.sendRelay(relay);
+        }
+        const block = headOf(c.kind, c.iface, reply);
+        if (block === undefined) throw new Error(`reply holds no block number: ${JSON.stringify(reply).slice(0, 200)}`);
+        result.ok.push({ chainId: c.chainId, iface: c.iface, block });
+      } catch (e) {
+        result.failed.push({ chainId: c.chainId, iface: c.iface, error: (e as Error).message });
+      }
+    }),
+  );
+  return result;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { "report-only": { type: "boolean" }, "timeout-seconds": { type: "string" } } });
+  const base = env.RPCSTACK_SMOKE_BASE;
+  const key = env.RPCSTACK_SMOKE_KEY;
+  const plan = JSON.parse(env.RPCSTACK_SMOKE_PLAN ?? "[]") as SmokeCheck[];
+  if (!base || !key || !plan.length) {
+    process.stderr.write("rpcstack smoke: set RPCSTACK_SMOKE_BASE, RPCSTACK_SMOKE_KEY and RPCSTACK_SMOKE_PLAN\n");
+    return 2;
+  }
+  // The local stack's certificate is self-signed; trusting it is allowed for loopback only.
+  if (env.RPCSTACK_SMOKE_INSECURE_LOCALHOST === "1") {
+    const host = new URL(base).hostname;
+    if (host !== "localhost" && host !== "127.0.0.1") {
+      process.stderr.write(`rpcstack smoke: refusing to skip certificate checks for ${host}\n`);
+      return 2;
+    }
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+  }
+  const res = await runSmoke(base, key, plan, Number(values["timeout-seconds"] ?? "20") * 1000);
+  process.stdout.write(`${SMOKE_PREFIX}${JSON.stringify(res)}\n`);
+  for (const f of res.failed) process.stderr.write(`rpcstack smoke: ${f.chainId} ${f.iface} failed: ${f.error}\n`);
+  return res.failed.length && !values["report-only"] ? 1 : 0;
+}
+
+if (require.main === module) main(process.argv.slice(2)).then((c) => process.exit(c));

@@ -1,0 +1,147 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleSource } from "../components/bundle.js";
+import { parseSmokeOutput } from "../components/smokeTest.js";
+import type { GatewayChain } from "../gateway/build.js";
+import { smokePlan } from "../smoke/plan.js";
+import { runProgram, TEST_PROJECT_KEYS } from "./harness.js";
+import { startCosmosSim, startSwitch, type CosmosSim } from "./support/cosmosSim.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startHardhat, type EvmNode } from "./support/hardhat.js";
+import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
+
+const KEY = TEST_PROJECT_KEYS[0].key;
+let evm: EvmNode;
+let strk: StarknetSim;
+let cosmos: CosmosSim;
+let strkHealth: Awaited<ReturnType<typeof startSwitch>>;
+let gw: RunningGateway;
+let chains: GatewayChain[];
+const dir = mkdtempSync(join(tmpdir(), "rpcstack-smoke-"));
+
+beforeAll(async () => {
+  evm = await startHardhat();
+  strk = await startStarknetSim({ from: 812_345, to: 812_345 });
+  cosmos = await startCosmosSim();
+  strkHealth = await startSwitch(200);
+  chains = [
+    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: evm.url, rpcWs: evm.wsUrl } },
+    { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url }, healthUrl: strkHealth.url },
+    { path: "cosmoshub", chainId: "COSMOSHUB", kind: "cosmos", upstreams: { rpcHttp: cosmos.url, rest: cosmos.url } },
+  ];
+  gw = await startGateway(chains, TEST_PROJECT_KEYS);
+  writeFileSync(join(dir, "smoke.js"), bundleSource("smoke/run.ts"));
+}, 120_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await evm?.stop();
+  await strk?.stop();
+  await cosmos?.stop();
+  await strkHealth?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The bundled smoke test as the SmokeTest component runs it: plain node, script on stdin. */
+function smoke(args: string[] = []): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ["-", ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS, RPCSTACK_SMOKE_BASE: gw.base, RPCSTACK_SMOKE_KEY: KEY, RPCSTACK_SMOKE_PLAN: JSON.stringify(smokePlan(chains)) },
+    });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("exit", (code) => resolve({ code, out, err }));
+    p.stdin.end(bundleSource("smoke/run.ts"));
+  });
+}
+
+describe("the smoke test through the real gateway", () => {
+  it("one relay per chain and interface with the client library; block numbers out", async () => {
+    const { code, out, err } = await smoke();
+    expect(code, err).toBe(0);
+    const res = parseSmokeOutput(out)!;
+    expect(res.failed).toEqual([]);
+    const got = Object.fromEntries(res.ok.map((r) => [`${r.chainId} ${r.iface}`, r.block]));
+    expect(Object.keys(got).sort()).toEqual(["COSMOSHUB rest", "COSMOSHUB rpc-http", "ETH1 rpc", "ETH1 rpc-http", "STRK rpc-http"]);
+    expect(got["STRK rpc-http"]).toBe(812_345);
+    expect(got["COSMOSHUB rest"]).toBe(24_000_123);
+    expect(got["ETH1 rpc"]).toBeGreaterThanOrEqual(0);
+  });
+
+  it("fails naming the chain and interface when a relay fails; --report-only reports and passes", async () => {
+    strkHealth.set(503);
+    try {
+      for (let i = 0; i < 50; i++) {
+        const r = await fetch(`${gw.base}/gateway/strk/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"starknet_blockNumber"}' });
+        await r.arrayBuffer();
+        if (r.status === 503) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      const failing = await smoke();
+      expect(failing.code).toBe(1);
+      expect(failing.err).toMatch(/rpcstack smoke: STRK rpc-http failed: STRK: HTTP 503: STRK node unavailable or not synced/);
+      expect(parseSmokeOutput(failing.out)!.ok.length).toBe(4);
+      const report = await smoke(["--report-only"]);
+      expect(report.code).toBe(0);
+      expect(parseSmokeOutput(report.out)!.failed.map((f) => `${f.chainId} ${f.iface}`)).toEqual(["STRK rpc-http"]);
+    } finally {
+      strkHealth.set(200);
+    }
+  });
+});
+
+describe("SmokeTest and the provider manifest under the mock engine", () => {
+  it("runs after the gateway with the first key as a secret, and exports block numbers", async () => {
+    const run = await runProgram({ stack: "mainnet" });
+    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
+    expect(cmd.dependencies).toContain(run.one("docker:index/container:Container", "rpcstack-gateway-haproxy").urn);
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://rpc.example.com");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_KEY).toBe(KEY);
+    expect(cmd.secretInputs.some((p) => p === "environment" || p === "environment.RPCSTACK_SMOKE_KEY")).toBe(true);
+    expect(cmd.inputs.create).toBe("node -");
+    expect(JSON.parse(cmd.inputs.environment.RPCSTACK_SMOKE_PLAN).map((p: any) => `${p.chainId} ${p.iface}`)).toEqual([
+      "ETH1 rpc-http", "ETH1 rpc", "STRK rpc-http", "STRK rpc", "COSMOSHUB rpc-http", "COSMOSHUB rest",
+    ]);
+    expect(run.outputs.smokeBlockNumbers).toEqual({ ETH1: { "rpc-http": 1, rpc: 1 }, STRK: { "rpc-http": 1, rpc: 1 }, COSMOSHUB: { "rpc-http": 1, rest: 1 } });
+  });
+
+  it("the local stack reports instead of failing (its nodes may still sync) and trusts its own certificate only on localhost", async () => {
+    const run = await runProgram({ stack: "local" });
+    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
+    expect(cmd.inputs.create).toBe("node - --report-only");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_INSECURE_LOCALHOST).toBe("1");
+  });
+
+  it("mainnet manifest: chains, public URLs without keys, tier, client versions, geolocation", async () => {
+    const run = await runProgram({ stack: "mainnet" });
+    const m = run.outputs.providerManifest as any;
+    expect(m).toMatchObject({
+      network: "mainnet",
+      gateway: "https://rpc.example.com",
+      geolocation: "EU",
+      tier: { name: "recommended", cores: 4, memoryGiB: 16, diskGB: 2000, bandwidthMbps: 25 },
+      clients: { execution: "ethereum/client-go:v1.17.3", consensus: "sigp/lighthouse:v8.0.0", juno: "nethermind/juno:v0.16.6", indexer: "node:22.12.0-alpine3.21", gateway: "haproxy:3.2.6" },
+    });
+    expect(m.chains.map((c: any) => [c.chainId, c.path, c.source])).toEqual([["ETH1", "eth", "own node"], ["STRK", "strk", "own node"], ["COSMOSHUB", "cosmoshub", "relayed upstream"]]);
+    expect(m.chains[1].interfaces).toEqual({ "rpc-http": "https://rpc.example.com/gateway/strk/rpc-http/<KEY>", rpc: "wss://rpc.example.com/gateway/strk/rpc/<KEY>?secret=null" });
+    expect(JSON.stringify(m)).not.toMatch(new RegExp(TEST_PROJECT_KEYS.map((k) => k.key).join("|")));
+  });
+
+  it("testnet manifest: Sepolia chain ids and the minimum tier", async () => {
+    const run = await runProgram({ stack: "testnet", config: { l2: { client: "pathfinder" } } });
+    const m = run.outputs.providerManifest as any;
+    expect(m.network).toBe("testnet");
+    expect(m.geolocation).toBeNull();
+    expect(m.tier.name).toBe("minimum");
+    expect(m.chains.map((c: any) => c.chainId)).toEqual(["SEP1", "STRKS"]);
+    expect(m.clients.pathfinder).toBe("swmansion/pathfinder:v0.24.1");
+    expect(m.gateway).toBe("https://rpc-testnet.example.com");
+  });
+});
