@@ -1,7 +1,9 @@
 /** A real EVM node from npm (hardhat 2), on a loopback port the test picks, mining every second. */
 import { join } from "node:path";
-import { ROOT } from "../harness.js";
 import { freePort, jsonRpc, start, waitFor, type Child } from "./net.js";
+
+// Not from the harness: the benchmark uses this module outside vitest.
+const ROOT = join(__dirname, "../..");
 
 export interface EvmNode {
   readonly url: string;

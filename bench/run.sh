@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# npm run bench: installs the load tool and the reference proxies from Debian (not in CI), then runs the benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+for p in wrk nginx caddy haproxy openssl; do command -v "$p" >/dev/null || need+=("$p"); done
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "bench: installing ${need[*]} from Debian"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}";
+  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; fi
+fi
+[ -d node_modules ] || npm ci --no-audit --no-fund
+exec npx tsx bench/run.ts "$@"

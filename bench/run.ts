@@ -1,0 +1,352 @@
+/**
+ * What the gateway costs on the request path. On loopback: a fixed-reply JSON-RPC upstream (so
+ * the proxy, not the node, is measured) and a real EVM node (hardhat); the package's HAProxy
+ * gateway (TLS) and, as references, nginx and Caddy with equivalent hand-written TLS configs.
+ * wrk drives HTTP; a ws client drives WebSocket round trips. Cases alternate, figures are the
+ * median of the rounds. Writes bench/results/latest.json and bench/results/latest.svg.
+ */
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import WebSocket, { WebSocketServer } from "ws";
+import { buildGateway, type GatewayOptions } from "../gateway/build.js";
+import { chart, type Figures } from "./chart.js";
+
+const ROOT = join(__dirname, "..");
+const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
+const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
+const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "8" },
+    "ws-seconds": { type: "string", default: "5" },
+    rounds: { type: "string", default: "2" },
+    connections: { type: "string", default: "32" },
+    threads: { type: "string", default: "1" },
+    out: { type: "string", default: join(ROOT, "bench/results") },
+  },
+});
+const SECONDS = Number(args.seconds);
+const WS_SECONDS = Number(args["ws-seconds"]);
+const ROUNDS = Number(args.rounds);
+const CONNECTIONS = Number(args.connections);
+const PROXY_THREADS = Number(args.threads);
+
+const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-"));
+const children: ChildProcess[] = [];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function startProc(cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  const p = spawn(cmd, argv, { stdio: ["ignore", "ignore", "pipe"], detached: true, env });
+  let err = "";
+  p.stderr!.on("data", (d) => (err += d));
+  p.on("exit", (code) => code && code !== 0 && !stopping && console.error(`${cmd} exited ${code}: ${err.slice(-2000)}`));
+  children.push(p);
+  return p;
+}
+
+let stopping = false;
+function stopAll() {
+  stopping = true;
+  for (const p of children) {
+    try {
+      process.kill(-p.pid!, "SIGTERM");
+    } catch {}
+  }
+  rmSync(work, { recursive: true, force: true });
+}
+process.on("SIGINT", () => (stopAll(), process.exit(130)));
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function waitTcp(port: number) {
+  for (let i = 0; i < 200; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/`).then(() => true, (e) => e?.cause?.code !== "ECONNREFUSED");
+    if (ok) return;
+    await sleep(50);
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+interface Result {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+}
+
+const toMs = (v: string) => {
+  const m = /([\d.]+)(us|ms|s)/.exec(v)!;
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+};
+
+function wrk(url: string, seconds = SECONDS): Result {
+  const out = execFileSync("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", join(ROOT, "bench/post.lua"), url], { encoding: "utf8" });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
+  return { rps, p50ms: toMs(/50%\s+(\S+)/.exec(out)![1]), p99ms: toMs(/99%\s+(\S+)/.exec(out)![1]) };
+}
+
+/** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
+async function wsRoundTrips(url: string, seconds = WS_SECONDS): Promise<Result> {
+  const latencies: number[] = [];
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const ws = new WebSocket(url, { rejectUnauthorized: false });
+      await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+      while (Date.now() < deadline) {
+        const t = process.hrtime.bigint();
+        await new Promise<void>((r) => {
+          ws.once("message", () => r());
+          ws.send(REQUEST);
+        });
+        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+      ws.close();
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 1000) / 1000;
+  return { rps: Math.round(latencies.length / seconds), p50ms: pct(50), p99ms: pct(99) };
+}
+
+const median = (xs: Result[]): Result => {
+  const mid = (f: (r: Result) => number) => {
+    const s = xs.map(f).sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms) };
+};
+
+async function main() {
+  // Some of these print their version on stderr or exit non-zero after printing it.
+  const version = (cmd: string, a: string[]) => {
+    const r = spawnSync(cmd, a, { encoding: "utf8" });
+    return `${r.stdout}${r.stderr}`.trim().split("\n")[0];
+  };
+  const versions = {
+    node: process.version,
+    haproxy: version("haproxy", ["-v"]),
+    nginx: version("nginx", ["-v"]),
+    caddy: version("caddy", ["version"]),
+    wrk: version("wrk", ["--version"]),
+  };
+
+  // Upstreams: a fixed-reply HTTP server and a fixed-reply WebSocket server, in their own processes.
+  const upPort = await freePort();
+  const wsPort = await freePort();
+  startProc(process.execPath, [join(ROOT, "bench/upstream.js"), String(upPort), String(wsPort)]);
+  await waitTcp(upPort);
+
+  // One self-signed certificate for all three proxies (wrk does not verify).
+  const cert = join(work, "cert.pem");
+  const key = join(work, "key.pem");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], { stdio: "pipe" });
+  writeFileSync(join(work, "both.pem"), execFileSync("cat", [cert, key]));
+
+  // The package's gateway, as generated, with loopback ports.
+  const gwPort = await freePort();
+  mkdirSync(join(work, "gw/errors"), { recursive: true });
+  const gwOpts: GatewayOptions = {
+    bindAddress: "127.0.0.1", httpsPort: gwPort, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
+    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: PROXY_THREADS, maxConnections: 4000,
+  };
+  const gw = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], gwOpts);
+  for (const [name, text] of Object.entries(gw.files)) writeFileSync(join(work, "gw", name), text);
+  writeFileSync(join(work, "haproxy.cfg"), gw.config);
+  // The access log goes where a container's stdout goes: to a reader that keeps up.
+  const hap = spawn("haproxy", ["-db", "-f", join(work, "haproxy.cfg")], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  hap.stdout!.resume();
+  hap.stderr!.resume();
+  children.push(hap);
+
+  // nginx: the same checks by hand: key via map, 401 otherwise, keep-alive to the upstream.
+  const ngPort = await freePort();
+  writeFileSync(join(work, "nginx.conf"), `
+worker_processes ${PROXY_THREADS};
+daemon off;
+pid ${work}/nginx.pid;
+error_log stderr warn;
+events { worker_connections 4096; }
+http {
+  access_log ${work}/nginx-access.log;
+  client_body_temp_path ${work}/nginx-body; proxy_temp_path ${work}/nginx-proxy;
+  fastcgi_temp_path ${work}/nginx-fcgi; uwsgi_temp_path ${work}/nginx-uwsgi; scgi_temp_path ${work}/nginx-scgi;
+  map $key $key_ok { "${KEY}" 1; default 0; }
+  upstream up { server 127.0.0.1:${upPort}; keepalive 64; }
+  upstream upws { server 127.0.0.1:${wsPort}; }
+  server {
+    listen 127.0.0.1:${ngPort} ssl;
+    ssl_certificate ${cert};
+    ssl_certificate_key ${key};
+    location ~ ^/gateway/eth/rpc-http/(?<key>[^/]+)$ {
+      if ($key_ok = 0) { return 401; }
+      rewrite ^ / break;
+      proxy_pass http://up;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+    location ~ ^/gateway/eth/rpc/(?<key>[^/]+)$ {
+      if ($key_ok = 0) { return 401; }
+      rewrite ^ / break;
+      proxy_pass http://upws;
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection "upgrade";
+      proxy_read_timeout 1h;
+    }
+    location / { return 404; }
+  }
+}
+`);
+  startProc("nginx", ["-c", join(work, "nginx.conf"), "-e", "stderr"]);
+
+  // Caddy: path matchers with the key, 401 otherwise.
+  const cdPort = await freePort();
+  writeFileSync(join(work, "Caddyfile"), `{
+  admin off
+  auto_https off
+  storage file_system ${work}/caddy
+}
+https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
+  bind 127.0.0.1
+  tls ${cert} ${key}
+  log {
+    output file ${work}/caddy-access.log
+  }
+  @rpc path /gateway/eth/rpc-http/${KEY}
+  handle @rpc {
+    rewrite * /
+    reverse_proxy 127.0.0.1:${upPort}
+  }
+  @ws path /gateway/eth/rpc/${KEY}
+  handle @ws {
+    rewrite * /
+    reverse_proxy 127.0.0.1:${wsPort}
+  }
+  handle {
+    respond 401
+  }
+}
+`);
+  startProc("caddy", ["run", "--config", join(work, "Caddyfile"), "--adapter", "caddyfile"], { ...process.env, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work, HOME: work, GOMAXPROCS: String(Math.max(PROXY_THREADS, 1)) });
+  await sleep(1500);
+
+  const path = `/gateway/eth/rpc-http/${KEY}`;
+  const httpCases: Record<string, string> = {
+    direct: `http://127.0.0.1:${upPort}/`,
+    gateway: `https://127.0.0.1:${gwPort}${path}`,
+    nginx: `https://127.0.0.1:${ngPort}${path}`,
+    caddy: `https://127.0.0.1:${cdPort}${path}`,
+  };
+  const wsPath = `/gateway/eth/rpc/${KEY}?secret=null`;
+  const wsCases: Record<string, string> = {
+    direct: `ws://127.0.0.1:${wsPort}/`,
+    gateway: `wss://127.0.0.1:${gwPort}${wsPath}`,
+    nginx: `wss://127.0.0.1:${ngPort}${wsPath}`,
+    caddy: `wss://127.0.0.1:${cdPort}${wsPath}`,
+  };
+  // Warm up and prove every case answers before measuring.
+  for (const [name, url] of Object.entries(httpCases)) {
+    try {
+      wrk(url, 1);
+    } catch (e) {
+      throw new Error(`${name} does not answer: ${(e as Error).message}`);
+    }
+  }
+
+  const http: Record<string, Result[]> = {};
+  const ws: Record<string, Result[]> = {};
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Alternate the order each round so drift does not favour one case.
+    const order = Object.keys(httpCases);
+    if (round % 2 === 0) order.reverse();
+    for (const name of order) {
+      (http[name] ??= []).push(wrk(httpCases[name]));
+      console.log(`round ${round} http ${name}: ${http[name].at(-1)!.rps} req/s`);
+    }
+    for (const name of order) {
+      (ws[name] ??= []).push(await wsRoundTrips(wsCases[name]));
+      console.log(`round ${round} ws ${name}: ${ws[name].at(-1)!.rps} round trips/s`);
+    }
+  }
+
+  // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
+  const { startHardhat } = await import("../test/support/hardhat.js");
+  const evm = await startHardhat();
+  let evmFigures: { direct: Result; gateway: Result } | undefined;
+  try {
+    const gw2Port = await freePort();
+    const gw2 = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: evm.url } }], [{ name: "bench", key: KEY }], { ...gwOpts, httpsPort: gw2Port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() } });
+    writeFileSync(join(work, "haproxy-evm.cfg"), gw2.config);
+    const h2 = spawn("haproxy", ["-db", "-f", join(work, "haproxy-evm.cfg")], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    h2.stdout!.resume();
+    h2.stderr!.resume();
+    children.push(h2);
+    await sleep(800);
+    evmFigures = { direct: wrk(evm.url, 5), gateway: wrk(`https://127.0.0.1:${gw2Port}${path}`, 5) };
+  } finally {
+    await evm.stop();
+  }
+
+  const H = Object.fromEntries(Object.entries(http).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
+  const W = Object.fromEntries(Object.entries(ws).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
+  const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+  const results = {
+    date: new Date().toISOString(),
+    machine: { cores: cpus().length, cpu: cpus()[0]?.model, ...versions },
+    settings: { secondsPerCase: SECONDS, wsSecondsPerCase: WS_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, proxyThreads: PROXY_THREADS, wrkThreads: 1, tls: "TLS 1.3, ECDSA P-256, keep-alive" },
+    http: H,
+    ws: W,
+    evmNode: evmFigures,
+    ratios: {
+      gatewayOverDirect: ratio(H.gateway.rps, H.direct.rps),
+      gatewayOverNginx: ratio(H.gateway.rps, H.nginx.rps),
+      gatewayOverCaddy: ratio(H.gateway.rps, H.caddy.rps),
+      ws: {
+        gatewayOverDirect: ratio(W.gateway.rps, W.direct.rps),
+        gatewayOverNginx: ratio(W.gateway.rps, W.nginx.rps),
+        gatewayOverCaddy: ratio(W.gateway.rps, W.caddy.rps),
+      },
+    },
+    raw: { http, ws },
+  };
+  mkdirSync(args.out!, { recursive: true });
+  writeFileSync(join(args.out!, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(args.out!, "latest.svg"), chart(H as Figures, W as Figures, results.date));
+
+  const row = (name: string, r: Result, ref?: Result) =>
+    `| ${name.padEnd(8)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} |${ref ? ` ${ratio(r.rps, ref.rps).toFixed(3)} |` : " |"}`;
+  console.log(`\nHTTP POST eth_blockNumber, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
+  console.log("| case     |    req/s | p50 ms  | p99 ms  | vs direct |");
+  console.log("| -------- | -------- | ------- | ------- | --------- |");
+  for (const k of ["direct", "gateway", "nginx", "caddy"]) console.log(row(k, H[k], H.direct));
+  console.log(`\nWebSocket round trips (one JSON-RPC message each), ${CONNECTIONS} connections, ${WS_SECONDS}s x ${ROUNDS} rounds\n`);
+  console.log("| case     |   rt/s   | p50 ms  | p99 ms  | vs direct |");
+  console.log("| -------- | -------- | ------- | ------- | --------- |");
+  for (const k of ["direct", "gateway", "nginx", "caddy"]) console.log(row(k, W[k], W.direct));
+  console.log(`\nratios (HTTP req/s): gateway/direct ${results.ratios.gatewayOverDirect}, gateway/nginx ${results.ratios.gatewayOverNginx}, gateway/caddy ${results.ratios.gatewayOverCaddy}`);
+  console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
+  if (evmFigures) console.log(`real EVM node (hardhat): direct ${evmFigures.direct.rps} req/s, through the gateway ${evmFigures.gateway.rps} req/s`);
+  console.log(`\nwrote ${join(args.out!, "latest.json")} and latest.svg`);
+}
+
+main()
+  .then(() => (stopAll(), process.exit(0)))
+  .catch((e) => {
+    console.error(e);
+    stopAll();
+    process.exit(1);
+  });
