@@ -6,7 +6,7 @@
  * median of the rounds. Writes bench/results/latest.json and bench/results/latest.svg.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -82,19 +82,53 @@ interface Result {
   rps: number;
   p50ms: number;
   p99ms: number;
+  /** CPU time the proxy's processes spent per request, in microseconds (steadier than req/s on a shared machine). */
+  cpuUsPerRequest?: number;
+}
+
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || "100");
+
+/** CPU milliseconds used so far by every process in a process group (a proxy and its workers). */
+function groupCpuMs(pgid: number): number {
+  let ticks = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+
+/** Runs a measurement and adds the CPU the process group spent per request. */
+async function withCpu(pgid: number | undefined, measure: () => Result | Promise<Result>, seconds: number): Promise<Result> {
+  const before = pgid ? groupCpuMs(pgid) : 0;
+  const r = await measure();
+  if (!pgid) return r;
+  const requests = r.rps * seconds;
+  return { ...r, cpuUsPerRequest: Math.round(((groupCpuMs(pgid) - before) * 1000 * 10) / requests) / 10 };
 }
 
 const toMs = (v: string) => {
-  const m = /([\d.]+)(us|ms|s)/.exec(v)!;
+  const m = /([\d.]+)(us|ms|s)/.exec(v);
+  if (!m) throw new Error(`wrk printed a latency it did not explain: ${v}`);
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 };
 
 function wrk(url: string, seconds = SECONDS): Result {
   const out = execFileSync("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", join(ROOT, "bench/post.lua"), url], { encoding: "utf8" });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]);
+  const grab = (re: RegExp) => {
+    const m = re.exec(out);
+    if (!m) throw new Error(`wrk could not measure ${url} (no ${re.source}):\n${out}`);
+    return m[1];
+  };
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
-  return { rps, p50ms: toMs(/50%\s+(\S+)/.exec(out)![1]), p99ms: toMs(/99%\s+(\S+)/.exec(out)![1]) };
+  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)) };
 }
 
 /** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
@@ -126,7 +160,8 @@ const median = (xs: Result[]): Result => {
     const s = xs.map(f).sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms) };
+  const cpu = xs.every((r) => r.cpuUsPerRequest !== undefined) ? { cpuUsPerRequest: mid((r) => r.cpuUsPerRequest!) } : {};
+  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), ...cpu };
 };
 
 async function main() {
@@ -146,7 +181,7 @@ async function main() {
   // Upstreams: a fixed-reply HTTP server and a fixed-reply WebSocket server, in their own processes.
   const upPort = await freePort();
   const wsPort = await freePort();
-  startProc(process.execPath, [join(ROOT, "bench/upstream.js"), String(upPort), String(wsPort)]);
+  const upstream = startProc(process.execPath, [join(ROOT, "bench/upstream.js"), String(upPort), String(wsPort)]);
   await waitTcp(upPort);
 
   // One self-signed certificate for all three proxies (wrk does not verify).
@@ -165,7 +200,14 @@ async function main() {
   };
   const gw = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], gwOpts);
   for (const [name, text] of Object.entries(gw.files)) writeFileSync(join(work, "gw", name), text);
-  writeFileSync(join(work, "haproxy.cfg"), gw.config);
+  // For tuning experiments only: BENCH_HAPROXY_PATCH='[["search","replace"],...]' edits the generated config.
+  const patches: [string, string][] = JSON.parse(process.env.BENCH_HAPROXY_PATCH ?? "[]");
+  let config = gw.config;
+  for (const [from, to] of patches) {
+    if (!config.includes(from)) throw new Error(`BENCH_HAPROXY_PATCH: "${from}" is not in the generated config`);
+    config = config.replace(from, to);
+  }
+  writeFileSync(join(work, "haproxy.cfg"), config);
   // The access log goes where a container's stdout goes: to a reader that keeps up.
   const hap = spawn("haproxy", ["-db", "-f", join(work, "haproxy.cfg")], { stdio: ["ignore", "pipe", "pipe"], detached: true });
   hap.stdout!.resume();
@@ -211,7 +253,7 @@ http {
   }
 }
 `);
-  startProc("nginx", ["-c", join(work, "nginx.conf"), "-e", "stderr"]);
+  const nginx = startProc("nginx", ["-c", join(work, "nginx.conf"), "-e", "stderr"]);
 
   // Caddy: path matchers with the key, 401 otherwise.
   const cdPort = await freePort();
@@ -241,7 +283,7 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
   }
 }
 `);
-  startProc("caddy", ["run", "--config", join(work, "Caddyfile"), "--adapter", "caddyfile"], { ...process.env, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work, HOME: work, GOMAXPROCS: String(Math.max(PROXY_THREADS, 1)) });
+  const caddy = startProc("caddy", ["run", "--config", join(work, "Caddyfile"), "--adapter", "caddyfile"], { ...process.env, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work, HOME: work, GOMAXPROCS: String(Math.max(PROXY_THREADS, 1)) });
   await sleep(1500);
 
   const path = `/gateway/eth/rpc-http/${KEY}`;
@@ -258,6 +300,7 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
     nginx: `wss://127.0.0.1:${ngPort}${wsPath}`,
     caddy: `wss://127.0.0.1:${cdPort}${wsPath}`,
   };
+  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid };
   // Warm up and prove every case answers before measuring.
   for (const [name, url] of Object.entries(httpCases)) {
     try {
@@ -274,11 +317,11 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
     const order = Object.keys(httpCases);
     if (round % 2 === 0) order.reverse();
     for (const name of order) {
-      (http[name] ??= []).push(wrk(httpCases[name]));
+      (http[name] ??= []).push(await withCpu(groups[name], () => wrk(httpCases[name]), SECONDS));
       console.log(`round ${round} http ${name}: ${http[name].at(-1)!.rps} req/s`);
     }
     for (const name of order) {
-      (ws[name] ??= []).push(await wsRoundTrips(wsCases[name]));
+      (ws[name] ??= []).push(await withCpu(groups[name], () => wsRoundTrips(wsCases[name]), WS_SECONDS));
       console.log(`round ${round} ws ${name}: ${ws[name].at(-1)!.rps} round trips/s`);
     }
   }
@@ -315,6 +358,7 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
       gatewayOverDirect: ratio(H.gateway.rps, H.direct.rps),
       gatewayOverNginx: ratio(H.gateway.rps, H.nginx.rps),
       gatewayOverCaddy: ratio(H.gateway.rps, H.caddy.rps),
+      cpuPerRequestGatewayOverNginx: ratio(H.gateway.cpuUsPerRequest ?? NaN, H.nginx.cpuUsPerRequest ?? NaN),
       ws: {
         gatewayOverDirect: ratio(W.gateway.rps, W.direct.rps),
         gatewayOverNginx: ratio(W.gateway.rps, W.nginx.rps),
@@ -327,15 +371,15 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
   writeFileSync(join(args.out!, "latest.json"), JSON.stringify(results, null, 2) + "\n");
   writeFileSync(join(args.out!, "latest.svg"), chart(H as Figures, W as Figures, results.date));
 
-  const row = (name: string, r: Result, ref?: Result) =>
-    `| ${name.padEnd(8)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} |${ref ? ` ${ratio(r.rps, ref.rps).toFixed(3)} |` : " |"}`;
+  const row = (name: string, r: Result, ref: Result) =>
+    `| ${name.padEnd(8)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} | ${ratio(r.rps, ref.rps).toFixed(3).padStart(9)} | ${String(r.cpuUsPerRequest ?? "-").padStart(10)} |`;
   console.log(`\nHTTP POST eth_blockNumber, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
-  console.log("| case     |    req/s | p50 ms  | p99 ms  | vs direct |");
-  console.log("| -------- | -------- | ------- | ------- | --------- |");
+  console.log("| case     |    req/s | p50 ms  | p99 ms  | vs direct | CPU us/req |");
+  console.log("| -------- | -------- | ------- | ------- | --------- | ---------- |");
   for (const k of ["direct", "gateway", "nginx", "caddy"]) console.log(row(k, H[k], H.direct));
   console.log(`\nWebSocket round trips (one JSON-RPC message each), ${CONNECTIONS} connections, ${WS_SECONDS}s x ${ROUNDS} rounds\n`);
-  console.log("| case     |   rt/s   | p50 ms  | p99 ms  | vs direct |");
-  console.log("| -------- | -------- | ------- | ------- | --------- |");
+  console.log("| case     |   rt/s   | p50 ms  | p99 ms  | vs direct | CPU us/rt  |");
+  console.log("| -------- | -------- | ------- | ------- | --------- | ---------- |");
   for (const k of ["direct", "gateway", "nginx", "caddy"]) console.log(row(k, W[k], W.direct));
   console.log(`\nratios (HTTP req/s): gateway/direct ${results.ratios.gatewayOverDirect}, gateway/nginx ${results.ratios.gatewayOverNginx}, gateway/caddy ${results.ratios.gatewayOverCaddy}`);
   console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
