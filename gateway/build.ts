@@ -122,7 +122,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
   const uses: Directive[] = [];
   const hostUses: Directive[] = [];
   const rate10s = String(opts.rateLimitPerSecond * 10);
-  const check = `inter ${opts.checkIntervalMs}`;
+  const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fall", "2", "rise", "2"];
 
   const serverWords = (u: Upstream, extra: string[] = []) => [
     "server", "s1", `${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}`,
@@ -138,7 +138,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     if (c.healthUrl) {
       const h = parseUpstream(c.healthUrl);
       hcDirectives.push(["option", "httpchk"], ["http-check", "send", "meth", "GET", "uri", `${h.basePath || "/"}`, "hdr", "User-Agent", CHECK_AGENT], ["http-check", "expect", "status", "200"]);
-      hcServer = serverWords(h, ["check", ...check.split(" "), "fall", "2", "rise", "2"]);
+      hcServer = serverWords(h, checkWords);
     } else if (c.upstreams.rpcHttp && c.kind !== "cosmos") {
       const u = parseUpstream(c.upstreams.rpcHttp);
       const method = c.kind === "evm" ? "eth_blockNumber" : "starknet_blockNumber";
@@ -147,11 +147,11 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
         ["http-check", "send", "meth", "POST", "uri", u.basePath || "/", "hdr", "Content-Type", JSON_TYPE, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT, "body", JSON.stringify({ jsonrpc: "2.0", method, params: [], id: 1 })],
         ["http-check", "expect", "rstring", '"result"'],
       );
-      hcServer = serverWords(u, ["check", ...check.split(" "), "fall", "2", "rise", "2"]);
+      hcServer = serverWords(u, checkWords);
     } else {
       const u = parseUpstream(c.upstreams.rpcHttp ?? c.upstreams.rest ?? c.upstreams.grpc!);
       hcDirectives.push(["option", "httpchk"], ["http-check", "send", "meth", "GET", "uri", `${u.basePath}/health`, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT], ["http-check", "expect", "status", "200"]);
-      hcServer = serverWords(u, ["check", ...check.split(" "), "fall", "2", "rise", "2"]);
+      hcServer = serverWords(u, checkWords);
     }
     backends.push({ header: ["backend", hc], comment: `${c.chainId}: health of the node behind /gateway/${c.path}`, directives: [...hcDirectives, hcServer] });
     const track = ["track", `${hc}/s1`];

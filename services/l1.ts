@@ -2,9 +2,12 @@
 import type { StackSettings } from "../config/index.js";
 import { bashHttpGet, wgetJsonRpc } from "./health.js";
 import { PORTS } from "./ports.js";
-import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
+import type { PortSpec, ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
 
 export const JWT_PATH = "/jwt/jwt.hex";
+
+/** A p2p port, published on every interface: peers must reach it. */
+const p2p = (port: number, protocol: "tcp" | "udp"): PortSpec => ({ container: port, protocol, purpose: "p2p", publish: { address: "0.0.0.0", port } });
 const P = PORTS;
 
 // 32 random bytes as hex, written once on the host; never in the repo, state or outputs.
@@ -78,8 +81,8 @@ export function l1Services(config: StackSettings): ServiceGroup {
     ],
     environment: {},
     ports: [
-      { container: P.geth.p2p, protocol: "tcp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.geth.p2p } },
-      { container: P.geth.p2p, protocol: "udp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.geth.p2p } },
+      p2p(P.geth.p2p, "tcp"),
+      p2p(P.geth.p2p, "udp"),
       // Loopback only: the operator guide's `curl localhost:8545` check works on the host.
       { container: P.geth.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.geth.http } },
       { container: P.geth.ws, protocol: "tcp", purpose: "ws", publish: { address: "127.0.0.1", port: P.geth.ws } },
@@ -119,9 +122,9 @@ export function l1Services(config: StackSettings): ServiceGroup {
     ],
     environment: {},
     ports: [
-      { container: P.lighthouse.p2p, protocol: "tcp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.lighthouse.p2p } },
-      { container: P.lighthouse.p2p, protocol: "udp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.lighthouse.p2p } },
-      { container: P.lighthouse.quic, protocol: "udp", purpose: "p2p", publish: { address: "0.0.0.0", port: P.lighthouse.quic } },
+      p2p(P.lighthouse.p2p, "tcp"),
+      p2p(P.lighthouse.p2p, "udp"),
+      p2p(P.lighthouse.quic, "udp"),
       { container: P.lighthouse.api, protocol: "tcp", purpose: "api" },
       { container: P.lighthouse.metrics, protocol: "tcp", purpose: "metrics" },
     ],
