@@ -178,3 +178,14 @@ describe("badge mode", () => {
     expect(err.message).toContain("unknown project");
   });
 });
+
+describe("browser path", () => {
+  it("bundles for the browser with no Node built-in (esbuild, platform browser)", async () => {
+    const { build } = await import("esbuild");
+    const { join } = await import("node:path");
+    const res = await build({ entryPoints: [join(__dirname, "../client/index.ts")], bundle: true, platform: "browser", format: "esm", write: false, logLevel: "silent" });
+    const text = res.outputFiles[0].text;
+    expect(text).toContain("createClient");
+    expect(text).not.toMatch(/require\(["']node:|from ["']node:/);
+  });
+});
