@@ -27,6 +27,7 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "2" },
     connections: { type: "string", default: "32" },
     threads: { type: "string", default: "1" },
+    variant: { type: "string" },
     out: { type: "string", default: join(ROOT, "bench/results") },
   },
 });
@@ -200,19 +201,33 @@ async function main() {
   };
   const gw = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], gwOpts);
   for (const [name, text] of Object.entries(gw.files)) writeFileSync(join(work, "gw", name), text);
-  // For tuning experiments only: BENCH_HAPROXY_PATCH='[["search","replace"],...]' edits the generated config.
-  const patches: [string, string][] = JSON.parse(process.env.BENCH_HAPROXY_PATCH ?? "[]");
-  let config = gw.config;
-  for (const [from, to] of patches) {
-    if (!config.includes(from)) throw new Error(`BENCH_HAPROXY_PATCH: "${from}" is not in the generated config`);
-    config = config.replace(from, to);
-  }
-  writeFileSync(join(work, "haproxy.cfg"), config);
+  writeFileSync(join(work, "haproxy.cfg"), gw.config);
   // The access log goes where a container's stdout goes: to a reader that keeps up.
-  const hap = spawn("haproxy", ["-db", "-f", join(work, "haproxy.cfg")], { stdio: ["ignore", "pipe", "pipe"], detached: true });
-  hap.stdout!.resume();
-  hap.stderr!.resume();
-  children.push(hap);
+  const startHaproxy = (cfg: string) => {
+    const p = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    p.stdout!.resume();
+    p.stderr!.resume();
+    children.push(p);
+    return p;
+  };
+  const hap = startHaproxy(join(work, "haproxy.cfg"));
+
+  // Tuning: --variant '[["search","replace"],...]' runs a second gateway with the generated
+  // config edited, measured in the same rounds as the unedited one (A/B in one run).
+  let variant: { port: number; pid?: number } | undefined;
+  if (args.variant) {
+    const port = await freePort();
+    let cfg = gw.config
+      .replace(`:${gwPort} ssl`, `:${port} ssl`)
+      .replace(`:${gwOpts.httpPort}\n`, `:${await freePort()}\n`)
+      .replace(`:${gwOpts.metrics.port}\n`, `:${await freePort()}\n`);
+    for (const [from, to] of JSON.parse(args.variant) as [string, string][]) {
+      if (!cfg.includes(from)) throw new Error(`--variant: "${from}" is not in the generated config`);
+      cfg = cfg.replace(from, to);
+    }
+    writeFileSync(join(work, "haproxy-variant.cfg"), cfg);
+    variant = { port, pid: startHaproxy(join(work, "haproxy-variant.cfg")).pid };
+  }
 
   // nginx: the same checks by hand: key via map, 401 otherwise, keep-alive to the upstream.
   const ngPort = await freePort();
@@ -292,6 +307,7 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
     gateway: `https://127.0.0.1:${gwPort}${path}`,
     nginx: `https://127.0.0.1:${ngPort}${path}`,
     caddy: `https://127.0.0.1:${cdPort}${path}`,
+    ...(variant ? { variant: `https://127.0.0.1:${variant.port}${path}` } : {}),
   };
   const wsPath = `/gateway/eth/rpc/${KEY}?secret=null`;
   const wsCases: Record<string, string> = {
@@ -299,8 +315,9 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
     gateway: `wss://127.0.0.1:${gwPort}${wsPath}`,
     nginx: `wss://127.0.0.1:${ngPort}${wsPath}`,
     caddy: `wss://127.0.0.1:${cdPort}${wsPath}`,
+    ...(variant ? { variant: `wss://127.0.0.1:${variant.port}${wsPath}` } : {}),
   };
-  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid };
+  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid, variant: variant?.pid };
   // Warm up and prove every case answers before measuring.
   for (const [name, url] of Object.entries(httpCases)) {
     try {
@@ -376,11 +393,11 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
   console.log(`\nHTTP POST eth_blockNumber, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
   console.log("| case     |    req/s | p50 ms  | p99 ms  | vs direct | CPU us/req |");
   console.log("| -------- | -------- | ------- | ------- | --------- | ---------- |");
-  for (const k of ["direct", "gateway", "nginx", "caddy"]) console.log(row(k, H[k], H.direct));
+  for (const k of Object.keys(H)) console.log(row(k, H[k], H.direct));
   console.log(`\nWebSocket round trips (one JSON-RPC message each), ${CONNECTIONS} connections, ${WS_SECONDS}s x ${ROUNDS} rounds\n`);
   console.log("| case     |   rt/s   | p50 ms  | p99 ms  | vs direct | CPU us/rt  |");
   console.log("| -------- | -------- | ------- | ------- | --------- | ---------- |");
-  for (const k of ["direct", "gateway", "nginx", "caddy"]) console.log(row(k, W[k], W.direct));
+  for (const k of Object.keys(W)) console.log(row(k, W[k], W.direct));
   console.log(`\nratios (HTTP req/s): gateway/direct ${results.ratios.gatewayOverDirect}, gateway/nginx ${results.ratios.gatewayOverNginx}, gateway/caddy ${results.ratios.gatewayOverCaddy}`);
   console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
   if (evmFigures) console.log(`real EVM node (hardhat): direct ${evmFigures.direct.rps} req/s, through the gateway ${evmFigures.gateway.rps} req/s`);
