@@ -4,6 +4,7 @@
  */
 import { problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
+import { SECRET_KEYS } from "./schema.js";
 import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
 import { junoPendingPollFlag, unpinnedReason } from "./versions.js";
@@ -13,17 +14,25 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 
 const OPEN_CIDRS = new Set(["0.0.0.0/0", "::/0"]);
 
-export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => boolean | undefined): string[] {
+/**
+ * `secretsAvailable: false` is for tools that never see secrets (the compose exporter): an
+ * unset secret is then not a problem.
+ */
+export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => boolean | undefined, secretsAvailable = true): string[] {
   const out: string[] = [];
   const network = isStr(raw.network) ? NETWORKS[raw.network] : undefined;
   const host = isObj(raw.host) ? raw.host : undefined;
   const hostKind = host?.kind;
 
   // Secrets must arrive encrypted; a clear-text value would sit in the stack file.
-  for (const key of ["projectKeys", "sshPrivateKey"] as const) {
+  for (const key of SECRET_KEYS) {
     if (raw[key] !== undefined && isSecret(key) === false) {
       out.push(problem([key], `must be set as a secret: pulumi config set --secret ${key} ...`));
     }
+  }
+
+  if (secretsAvailable && raw.projectKeys === undefined) {
+    out.push(problem(["projectKeys"], "is required: pulumi config set --secret projectKeys '[{\"name\":\"...\",\"key\":\"...\"}]'"));
   }
 
   // Images must be pinned; the Juno pin also decides the pending-poll flag.
@@ -52,7 +61,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
   }
 
   // Host kinds.
-  if (hostKind === "ssh" && raw.sshPrivateKey === undefined) {
+  if (secretsAvailable && hostKind === "ssh" && raw.sshPrivateKey === undefined) {
     out.push(problem(["sshPrivateKey"], "is required when rpcstack:host.kind is ssh: pulumi config set --secret sshPrivateKey < key"));
   }
   if (hostKind !== "ssh" && raw.sshPrivateKey !== undefined) {

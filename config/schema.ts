@@ -180,7 +180,8 @@ export const configSchema = {
       additionalProperties: false,
     },
   },
-  required: ["network", "tier", "host", "projectKeys"],
+  // projectKeys is required too, by a cross-field rule: tools that never see secrets skip it.
+  required: ["network", "tier", "host"],
   additionalProperties: false,
 } as const;
 
@@ -188,4 +189,4 @@ export const configSchema = {
 export const STRUCTURED_KEYS = new Set(["host", "l1", "l2", "indexer", "gateway", "projectKeys", "retainData", "readiness"]);
 
 /** Keys that must be set with `pulumi config set --secret`. */
-export const SECRET_KEYS = new Set(["projectKeys", "sshPrivateKey"]);
+export const SECRET_KEYS = ["projectKeys", "sshPrivateKey"] as const;

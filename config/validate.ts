@@ -7,7 +7,7 @@ import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
 import { crossFieldProblems } from "./rules.js";
-import { SECRET_KEYS, STRUCTURED_KEYS, configSchema } from "./schema.js";
+import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
@@ -32,13 +32,10 @@ export interface ConfigSource {
 export function loadConfig(source: ConfigSource): RpcStackConfig {
   const { raw, problems } = parseEntries(source.entries);
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
-  problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined)));
-  const relevant = source.withoutSecrets ? problems.filter((p) => !SECRET_KEY_PROBLEM.test(p)) : problems;
-  if (relevant.length) throw new ConfigError(dedupe(relevant));
+  problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
+  if (problems.length) throw new ConfigError(dedupe(problems));
   return resolve(raw);
 }
-
-const SECRET_KEY_PROBLEM = new RegExp(`^${NAMESPACE}:(${[...SECRET_KEYS].join("|")})(\\[|\\.|: )`);
 
 function parseEntries(entries: Readonly<Record<string, string>>): { raw: RawConfig; problems: string[] } {
   const raw: Record<string, unknown> = {};
