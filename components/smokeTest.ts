@@ -5,6 +5,7 @@ import { gatewayChains } from "../gateway/chains.js";
 import { SMOKE_PREFIX, type SmokeResult } from "../smoke/cli.js";
 import { smokePlan } from "../smoke/plan.js";
 import { bundleSource } from "./bundle.js";
+import { lastTaggedJson } from "./taggedOutput.js";
 
 export interface SmokeTestArgs {
   readonly settings: StackSettings;
@@ -16,10 +17,7 @@ export interface SmokeTestArgs {
   readonly gateway: pulumi.Resource;
 }
 
-export function parseSmokeOutput(stdout: string | undefined): SmokeResult | undefined {
-  const line = (stdout ?? "").split("\n").reverse().find((l) => l.startsWith(SMOKE_PREFIX));
-  return line ? (JSON.parse(line.slice(SMOKE_PREFIX.length)) as SmokeResult) : undefined;
-}
+export const parseSmokeOutput = (stdout: string | undefined) => lastTaggedJson<SmokeResult>(stdout, SMOKE_PREFIX);
 
 /**
  * The operator guide's "do a test transaction", on every `pulumi up`: one relay per chain and

@@ -5,6 +5,7 @@ import { RESULT_PREFIX } from "../readiness/cli.js";
 import type { NodeState } from "../readiness/syncState.js";
 import { syncCheck, syncHealth, syncHealthUrls } from "../services/index.js";
 import { createContainers } from "./dockerServices.js";
+import { lastTaggedJson } from "./taggedOutput.js";
 
 export interface SyncReadinessArgs {
   readonly settings: StackSettings;
@@ -21,15 +22,7 @@ export interface ReadinessResult {
 }
 
 /** The final line the readiness program prints, parsed; undefined when there is none. */
-export function parseReadinessLogs(logs: string | undefined): ReadinessResult | undefined {
-  const line = (logs ?? "").split("\n").reverse().find((l) => l.includes(RESULT_PREFIX));
-  if (!line) return undefined;
-  try {
-    return JSON.parse(line.slice(line.indexOf(RESULT_PREFIX) + RESULT_PREFIX.length));
-  } catch {
-    return undefined;
-  }
-}
+export const parseReadinessLogs = (logs: string | undefined) => lastTaggedJson<ReadinessResult>(logs, RESULT_PREFIX);
 
 /**
  * Runs the readiness program in a short-lived container on the nodes' private network (no RPC
