@@ -7,12 +7,13 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import WebSocket, { WebSocketServer } from "ws";
 import { buildGateway, type GatewayOptions } from "../gateway/build.js";
+import { writeGatewayFiles } from "../test/support/haproxy.js";
+import { freePort } from "../test/support/net.js";
 import { chart, type Figures } from "./chart.js";
 
 const ROOT = join(__dirname, "..");
@@ -62,13 +63,6 @@ function stopAll() {
 }
 process.on("SIGINT", () => (stopAll(), process.exit(130)));
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function waitTcp(port: number) {
   for (let i = 0; i < 200; i++) {
@@ -193,14 +187,13 @@ async function main() {
 
   // The package's gateway, as generated, with loopback ports.
   const gwPort = await freePort();
-  mkdirSync(join(work, "gw/errors"), { recursive: true });
   const gwOpts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: gwPort, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
     certFile: join(work, "both.pem"), filesDir: join(work, "gw"), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: PROXY_THREADS, maxConnections: 4000,
   };
   const gw = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], gwOpts);
-  for (const [name, text] of Object.entries(gw.files)) writeFileSync(join(work, "gw", name), text);
+  writeGatewayFiles(gwOpts.filesDir, gw);
   writeFileSync(join(work, "haproxy.cfg"), gw.config);
   // The access log goes where a container's stdout goes: to a reader that keeps up.
   const startHaproxy = (cfg: string) => {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/index.js";
 import { buildGateway } from "../gateway/build.js";
@@ -9,6 +9,7 @@ import { gatewayChains } from "../gateway/chains.js";
 import { readStackFile } from "../export/stackFile.js";
 import { gatewayOptions } from "../services/index.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram, type StackName } from "./harness.js";
+import { writeGatewayFiles } from "./support/haproxy.js";
 import { issueCert } from "./support/tls.js";
 
 const CONTAINER = "docker:index/container:Container";
@@ -100,10 +101,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
       adminSocket: join(dir, "admin.sock"),
     });
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
-    for (const [name, text] of Object.entries(build.files)) {
-      mkdirSync(dirname(join(dir, name)), { recursive: true });
-      writeFileSync(join(dir, name), text);
-    }
+    writeGatewayFiles(dir, build);
     writeFileSync(join(dir, "haproxy.cfg"), build.config);
     const out = execFileSync("haproxy", ["-c", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
     expect(out).toContain("Configuration file is valid");

@@ -20,6 +20,14 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** Writes the key map and error pages of a build where its configuration expects them (filesDir). */
+export function writeGatewayFiles(filesDir: string, build: GatewayBuild): void {
+  for (const [name, text] of Object.entries(build.files)) {
+    mkdirSync(dirname(join(filesDir, name)), { recursive: true });
+    writeFileSync(join(filesDir, name), text);
+  }
+}
+
 export const haproxyVersion = () => execFileSync("haproxy", ["-v"], { encoding: "utf8" }).split("\n")[0];
 
 export async function startGateway(
@@ -49,10 +57,7 @@ export async function startGateway(
   const build = buildGateway(chains, keys, opts);
   mkdirSync(join(dir, "certs"), { recursive: true });
   writeFileSync(opts.certFile, issueCert(certNames));
-  for (const [name, text] of Object.entries(build.files)) {
-    mkdirSync(dirname(join(dir, name)), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
+  writeGatewayFiles(dir, build);
   const cfg = join(dir, "haproxy.cfg");
   writeFileSync(cfg, build.config);
   execFileSync("haproxy", ["-c", "-q", "-f", cfg], { stdio: "pipe" });
