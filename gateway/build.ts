@@ -112,6 +112,29 @@ export function parseUpstream(url: string): Upstream {
 /** Health checks say who they are, so node logs and request counts can tell them apart. */
 export const CHECK_AGENT = "rpcstack-gateway-healthcheck";
 
+/**
+ * How a chain's health is checked: its readiness URL when it has one (200 while synced), else a
+ * JSON-RPC head call that must return a result (evm, starknet), else Tendermint's /health.
+ */
+function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expect: string[] } {
+  if (c.healthUrl) {
+    const h = parseUpstream(c.healthUrl);
+    return { target: h, send: ["meth", "GET", "uri", h.basePath || "/", "hdr", "User-Agent", CHECK_AGENT], expect: ["status", "200"] };
+  }
+  if (c.upstreams.rpcHttp && c.kind !== "cosmos") {
+    const u = parseUpstream(c.upstreams.rpcHttp);
+    const method = c.kind === "evm" ? "eth_blockNumber" : "starknet_blockNumber";
+    const body = JSON.stringify({ jsonrpc: "2.0", method, params: [], id: 1 });
+    return {
+      target: u,
+      send: ["meth", "POST", "uri", u.basePath || "/", "hdr", "Content-Type", JSON_TYPE, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT, "body", body],
+      expect: ["rstring", '"result"'],
+    };
+  }
+  const u = parseUpstream(c.upstreams.rpcHttp ?? c.upstreams.rest ?? c.upstreams.grpc!);
+  return { target: u, send: ["meth", "GET", "uri", `${u.basePath}/health`, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT], expect: ["status", "200"] };
+}
+
 const backendName = (chain: string, what: string) => `be_${chain}_${what}`;
 
 export function buildGateway(chains: readonly GatewayChain[], keys: readonly ProjectKey[], opts: GatewayOptions): GatewayBuild {
@@ -133,27 +156,12 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
   for (const c of chains) {
     // Health: one check per chain; every route backend of the chain follows it.
     const hc = backendName(c.path, "health");
-    const hcDirectives: Directive[] = [];
-    let hcServer: string[];
-    if (c.healthUrl) {
-      const h = parseUpstream(c.healthUrl);
-      hcDirectives.push(["option", "httpchk"], ["http-check", "send", "meth", "GET", "uri", `${h.basePath || "/"}`, "hdr", "User-Agent", CHECK_AGENT], ["http-check", "expect", "status", "200"]);
-      hcServer = serverWords(h, checkWords);
-    } else if (c.upstreams.rpcHttp && c.kind !== "cosmos") {
-      const u = parseUpstream(c.upstreams.rpcHttp);
-      const method = c.kind === "evm" ? "eth_blockNumber" : "starknet_blockNumber";
-      hcDirectives.push(
-        ["option", "httpchk"],
-        ["http-check", "send", "meth", "POST", "uri", u.basePath || "/", "hdr", "Content-Type", JSON_TYPE, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT, "body", JSON.stringify({ jsonrpc: "2.0", method, params: [], id: 1 })],
-        ["http-check", "expect", "rstring", '"result"'],
-      );
-      hcServer = serverWords(u, checkWords);
-    } else {
-      const u = parseUpstream(c.upstreams.rpcHttp ?? c.upstreams.rest ?? c.upstreams.grpc!);
-      hcDirectives.push(["option", "httpchk"], ["http-check", "send", "meth", "GET", "uri", `${u.basePath}/health`, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT], ["http-check", "expect", "status", "200"]);
-      hcServer = serverWords(u, checkWords);
-    }
-    backends.push({ header: ["backend", hc], comment: `${c.chainId}: health of the node behind /gateway/${c.path}`, directives: [...hcDirectives, hcServer] });
+    const check = healthCheck(c);
+    backends.push({
+      header: ["backend", hc],
+      comment: `${c.chainId}: health of the node behind /gateway/${c.path}`,
+      directives: [["option", "httpchk"], ["http-check", "send", ...check.send], ["http-check", "expect", ...check.expect], serverWords(check.target, checkWords)],
+    });
     const track = ["track", `${hc}/s1`];
 
     const routeBackend = (what: string, url: string, rewrite: Directive[], extra: string[] = []): string => {
