@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProjectKey, StackSettings } from "../config/index.js";
+import { describeJunoPoll, type ProjectKey, type StackSettings } from "../config/index.js";
 import { buildServices } from "../services/index.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
@@ -53,7 +53,15 @@ export class RpcProvider extends pulumi.ComponentResource {
     const [l2Spec, indexerSpec] = specs.l2.services;
     this.l2 = new L2Node(
       `${name}-l2`,
-      { service: l2Spec, volumes: specs.l2.volumes, urls: specs.urls.l2, provider, networkName: this.l1.networkName, l1: this.l1.executionContainer },
+      {
+        service: l2Spec,
+        volumes: specs.l2.volumes,
+        urls: specs.urls.l2,
+        provider,
+        networkName: this.l1.networkName,
+        l1: this.l1.executionContainer,
+        notice: s.l2.pollFlag ? describeJunoPoll(s.l2.release, s.l2.pollFlag, s.l2.pendingPollInterval) : undefined,
+      },
       { parent: this },
     );
     if (indexerSpec) {

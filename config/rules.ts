@@ -2,12 +2,13 @@
  * Cross-field rules the JSON schema cannot express. They run on the raw config even when the
  * schema found problems, so each rule looks only at values of the type it expects.
  */
-import { problem } from "./errors.js";
-import { NETWORKS } from "./networks/index.js";
+import { keyName, problem } from "./errors.js";
+import { NETWORKS, type NetworkDefaults } from "./networks/index.js";
 import { SECRET_KEYS } from "./schema.js";
 import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
-import { junoPendingPollFlag, unpinnedReason } from "./versions.js";
+import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
+import { parseVersion, unpinnedReason } from "./versions.js";
 
 const isStr = (v: unknown): v is string => typeof v === "string";
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -47,13 +48,14 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     if (why) out.push(problem(path, `"${ref}" ${why}`));
   }
   const l2Client = raw.l2?.client ?? "juno";
-  const junoImage = isStr(raw.l2?.image) ? raw.l2.image : network?.l2.images.juno;
-  if (l2Client === "juno" && junoImage) {
-    const flag = junoPendingPollFlag(junoImage);
-    if ("error" in flag) {
-      out.push(
-        problem(["l2", "image"], `${flag.error}, so rpcstack:l2.pendingPollInterval cannot be honoured; pin a Juno release from the supported range`),
-      );
+  for (const c of clientImages(raw, network)) {
+    if (!c.image || unpinnedReason(c.image)) continue;
+    const release = clientRelease(c.client, c.image, c.version, keyName(c.versionKey));
+    if ("error" in release) {
+      out.push(problem(c.imageKey, release.error));
+    } else if (c.client === "juno") {
+      const poll = junoPollFlag(release.version);
+      if ("error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
     }
   }
   if (l2Client === "pathfinder" && raw.l2?.pendingPollInterval !== undefined) {
@@ -168,4 +170,44 @@ function chainProblems(chains: unknown[], network: (typeof NETWORKS)[keyof typeo
     }
   });
   return out;
+}
+
+export interface ClientImage {
+  readonly client: ClientName;
+  /** The image the stack runs: the operator's or the network default. */
+  readonly image?: string;
+  /** The explicit release key's value, when it is a well-formed release (the schema reports others). */
+  readonly version?: string;
+  readonly imageKey: readonly string[];
+  readonly versionKey: readonly string[];
+}
+
+/** Each deployed client with its image and release keys, as the raw config sets them. */
+export function clientImages(raw: RawConfig, network: NetworkDefaults | undefined): ClientImage[] {
+  const str = (v: unknown) => (isStr(v) ? v : undefined);
+  const release = (v: unknown) => (isStr(v) && parseVersion(v) ? v : undefined);
+  const l2Client = raw.l2?.client === "pathfinder" ? "pathfinder" : "juno";
+  return [
+    {
+      client: "geth",
+      image: str(raw.l1?.executionImage) ?? network?.l1.executionImage,
+      version: release(raw.l1?.executionVersion),
+      imageKey: ["l1", "executionImage"],
+      versionKey: ["l1", "executionVersion"],
+    },
+    {
+      client: "lighthouse",
+      image: str(raw.l1?.consensusImage) ?? network?.l1.consensusImage,
+      version: release(raw.l1?.consensusVersion),
+      imageKey: ["l1", "consensusImage"],
+      versionKey: ["l1", "consensusVersion"],
+    },
+    {
+      client: l2Client,
+      image: str(raw.l2?.image) ?? network?.l2.images[l2Client],
+      version: release(raw.l2?.version),
+      imageKey: ["l2", "image"],
+      versionKey: ["l2", "version"],
+    },
+  ];
 }

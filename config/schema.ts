@@ -31,6 +31,11 @@ const duration = {
   pattern: "^[1-9][0-9]*(ms|s|m)$",
   "x-hint": 'must be a duration like "3s"',
 };
+const release = {
+  type: "string",
+  pattern: "^v?[0-9]+\\.[0-9]+\\.[0-9]+$",
+  "x-hint": 'must be a release like "v0.17.0"',
+};
 const cidr = {
   type: "string",
   pattern:
@@ -116,6 +121,9 @@ export const configSchema = {
       properties: {
         executionImage: image,
         consensusImage: image,
+        // Which release a digest-pinned or custom-tagged image runs: flags and floors follow it.
+        executionVersion: release,
+        consensusVersion: release,
         checkpointSyncUrl: url(["https"]),
       },
       additionalProperties: false,
@@ -125,6 +133,7 @@ export const configSchema = {
       properties: {
         client: { enum: ["juno", "pathfinder"] },
         image,
+        version: release,
         pendingPollInterval: duration,
       },
       additionalProperties: false,

@@ -6,8 +6,8 @@ export interface RawConfig {
   network?: NetworkName;
   tier?: Tier["name"];
   host?: RawHost;
-  l1?: { executionImage?: string; consensusImage?: string; checkpointSyncUrl?: string };
-  l2?: { client?: L2ClientName; image?: string; pendingPollInterval?: string };
+  l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
+  l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
   gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number };
   projectKeys?: ProjectKey[];
@@ -66,11 +66,21 @@ export interface StackSettings {
   readonly network: NetworkDefaults;
   readonly tier: Tier;
   readonly host: HostConfig;
-  readonly l1: { readonly executionImage: string; readonly consensusImage: string; readonly checkpointSyncUrl: string };
+  readonly l1: {
+    readonly executionImage: string;
+    readonly consensusImage: string;
+    /** The releases the images run (`v1.17.5`), from the tag or the explicit version keys. */
+    readonly executionRelease: string;
+    readonly consensusRelease: string;
+    readonly checkpointSyncUrl: string;
+  };
   readonly l2: {
     readonly client: L2ClientName;
     readonly image: string;
+    readonly release: string;
     readonly pendingPollInterval: string;
+    /** Juno only: the flag this release takes the poll interval under, decided once here. */
+    readonly pollFlag?: string;
   };
   readonly indexer: { readonly enabled: boolean; readonly image: string; readonly command: readonly string[] };
   readonly gateway: {

@@ -6,7 +6,9 @@ import Ajv, { type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
-import { crossFieldProblems } from "./rules.js";
+import { clientRelease, junoPollFlag } from "./releases.js";
+import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
+import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
@@ -111,6 +113,9 @@ function resolve(raw: RawConfig): RpcStackConfig {
   // Schema and rules have passed, so required fields are present.
   const network = NETWORKS[raw.network!];
   const client = raw.l2?.client ?? "juno";
+  const [geth, lighthouse, l2] = clientImages(raw, network).map(releaseOf);
+  const pendingPollInterval = raw.l2?.pendingPollInterval ?? "3s";
+  const poll = client === "juno" ? junoPollFlag(l2) : undefined;
   return {
     network,
     tier: TIERS[raw.tier!],
@@ -118,12 +123,16 @@ function resolve(raw: RawConfig): RpcStackConfig {
     l1: {
       executionImage: raw.l1?.executionImage ?? network.l1.executionImage,
       consensusImage: raw.l1?.consensusImage ?? network.l1.consensusImage,
+      executionRelease: formatVersion(geth),
+      consensusRelease: formatVersion(lighthouse),
       checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
     },
     l2: {
       client,
       image: raw.l2?.image ?? network.l2.images[client],
-      pendingPollInterval: raw.l2?.pendingPollInterval ?? "3s",
+      release: formatVersion(l2),
+      pendingPollInterval,
+      ...(poll && "flag" in poll ? { pollFlag: poll.flag } : {}),
     },
     indexer: {
       enabled: raw.indexer?.enabled ?? true,
@@ -148,6 +157,13 @@ function resolve(raw: RawConfig): RpcStackConfig {
       l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
     },
   };
+}
+
+// The rules already refused every image whose release cannot be told or is too old.
+function releaseOf(c: ClientImage): Version {
+  const r = clientRelease(c.client, c.image!, c.version, keyName(c.versionKey));
+  if ("error" in r) throw new Error(`rpcstack:${keyName(c.imageKey)}: ${r.error}`);
+  return r.version;
 }
 
 function resolveHost(h: RawHost): HostConfig {

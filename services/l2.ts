@@ -1,5 +1,5 @@
 /** Starknet L2 (Juno or Pathfinder) and the indexer that follows it. */
-import { junoPendingPollFlag, type StackSettings } from "../config/index.js";
+import type { StackSettings } from "../config/index.js";
 import { bashHttpGet, curlJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS } from "./ports.js";
@@ -31,10 +31,12 @@ export function l2Volumes(config: StackSettings): VolumeSpec[] {
   return [{ key: client, name: `rpcstack-${net}-${client}`, purpose: `${client} chain data`, retain: config.retainData }];
 }
 
+const JUNO_FIRST_START_SECONDS = 900;
+
 function juno(config: StackSettings): ServiceSpec {
-  const poll = junoPendingPollFlag(config.l2.image);
-  // Validation already refused images without the flag; this guards direct callers.
-  if ("error" in poll) throw new Error(`rpcstack:l2.image: ${poll.error}`);
+  // Config resolution decided the flag from the release; a settings value without one is a bug.
+  const pollFlag = config.l2.pollFlag;
+  if (!pollFlag) throw new Error(`rpcstack:l2.image: no poll-interval flag resolved for Juno ${config.l2.release}`);
   return {
     name: "juno",
     containerName: "rpcstack-juno",
@@ -52,7 +54,7 @@ function juno(config: StackSettings): ServiceSpec {
       "--db-path=/var/lib/juno",
       `--network=${config.network.l2.junoNetwork}`,
       `--eth-node=${l1Urls().rpcWs}`,
-      poll.flag,
+      pollFlag,
       config.l2.pendingPollInterval,
     ],
     environment: {},
@@ -63,7 +65,8 @@ function juno(config: StackSettings): ServiceSpec {
     ],
     volumes: [{ volume: "juno", path: "/var/lib/juno" }],
     files: [],
-    healthcheck: curlJsonRpc(P.juno.http, "starknet_chainId", 120),
+    // Juno v0.17 migrates its database for ~8 minutes on its first start; failures then do not count.
+    healthcheck: curlJsonRpc(P.juno.http, "starknet_chainId", JUNO_FIRST_START_SECONDS),
     restart: "unless-stopped",
     stopGraceSeconds: 120,
     dependsOn: [],

@@ -21,6 +21,7 @@ function ruleArgs(settings: StackSettings): string[] {
   return [
     "--l1", l1Urls().rpcHttp,
     "--l2", l2Urls(settings).rpcHttp,
+    "--l2-ready", l2Urls(settings).syncHealth,
     "--tolerance-blocks", String(r.toleranceBlocks),
     ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
   ];

@@ -91,7 +91,7 @@ describe("compose export details", () => {
     expect(printed).toContain("dc-l2.yaml");
     for (const f of ["dc-l1.yaml", "dc-l2.yaml", "indexer/indexer.sh", "indexer/indexer.mjs"]) expect(existsSync(join(outDir, f))).toBe(true);
     expect(statSync(join(outDir, "indexer/indexer.sh")).mode & 0o111).not.toBe(0);
-    expect(parse(readFileSync(join(outDir, "dc-l2.yaml"), "utf8")).services.juno.command).toContain("--pending-poll-interval");
+    expect(parse(readFileSync(join(outDir, "dc-l2.yaml"), "utf8")).services.juno.command).toContain("--preconfirmed-poll-interval");
   });
 
   it("the export command names a bad stack key and writes nothing", () => {

@@ -20,7 +20,7 @@ describe("SyncReadiness under the mock engine", () => {
     expect(nodeUrns.length).toBe(4);
     expect(check.dependencies).toEqual(expect.arrayContaining(nodeUrns));
     expect(check.inputs.command).toEqual([
-      "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060",
+      "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060", "--l2-ready", "http://juno:6060/ready/sync",
       "--tolerance-blocks", "6", "--timeout-minutes", "120", "--interval-seconds", "15",
     ]);
     expect(check.inputs.ports).toEqual([]);

@@ -5,8 +5,8 @@
 export const IMAGES = {
   geth: "ethereum/client-go:v1.17.3",
   lighthouse: "sigp/lighthouse:v8.0.0",
-  // Last release line that accepts --pending-poll-interval (v0.17 dropped it).
-  juno: "nethermind/juno:v0.16.6",
+  // Takes l2.pendingPollInterval as --preconfirmed-poll-interval (see config/releases.ts).
+  juno: "nethermind/juno:v0.17.0",
   // Pathfinder publishes to swmansion/pathfinder since v0.24.1 (eqlabs/ is a temporary mirror).
   pathfinder: "swmansion/pathfinder:v0.24.1",
   // The guide's indexer is a shell script polling the L2 node; the package ships one and runs it here.
