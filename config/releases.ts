@@ -25,14 +25,14 @@ export interface ReleaseFloor {
 /** Releases before these cannot follow mainnet and Sepolia as they run on 2026-11-23. */
 export const RELEASE_FLOORS: Readonly<Record<ClientName, ReleaseFloor>> = {
   geth: {
-    minimum: [1, 16, 7],
-    why: "older releases do not schedule the Fusaka fork (live on mainnet since 3 Dec 2025)",
-    source: "ethereum/go-ethereum release v1.16.7 notes (Fusaka mainnet release)",
+    minimum: [1, 16, 6],
+    why: "older releases do not schedule the Osaka (Fusaka) fork, live on mainnet since 3 Dec 2025",
+    source: "ethereum/go-ethereum params/config.go: v1.16.6 is the first tag with mainnet OsakaTime 1764798551",
   },
   lighthouse: {
     minimum: [8, 0, 0],
-    why: "older releases do not schedule the Fusaka fork (live on mainnet since 3 Dec 2025)",
-    source: "sigp/lighthouse release v8.0.0 notes (Fusaka mainnet release)",
+    why: "older releases do not schedule the Fulu (Fusaka) fork, live on mainnet since epoch 411392 (3 Dec 2025)",
+    source: "sigp/lighthouse release v8.0.0 notes (the Fusaka mainnet release)",
   },
   juno: {
     minimum: [0, 16, 6],
@@ -42,7 +42,7 @@ export const RELEASE_FLOORS: Readonly<Record<ClientName, ReleaseFloor>> = {
   pathfinder: {
     minimum: [0, 24, 0],
     why: "older releases cannot follow Starknet 0.14.4, live on mainnet and Sepolia",
-    source: "eqlabs/pathfinder CHANGELOG.md, v0.24.0 (Starknet 0.14.4 support)",
+    source: 'eqlabs/pathfinder CHANGELOG.md, v0.24.0: "as required by Starknet 0.14.4"',
   },
 };
 
@@ -104,6 +104,6 @@ export function junoPollFlag(version: Version): { readonly flag: string } | { re
 
 /** The one line `pulumi up` prints about the poll flag it chose. */
 export function describeJunoPoll(release: string, flag: string, value: string): string {
-  const renamed = flag === "--preconfirmed-poll-interval" ? " (Juno renamed --pending-poll-interval in v0.16.0; its own default is 500ms)" : "";
+  const renamed = flag === "--preconfirmed-poll-interval" ? " (Juno dropped --pending-poll-interval in v0.16.0)" : "";
   return `Juno ${release}: rpcstack:l2.pendingPollInterval ${value} passed as ${flag}${renamed}`;
 }

@@ -24,7 +24,7 @@ const url = (schemes: string[]) => ({
 const image = {
   type: "string",
   pattern: "^[a-z0-9]+([._/:-][a-zA-Z0-9]+)*(@sha256:[a-f0-9]{64})?$",
-  "x-hint": 'must be an image reference like "ethereum/client-go:v1.17.3"',
+  "x-hint": 'must be an image reference like "ethereum/client-go:v1.17.5"',
 };
 const duration = {
   type: "string",

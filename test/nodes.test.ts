@@ -17,7 +17,7 @@ describe.each([
   it("geth: pinned image, network flag, eth/net/web3 only on HTTP and WS, engine API with the JWT", async () => {
     const run = await runProgram({ stack });
     const geth = container(run, "rpcstack-l1-geth");
-    expect(geth.inputs.image).toBe("ethereum/client-go:v1.17.3");
+    expect(geth.inputs.image).toBe(IMAGES.geth);
     expect(geth.inputs.name).toBe("rpcstack-geth");
     const args: string[] = geth.inputs.command;
     expect(args[0]).toBe(`--${net}`);
@@ -57,7 +57,7 @@ describe.each([
   it("lighthouse: checkpoint sync, engine endpoint and JWT, p2p published, API and metrics private", async () => {
     const run = await runProgram({ stack });
     const lh = container(run, "rpcstack-l1-lighthouse");
-    expect(lh.inputs.image).toBe("sigp/lighthouse:v8.0.0");
+    expect(lh.inputs.image).toBe(IMAGES.lighthouse);
     expect(lh.inputs.command.slice(0, 3)).toEqual(["lighthouse", "bn", `--network=${net}`]);
     expect(lh.inputs.command).toEqual(
       expect.arrayContaining([
