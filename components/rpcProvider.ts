@@ -45,6 +45,8 @@ export class RpcProvider extends pulumi.ComponentResource {
     if (s.host.kind !== "ssh" && args.sshPrivateKey !== undefined) {
       throw new Error(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`);
     }
+    // Said where an operator looks during `pulumi up`: the engine's diagnostics.
+    if (s.network.dev) pulumi.log.warn(s.network.dev.banner, this);
     const specs = buildServices(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;

@@ -4,13 +4,14 @@
  */
 import { compareVersions, formatVersion, imageVersion, parseVersion, type Version } from "./versions.js";
 
-export type ClientName = "geth" | "lighthouse" | "juno" | "pathfinder";
+export type ClientName = "geth" | "lighthouse" | "juno" | "pathfinder" | "starknet-devnet";
 
 export const CLIENT_LABELS: Readonly<Record<ClientName, string>> = {
   geth: "geth",
   lighthouse: "Lighthouse",
   juno: "Juno",
   pathfinder: "Pathfinder",
+  "starknet-devnet": "Starknet Devnet",
 };
 
 export interface ReleaseFloor {
@@ -22,7 +23,7 @@ export interface ReleaseFloor {
   readonly source: string;
 }
 
-/** Releases before these cannot follow mainnet and Sepolia as they run on 2026-11-23. */
+/** Releases before these cannot follow mainnet and Sepolia as they run on 2026-11-23 (Starknet Devnet: see its entry). */
 export const RELEASE_FLOORS: Readonly<Record<ClientName, ReleaseFloor>> = {
   geth: {
     minimum: [1, 16, 6],
@@ -43,6 +44,13 @@ export const RELEASE_FLOORS: Readonly<Record<ClientName, ReleaseFloor>> = {
     minimum: [0, 24, 0],
     why: "older releases cannot follow Starknet 0.14.4, live on mainnet and Sepolia",
     source: 'eqlabs/pathfinder CHANGELOG.md, v0.24.0: "as required by Starknet 0.14.4"',
+  },
+  // Follows no network; its floor is what the devnet stack relies on: periodic blocks
+  // (--block-generation-on <seconds>, since v0.1.2) and a WebSocket endpoint for the gateway.
+  "starknet-devnet": {
+    minimum: [0, 3, 0],
+    why: "older releases have no WebSocket endpoint (/ws), which the gateway's wss:// path relays to",
+    source: "0xSpaceShard/starknet-devnet crates/starknet-devnet-server/src/server.rs: the /ws route first appears at v0.3.0",
   },
 };
 

@@ -47,7 +47,8 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     const why = isStr(ref) ? unpinnedReason(ref) : undefined;
     if (why) out.push(problem(path, `"${ref}" ${why}`));
   }
-  const l2Client = raw.l2?.client ?? "juno";
+  const l2Client = raw.l2?.client ?? network?.l2.clients[0] ?? "juno";
+  out.push(...networkFitProblems(raw, network, l2Client));
   for (const c of clientImages(raw, network)) {
     if (!c.image || unpinnedReason(c.image)) continue;
     const release = clientRelease(c.client, c.image, c.version, keyName(c.versionKey));
@@ -60,6 +61,14 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
   }
   if (l2Client === "pathfinder" && raw.l2?.pendingPollInterval !== undefined) {
     out.push(problem(["l2", "pendingPollInterval"], "applies to Juno only (rpcstack:l2.client is pathfinder, which polls pending blocks itself)"));
+  }
+  if (l2Client === "starknet-devnet" && raw.l2?.pendingPollInterval !== undefined) {
+    out.push(
+      problem(
+        ["l2", "pendingPollInterval"],
+        "applies to Juno only: Starknet Devnet makes its own blocks (every 2 s on network devnet) and polls nothing; remove the key",
+      ),
+    );
   }
 
   // Host kinds.
@@ -111,6 +120,46 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
         else keys.set(pk.key, i);
       }
     });
+  }
+  return out;
+}
+
+/**
+ * What a network decides for itself: devnet is a local trial chain (its own L2 client, no
+ * consensus client, no tier, this machine only); public networks need a tier and a real node.
+ */
+function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined, l2Client: unknown): string[] {
+  const out: string[] = [];
+  if (raw.tier === undefined && !network?.dev) out.push(problem(["tier"], "is required"));
+  if (!network) return out;
+  const name = network.name;
+  if (isStr(l2Client) && (network.l2.clients as readonly string[]).indexOf(l2Client) < 0 && ["juno", "pathfinder", "starknet-devnet"].includes(l2Client)) {
+    out.push(
+      problem(
+        ["l2", "client"],
+        network.dev
+          ? `${l2Client} does not run on network ${name}, whose L2 is Starknet Devnet (starknet-devnet); remove the key, or set rpcstack:network to testnet for ${l2Client} on Starknet Sepolia`
+          : `starknet-devnet runs only on network devnet (a trial chain on this machine); on ${name} use ${network.l2.clients.join(" or ")}`,
+      ),
+    );
+  }
+  if (!network.dev) return out;
+  const l1: Record<string, unknown> = isObj(raw.l1) ? raw.l1 : {};
+  for (const key of ["consensusImage", "consensusVersion", "checkpointSyncUrl"]) {
+    if (l1[key] !== undefined) {
+      out.push(problem(["l1", key], `does not apply to network ${name}: geth --dev seals its own blocks, without a consensus client`));
+    }
+  }
+  if (raw.tier !== undefined) {
+    const r = network.dev.requirements;
+    out.push(problem(["tier"], `does not apply to network ${name}, which needs ${r.cores} cores, ${r.memoryGiB} GB of memory and ${r.diskGB} GB free; remove the key (or set rpcstack:network to testnet for Sepolia on a tier)`));
+  }
+  const hostKind = isObj(raw.host) ? raw.host.kind : undefined;
+  if (hostKind !== undefined && hostKind !== "local") {
+    out.push(problem(["host", "kind"], `must be local on network ${name}: it is a private trial chain for this machine, not a network to serve from a server`));
+  }
+  if (isObj(raw.readiness) && raw.readiness.l1ReferenceUrl !== undefined) {
+    out.push(problem(["readiness", "l1ReferenceUrl"], `does not apply to network ${name}: no public node follows its chain`));
   }
   return out;
 }
@@ -186,8 +235,9 @@ export interface ClientImage {
 export function clientImages(raw: RawConfig, network: NetworkDefaults | undefined): ClientImage[] {
   const str = (v: unknown) => (isStr(v) ? v : undefined);
   const release = (v: unknown) => (isStr(v) && parseVersion(v) ? v : undefined);
-  const l2Client = raw.l2?.client === "pathfinder" ? "pathfinder" : "juno";
-  return [
+  const l2Client = (["juno", "pathfinder", "starknet-devnet"] as const).find((c) => c === raw.l2?.client) ?? network?.l2.clients[0] ?? "juno";
+  const consensusImage = str(raw.l1?.consensusImage) ?? network?.l1.consensusImage;
+  const all: ClientImage[] = [
     {
       client: "geth",
       image: str(raw.l1?.executionImage) ?? network?.l1.executionImage,
@@ -197,7 +247,7 @@ export function clientImages(raw: RawConfig, network: NetworkDefaults | undefine
     },
     {
       client: "lighthouse",
-      image: str(raw.l1?.consensusImage) ?? network?.l1.consensusImage,
+      image: consensusImage,
       version: release(raw.l1?.consensusVersion),
       imageKey: ["l1", "consensusImage"],
       versionKey: ["l1", "consensusVersion"],
@@ -210,4 +260,6 @@ export function clientImages(raw: RawConfig, network: NetworkDefaults | undefine
       versionKey: ["l2", "version"],
     },
   ];
+  // A network without a consensus client (devnet) deploys no Lighthouse; its rule reports a set key.
+  return consensusImage === undefined ? all.filter((c) => c.client !== "lighthouse") : all;
 }

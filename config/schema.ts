@@ -131,7 +131,7 @@ export const configSchema = {
     l2: {
       type: "object",
       properties: {
-        client: { enum: ["juno", "pathfinder"] },
+        client: { enum: ["juno", "pathfinder", "starknet-devnet"] },
         image,
         version: release,
         pendingPollInterval: duration,
@@ -190,7 +190,8 @@ export const configSchema = {
     },
   },
   // projectKeys is required too, by a cross-field rule: tools that never see secrets skip it.
-  required: ["network", "tier", "host"],
+  // So is tier, except on the devnet network, which brings its own requirements.
+  required: ["network", "host"],
   additionalProperties: false,
 } as const;
 

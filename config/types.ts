@@ -1,10 +1,10 @@
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
-import type { Tier } from "./tiers.js";
+import type { Tier, TierName } from "./tiers.js";
 
 /** Keys an operator sets under `rpcstack:`, as written (before defaults). */
 export interface RawConfig {
   network?: NetworkName;
-  tier?: Tier["name"];
+  tier?: TierName;
   host?: RawHost;
   l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
   l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
@@ -68,11 +68,12 @@ export interface StackSettings {
   readonly host: HostConfig;
   readonly l1: {
     readonly executionImage: string;
-    readonly consensusImage: string;
+    /** Absent on a network without a consensus client (devnet: geth --dev seals its own blocks). */
+    readonly consensusImage?: string;
     /** The releases the images run (`v1.17.5`), from the tag or the explicit version keys. */
     readonly executionRelease: string;
-    readonly consensusRelease: string;
-    readonly checkpointSyncUrl: string;
+    readonly consensusRelease?: string;
+    readonly checkpointSyncUrl?: string;
   };
   readonly l2: {
     readonly client: L2ClientName;

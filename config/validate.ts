@@ -6,7 +6,7 @@ import Ajv, { type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
-import { clientRelease, junoPollFlag } from "./releases.js";
+import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
@@ -112,24 +112,35 @@ const dedupe = (xs: string[]) => [...new Set(xs)];
 function resolve(raw: RawConfig): RpcStackConfig {
   // Schema and rules have passed, so required fields are present.
   const network = NETWORKS[raw.network!];
-  const client = raw.l2?.client ?? "juno";
-  const [geth, lighthouse, l2] = clientImages(raw, network).map(releaseOf);
+  const client = raw.l2?.client ?? network.l2.clients[0];
+  const images = clientImages(raw, network);
+  const release = (c: ClientName) => {
+    const found = images.find((i) => i.client === c);
+    return found ? releaseOf(found) : undefined;
+  };
+  const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
   const pendingPollInterval = raw.l2?.pendingPollInterval ?? "3s";
   const poll = client === "juno" ? junoPollFlag(l2) : undefined;
+  const consensusImage = raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
     network,
-    tier: TIERS[raw.tier!],
+    // A trial chain brings its own (small) requirements instead of a hardware tier.
+    tier: network.dev?.requirements ?? TIERS[raw.tier!],
     host: resolveHost(raw.host!),
     l1: {
       executionImage: raw.l1?.executionImage ?? network.l1.executionImage,
-      consensusImage: raw.l1?.consensusImage ?? network.l1.consensusImage,
       executionRelease: formatVersion(geth),
-      consensusRelease: formatVersion(lighthouse),
-      checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
+      ...(consensusImage && lighthouse
+        ? {
+            consensusImage,
+            consensusRelease: formatVersion(lighthouse),
+            checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
+          }
+        : {}),
     },
     l2: {
       client,
-      image: raw.l2?.image ?? network.l2.images[client],
+      image: raw.l2?.image ?? network.l2.images[client]!,
       release: formatVersion(l2),
       pendingPollInterval,
       ...(poll && "flag" in poll ? { pollFlag: poll.flag } : {}),

@@ -164,7 +164,7 @@ describe("configured variants", () => {
 });
 
 // Stack-wide invariants: each would catch a regression anywhere in the program.
-const PRIVATE_PORTS = new Set([8545, 8546, 8551, 6060, 6061, 9090, 5052, 5054, 9545, 9099]);
+const PRIVATE_PORTS = new Set([8545, 8546, 8551, 6060, 6061, 9090, 5052, 5054, 9545, 9099, 5050, 8080]);
 const PINNED = /^[^:@]+(:[^:@/]+)?(:(?!latest$)[\w][\w.-]*)(@sha256:[0-9a-f]{64})?$|@sha256:[0-9a-f]{64}$/;
 
 describe.each(["local", "testnet", "mainnet"] as const)("stack-wide invariants on %s", (stack) => {

@@ -112,8 +112,16 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
     expect(run.outputs.smokeBlockNumbers).toEqual({ ETH1: { "rpc-http": 1, rpc: 1 }, STRK: { "rpc-http": 1, rpc: 1 }, COSMOSHUB: { "rpc-http": 1, rest: 1 } });
   });
 
-  it("the local stack reports instead of failing (its nodes may still sync) and trusts its own certificate only on localhost", async () => {
+  it("the local devnet stack waits for its nodes, so a failed relay fails the update; it trusts its own certificate only on localhost", async () => {
     const run = await runProgram({ stack: "local" });
+    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
+    expect(cmd.inputs.create).toBe("node -");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_INSECURE_LOCALHOST).toBe("1");
+  });
+
+  it("a local stack on Sepolia without readiness.wait reports instead of failing (its nodes may still sync)", async () => {
+    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "minimum", readiness: { wait: false } } });
     const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
     expect(cmd.inputs.create).toBe("node - --report-only");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");

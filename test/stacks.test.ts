@@ -9,7 +9,7 @@ describe.each(STACKS)("stack %s", (stack) => {
     expect(run.error).toBeUndefined();
     const provider = run.one("rpcstack:index:RpcProvider");
     expect(provider.name).toBe("rpcstack");
-    expect(run.outputs.network).toBe(stack === "mainnet" ? "mainnet" : "testnet");
+    expect(run.outputs.network).toBe({ local: "devnet", testnet: "testnet", mainnet: "mainnet" }[stack]);
   });
 });
 

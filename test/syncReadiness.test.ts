@@ -32,8 +32,11 @@ describe("SyncReadiness under the mock engine", () => {
     expect(run.outputs.l1SyncState).toEqual({ status: "synced", reason: "mock engine" });
   });
 
-  it("report-only when readiness.wait is false (the local stack), with the reference when set", async () => {
-    const run = await runProgram({ stack: "local", config: { readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } } });
+  it("report-only when readiness.wait is false (a local stack on Sepolia), with the reference when set", async () => {
+    const run = await runProgram({
+      stack: "local",
+      config: { network: "testnet", tier: "minimum", readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } },
+    });
     const cmd: string[] = run.one(CONTAINER, "rpcstack-readiness-sync-check").inputs.command;
     expect(cmd).toContain("--report-only");
     expect(cmd).not.toContain("--timeout-minutes");
@@ -63,6 +66,7 @@ describe("SyncReadiness under the mock engine", () => {
     const st = { status: "syncing", reason: "block 5 of 9" };
     const run = await runProgram({
       stack: "local",
+      config: { readiness: { wait: false } },
       state: (type, name) =>
         type === CONTAINER && name === "rpcstack-readiness-sync-check" ? { exitCode: 0, containerLogs: `${RESULT_PREFIX}${JSON.stringify({ synced: false, l1: st, l2: st })}\n` } : undefined,
     });

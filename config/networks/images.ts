@@ -24,3 +24,13 @@ export const GATEWAY_IMAGES = {
 
 /** Runs the bundled readiness program (sync checks and the live health endpoint). */
 export const READINESS_IMAGE = IMAGES.indexer;
+
+/**
+ * The devnet network's L2: Starknet Devnet (github.com/0xSpaceShard/starknet-devnet, published as
+ * docker.io/shardlabs/starknet-devnet-rs:<crates.io version>; release v0.8.1 of 23 Apr 2026).
+ * Its image is Alpine with tini and BusyBox, entrypoint `tini -- starknet-devnet --host 0.0.0.0`.
+ * The L1 of devnet is the geth pin above, run with --dev.
+ */
+export const DEVNET_IMAGES = {
+  starknetDevnet: "shardlabs/starknet-devnet-rs:0.8.1",
+} as const;
