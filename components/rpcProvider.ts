@@ -40,10 +40,10 @@ export class RpcProvider extends pulumi.ComponentResource {
     super("rpcstack:index:RpcProvider", name, {}, opts);
     const s = args.settings;
     if (s.host.kind === "ssh" && args.sshPrivateKey === undefined) {
-      throw new Error("RpcProvider: host kind ssh needs sshPrivateKey (rpcstack:sshPrivateKey)");
+      throw new pulumi.ResourceError("RpcProvider: host kind ssh needs sshPrivateKey (rpcstack:sshPrivateKey)", this);
     }
     if (s.host.kind !== "ssh" && args.sshPrivateKey !== undefined) {
-      throw new Error(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`);
+      throw new pulumi.ResourceError(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`, this);
     }
     // Said where an operator looks during `pulumi up`: the engine's diagnostics.
     if (s.network.dev) pulumi.log.warn(s.network.dev.banner, this);
