@@ -36,7 +36,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
   const keyed: Cond = ["gateway_path", ...anon("var(txn.keyname)", "-m", "found")];
   const ws: Cond = ["gateway_path", ...anon("var(txn.iface)", "-m", "str", "rpc"), ...anon("hdr(upgrade)", "-i", "websocket")];
   // gRPC streams and WebSocket upgrades are not bodies to wait for.
-  const streaming: Cond = grpcHosts.length ? [...anon("req.hdr(host),field(1,:)", "-i", ...grpcHosts), "or", ...anon("hdr(upgrade)", "-m", "found")] : anon("hdr(upgrade)", "-m", "found");
+  const bodied: Cond = [...(grpcHosts.length ? ["!", ...anon("req.hdr(host),field(1,:)", "-i", ...grpcHosts)] : []), "!", ...anon("hdr(upgrade)", "-m", "found")];
   const rateAddr = String(opts.rateLimitPerSecond * 10);
 
   const rules: Rule[] = [
@@ -60,7 +60,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     ...countWrongKey(gw, ["!", ...anon("var(txn.keyname)", "-m", "found")]),
     refuse(401, "invalid or missing project key", ["!public_host", "!", ...anon("var(txn.keyname)", "-m", "found")]),
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
-    ...bodyRules(opts, streaming),
+    ...bodyRules(opts, bodied),
     ...per.flatMap(({ c }) => (c.upstreams.rpcHttp ? policyRules(c, opts.maxBatch) : [])),
     ...rateRules(opts, keyed),
     ...wsRules(opts, ws),

@@ -35,13 +35,13 @@ export function guessRules(o: GatewayOptions, gateway: Cond): Rule[] {
 export const countWrongKey = (gateway: Cond, noKey: Cond): Rule[] => [req(["sc-inc-gpc0(2)"], [...gateway, ...noKey])];
 
 /** Bodies: Content-Length first (no waiting), then the body itself, chunked or HTTP/2 alike. */
-export function bodyRules(o: GatewayOptions, streaming: Cond): Rule[] {
+export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
   const max = String(o.maxBodyBytes);
   // Once the buffer is full the message did not fit: refuse it, whatever its framing says.
   const full = String(bufferSize(o.maxBodyBytes) - MAX_REWRITE - 4096);
   return [
     refuse(413, "request body too large", anon("req.hdr_val(content-length)", "gt", max)),
-    req(["wait-for-body", "time", BODY_TIMEOUT], ["!", ...streaming], `Waits for the whole body (408 after ${BODY_TIMEOUT}): nothing reaches a node before it is in and checked.`),
+    req(["wait-for-body", "time", BODY_TIMEOUT], bodied, `Waits for the whole body (408 after ${BODY_TIMEOUT}): nothing reaches a node before it is in and checked.`),
     refuse(413, "request body too large", anon("req.body_size", "gt", max)),
     req(["set-var(txn.hdrlen)", "req.hdrs,length"], anon("req.body_len", "gt", "0")),
     refuse(413, "request body too large", anon("req.body_len,add(txn.hdrlen)", "ge", full)),

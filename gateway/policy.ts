@@ -60,11 +60,12 @@ const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"
 export function policyRules(c: GatewayChain, maxBatch: number): Rule[] {
   const p = methodPolicy(c);
   const rpc: Cond = [...on(c, "rpc-http"), "METH_POST", ...exactPath];
-  const simple = anon("req.body", "-m", "reg", SIMPLE_BODY);
+  const simple = anon("var(txn.rpc_simple)", "-m", "found");
   const allowed = matches(p.allow);
   const denied = matches(p.deny);
   const rules: Rule[] = [
-    req(["set-var(txn.rpc_method)", `req.body,json_query('$.method'),lower,regsub("[^a-z0-9_]","",g)`], [...rpc, ...simple], `${c.chainId}: method policy (single call, native)`),
+    req(["set-var(txn.rpc_simple)", "bool(1)"], [...rpc, ...anon("req.body", "-m", "reg", SIMPLE_BODY)], `${c.chainId}: method policy`),
+    req(["set-var(txn.rpc_method)", `req.body,json_query('$.method'),lower,regsub("[^a-z0-9_]","",g)`], [...rpc, ...simple], "Single calls: json_query reads the method natively."),
     req(["set-var(txn.rpc_calls)", "int(1)"], [...rpc, ...simple]),
     req([`lua.rpc_policy`, c.path, String(maxBatch)], [...rpc, "!", ...simple], `${c.chainId}: batches and unusual bodies, parsed whole in Lua`),
   ];
