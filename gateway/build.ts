@@ -61,7 +61,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     refuse(401, "invalid or missing project key", ["!public_host", "!", ...anon("var(txn.keyname)", "-m", "found")]),
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
     ...bodyRules(opts, bodied),
-    ...per.flatMap(({ c }) => (c.upstreams.rpcHttp ? policyRules(c, opts.maxBatch) : [])),
+    ...policyRules(chains, opts.maxBatch),
     ...rateRules(opts, keyed),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),

@@ -16,11 +16,6 @@ export const BODY_TIMEOUT = "10s";
 export const bufferSize = (maxBodyBytes: number) => Math.max(16384, maxBodyBytes + HEADER_ROOM);
 export const tuneDirectives = (o: GatewayOptions) => [["tune.bufsize", String(bufferSize(o.maxBodyBytes))], ["tune.maxrewrite", String(MAX_REWRITE)]];
 
-/** Base of the batch counters: calls beyond the first are added digit by digit (3 digits). */
-const BASE = 16;
-const DIGITS = 3;
-export const MAX_COUNTED_BATCH = BASE ** DIGITS;
-
 /** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
 export const connectionRules = (o: GatewayOptions): Rule[] => [
   { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
@@ -50,22 +45,13 @@ export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
 
 /**
  * Per-key rate, counted in calls: sc0 tracks the key; each request counts once in
- * http_req_rate, and a batch's further calls are added to three base-16 digit counters
- * (gpc 0..2), since HAProxy 2.6 can only add one at a time. The rate is their weighted sum.
+ * http_req_rate, and the policy's Lua action adds a batch's further calls to gpc 0.
  */
 export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
-  const rules: Rule[] = [req(["set-var(txn.extra)", "var(txn.rpc_calls),sub(1)"], anon("var(txn.rpc_calls)", "-m", "int", "gt", "1"), "Batches: calls beyond the first, digit by digit.")];
-  for (let d = 0; d < DIGITS; d++) {
-    rules.push(req([`set-var(txn.d${d})`, `var(txn.extra),div(${BASE ** d}),mod(${BASE})`], anon("var(txn.extra)", "-m", "int", "ge", String(BASE ** d))));
-    for (let j = 1; j < BASE; j++) rules.push(req([`sc-inc-gpc(${d},0)`], anon(`var(txn.d${d})`, "-m", "int", "ge", String(j))));
-  }
-  rules.push(
-    req(["set-var(txn.calls)", `sc_gpc_rate(2,0),mul(${BASE})`], keyed),
-    req(["set-var(txn.calls)", `sc_gpc_rate(1,0),add(txn.calls),mul(${BASE})`], keyed),
-    req(["set-var(txn.calls)", "sc_gpc_rate(0,0),add(txn.calls)"], keyed),
+  return [
+    req(["set-var(txn.calls)", "sc_gpc_rate(0,0)"], keyed),
     refuse(429, "rate limit exceeded for this project key", [...keyed, ...anon("sc_http_req_rate(0),add(txn.calls)", "gt", String(o.rateLimitPerSecond * 10))]),
-  );
-  return rules;
+  ];
 }
 
 /** WebSocket connections per key (sc1 tracks the key for the life of the tunnel). */
@@ -77,7 +63,7 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
 }
 
 export const tables = (): Section[] => [
-  { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", `http_req_rate(10s),gpc_rate(${DIGITS},10s)`]] },
+  { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
   { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s)"]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },

@@ -53,39 +53,42 @@ function matches(list: readonly string[]): Cond[] {
 /** A single JSON-RPC object whose one "method" key json_query reads as Go and JS servers do. */
 const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"method")`;
 
+/** The one chain-independent test: "this request is a JSON-RPC POST to a gateway chain". */
+const RPC_POST = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "METH_POST", ...exactPath, "known_chain"];
+const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
+const simple = anon("var(txn.rpc_simple)", "-m", "found");
+
 /**
- * Rules run for a chain's JSON-RPC POSTs, after the body is in: they leave txn.rpc_calls (calls
- * in the body) and refuse denied methods, over-long batches and unparsable bodies.
+ * Rules run for JSON-RPC POSTs once the body is in: they refuse denied methods, over-long
+ * batches and unparsable bodies. Chain-independent steps run once; only the lists are per chain.
  */
-export function policyRules(c: GatewayChain, maxBatch: number): Rule[] {
-  const p = methodPolicy(c);
-  const rpc: Cond = [...on(c, "rpc-http"), "METH_POST", ...exactPath];
-  const simple = anon("var(txn.rpc_simple)", "-m", "found");
-  const allowed = matches(p.allow);
-  const denied = matches(p.deny);
+export function policyRules(chains: readonly GatewayChain[], maxBatch: number): Rule[] {
+  const rpcChains = chains.filter((c) => c.upstreams.rpcHttp);
   const rules: Rule[] = [
-    req(["set-var(txn.rpc_simple)", "bool(1)"], [...rpc, ...anon("req.body", "-m", "reg", SIMPLE_BODY)], `${c.chainId}: method policy`),
-    req(["set-var(txn.rpc_method)", `req.body,json_query('$.method'),lower,regsub("[^a-z0-9_]","",g)`], [...rpc, ...simple], "Single calls: json_query reads the method natively."),
-    req(["set-var(txn.rpc_calls)", "int(1)"], [...rpc, ...simple]),
-    req([`lua.rpc_policy`, c.path, String(maxBatch)], [...rpc, "!", ...simple], `${c.chainId}: batches and unusual bodies, parsed whole in Lua`),
+    req(["set-var(txn.rpc)", "var(txn.chain)"], RPC_POST, "Method policy: JSON-RPC POSTs only."),
+    req(["set-var(txn.rpc_simple)", "bool(1)"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)]),
+    req(["set-var(txn.rpc_method)", `req.body,json_query('$.method'),lower,regsub("[^a-z0-9_]","",g)`], simple, "Single calls: json_query reads the method natively."),
   ];
-  // Native verdict: denied unless an allow entry matches.
-  for (const d of denied) {
-    const unlessAllowed = allowed.length ? allowed.map((a) => ["!", ...a]) : [[]];
-    // ACL "or" needs each allowed alternative negated in the same AND term: !a1 !a2 ...
-    rules.push(req(["set-var(txn.rpc_verdict)", "str(denied)"], [...rpc, ...simple, ...d, ...unlessAllowed.flat()]));
+  for (const c of rpcChains) {
+    const p = methodPolicy(c);
+    const allowed = matches(p.allow);
+    rules.push(req(["lua.rpc_policy", c.path, String(maxBatch)], [...isRpc(c), "!", ...simple], `${c.chainId}: batches and unusual bodies, parsed whole in Lua`));
+    // Denied unless an allow entry matches: each allowed alternative negated in the same term.
+    for (const d of matches(p.deny)) rules.push(req(["set-var(txn.rpc_verdict)", "str(denied)"], [...isRpc(c), ...simple, ...d, ...allowed.flatMap((a) => ["!", ...a])]));
   }
+  const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
   rules.push(
-    refuse(413, `batch longer than ${maxBatch} calls`, [...rpc, ...anon("var(txn.rpc_verdict)", "-m", "str", "batch")]),
-    refuse(400, "body is not JSON the gateway can check", [...rpc, ...anon("var(txn.rpc_verdict)", "-m", "str", "invalid")]),
+    refuse(413, `batch longer than ${maxBatch} calls`, verdict("batch")),
+    refuse(400, "body is not JSON the gateway can check", verdict("invalid")),
     {
       phase: "http-request",
       action: ["return", "status", "403", "content-type", "application/json", "lf-string", JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32601, message: "method %[var(txn.rpc_method)] is not served by this gateway" } })],
-      cond: [...rpc, ...anon("var(txn.rpc_verdict)", "-m", "str", "denied")],
+      cond: verdict("denied"),
     },
   );
-  if (c.kind === "cosmos") {
+  for (const c of rpcChains.filter((x) => x.kind === "cosmos")) {
     // The same families as Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...).
+    const p = methodPolicy(c);
     const uri = p.deny.filter((m) => !p.allow.includes(m)).map((m) => `/${m}`);
     rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...anon("var(txn.rest),lower", "-m", "beg", ...uri)]));
   }

@@ -1,7 +1,6 @@
 /**
  * The Lua half of the method policy (HAProxy's own Lua runtime, Debian's haproxy is built with
  * Lua 5.3). It reads the whole JSON-RPC body, as the node will, and sets:
- *   txn.rpc_calls    calls in the body (1 for a single call)
  *   txn.rpc_verdict  "denied" | "batch" (too many calls) | "invalid" (not JSON it can check)
  *   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
  * Strings are decoded (\u escapes included) and object keys compared ignoring case, and every
@@ -110,11 +109,12 @@ core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batc
     return
   end
   local calls = parsed.items or { parsed }
-  txn:set_var('txn.rpc_calls', #calls)
   if #calls > tonumber(max_batch) then
     txn:set_var('txn.rpc_verdict', 'batch')
     return
   end
+  -- A batch counts as its number of calls against the key's rate (sc0 tracks the key).
+  for _ = 2, #calls do txn.f:sc_inc_gpc(0, 0) end
   for _, call in ipairs(calls) do
     for _, m in ipairs(type(call) == 'table' and call.methods or {}) do
       if type(m) == 'string' then

@@ -147,6 +147,29 @@ describe("connections and failover", () => {
 });
 
 describe("per key and per address rates", () => {
+  it("answers 429 past the per-key limit without reaching the upstream", async () => {
+    const node = await startRecorder();
+    const g = await startGateway(chains(node), KEYS, { rateLimitPerSecond: 1 });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 14; i++) {
+        const r = await fetch(`${g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(call("eth_chainId", i)) });
+        statuses.push(r.status);
+        if (r.status === 429) {
+          expect(r.headers.get("content-type")).toBe("application/json");
+          expect((await r.json()).error.message).toMatch(/rate limit/);
+        } else await r.arrayBuffer();
+      }
+      // 1 request/s over 10 s: the first 10 pass, the rest are refused.
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
+      expect(statuses.slice(11)).toEqual(Array(3).fill(429));
+      expect(node.seen.length).toBeLessThanOrEqual(11);
+    } finally {
+      await g.stop();
+      await node.stop();
+    }
+  });
+
   it("batches count call by call against the per-key rate", async () => {
     const node = await startRecorder();
     const g = await startGateway(chains(node), KEYS, { rateLimitPerSecond: 1 });
