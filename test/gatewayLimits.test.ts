@@ -8,7 +8,7 @@ import { request as httpsRequest } from "node:https";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import type { GatewayChain } from "../gateway/build.js";
+import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
@@ -146,14 +146,25 @@ describe("connections and failover", () => {
   });
 });
 
+/** A gateway of its own (limits that would disturb the shared one), stopped with its node. */
+async function withOwnGateway(over: Partial<GatewayOptions>, body: (g: RunningGateway, node: Recorder, send: (b: unknown) => Promise<Response>) => Promise<void>) {
+  const node = await startRecorder();
+  const g = await startGateway(chains(node), KEYS, over);
+  const send = (b: unknown) => fetch(`${g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(b) });
+  try {
+    await body(g, node, send);
+  } finally {
+    await g.stop();
+    await node.stop();
+  }
+}
+
 describe("per key and per address rates", () => {
-  it("answers 429 past the per-key limit without reaching the upstream", async () => {
-    const node = await startRecorder();
-    const g = await startGateway(chains(node), KEYS, { rateLimitPerSecond: 1 });
-    try {
+  it("answers 429 past the per-key limit without reaching the upstream", () =>
+    withOwnGateway({ rateLimitPerSecond: 1 }, async (_g, node, send) => {
       const statuses: number[] = [];
       for (let i = 0; i < 14; i++) {
-        const r = await fetch(`${g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(call("eth_chainId", i)) });
+        const r = await send(call("eth_chainId", i));
         statuses.push(r.status);
         if (r.status === 429) {
           expect(r.headers.get("content-type")).toBe("application/json");
@@ -164,17 +175,10 @@ describe("per key and per address rates", () => {
       expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
       expect(statuses.slice(11)).toEqual(Array(3).fill(429));
       expect(node.seen.length).toBeLessThanOrEqual(11);
-    } finally {
-      await g.stop();
-      await node.stop();
-    }
-  });
+    }));
 
-  it("batches count call by call against the per-key rate", async () => {
-    const node = await startRecorder();
-    const g = await startGateway(chains(node), KEYS, { rateLimitPerSecond: 1 });
-    try {
-      const send = (body: unknown) => fetch(`${g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  it("batches count call by call against the per-key rate", () =>
+    withOwnGateway({ rateLimitPerSecond: 1 }, async (_g, node, send) => {
       expect((await send(Array.from({ length: 8 }, (_, i) => call("eth_chainId", i)))).status).toBe(200);
       // 1 call/s over 10 s: 8 are spent; a batch of 5 and then a single call are over it.
       expect((await send(Array.from({ length: 5 }, (_, i) => call("eth_chainId", i)))).status).toBe(429);
@@ -182,16 +186,10 @@ describe("per key and per address rates", () => {
       expect(single.status).toBe(429);
       expect((await single.json()).error.message).toMatch(/rate limit/);
       expect(node.seen.length).toBe(1);
-    } finally {
-      await g.stop();
-      await node.stop();
-    }
-  });
+    }));
 
-  it("500 wrong keys from one address end in 429, the key map and the node untouched", async () => {
-    const node = await startRecorder();
-    const g = await startGateway(chains(node), KEYS);
-    try {
+  it("500 wrong keys from one address end in 429, the key map and the node untouched", () =>
+    withOwnGateway({}, async (g, node) => {
       const statuses: number[] = [];
       for (let i = 0; i < 500; i++) {
         const r = await fetch(`${g.base}/gateway/eth/rpc-http/guess${String(i).padStart(30, "0")}`, { method: "POST", body: "{}" });
@@ -201,9 +199,5 @@ describe("per key and per address rates", () => {
       expect(statuses.slice(0, 60)).toEqual(Array(60).fill(401));
       expect(statuses.slice(70)).toEqual(Array(430).fill(429));
       expect(node.seen.length).toBe(0);
-    } finally {
-      await g.stop();
-      await node.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 });
