@@ -54,9 +54,11 @@ export class ChainBackends {
   constructor(private readonly c: GatewayChain, private readonly opts: GatewayOptions) {
     const hc = backendName(c.path, "health");
     const check = healthCheck(c);
-    // A dead node is marked down after one failed check, re-checked every 500 ms while it is
-    // failing, and up again after two good ones: the gateway answers 503 at once meanwhile.
-    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", "500", "downinter", "1000", "fall", "1", "rise", "2"];
+    // After a failed check the next comes 500 ms later (fastinter): a dead node is marked down
+    // within about a second of it being noticed, while one slow answer on a busy host does not
+    // take a live node out. Requests to a node that refuses connections get 503 at once anyway
+    // (retries 0 below).
+    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", "500", "downinter", "1000", "fall", "2", "rise", "2"];
     this.sections.push({
       header: ["backend", hc],
       comment: `${c.chainId}: health of the node behind /gateway/${c.path}`,
