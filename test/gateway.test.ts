@@ -1,7 +1,4 @@
-/**
- * The generated gateway configuration, served by Debian's real HAProxy over TLS, in front of a
- * real EVM node (hardhat), a Starknet simulator, and a Tendermint/REST/gRPC simulator.
- */
+/** Debian's real HAProxy serving the generated config over TLS before hardhat and protocol simulators. */
 import { request as httpRequest } from "node:http";
 import { connect as http2Connect, createServer as createH2cServer, type Http2Server } from "node:http2";
 import { Comet38Client } from "@cosmjs/tendermint-rpc";
