@@ -89,6 +89,7 @@ describe("bodies", () => {
       s.on("end", () => resolve(data.split("\r\n")[0]));
       s.on("error", reject);
     });
+    // The gateway's JSON error page (HAProxy's own would say "Request Time-out").
     expect(status).toBe("HTTP/1.1 408 Request Timeout");
     expect(up.seen.length).toBe(before);
   }, 20_000);
