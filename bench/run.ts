@@ -11,7 +11,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import WebSocket, { WebSocketServer } from "ws";
-import { buildGateway, type GatewayOptions } from "../gateway/build.js";
+import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { writeGatewayFiles } from "../test/support/haproxy.js";
 import { freePort } from "../test/support/net.js";
 import { chart, type Figures } from "./chart.js";
@@ -191,6 +191,8 @@ async function main() {
     bindAddress: "127.0.0.1", httpsPort: gwPort, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
     certFile: join(work, "both.pem"), filesDir: join(work, "gw"), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: PROXY_THREADS, maxConnections: 4000,
+    // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
+    ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000,
   };
   const gw = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], gwOpts);
   writeGatewayFiles(gwOpts.filesDir, gw);

@@ -103,6 +103,12 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     out.push(problem(["gateway", "acmeEmail"], "is required with rpcstack:gateway.domain (the ACME account for its certificate)"));
   }
   if (Array.isArray(gw.chains)) out.push(...chainProblems(gw.chains, network));
+  if (isObj(gw.methodPolicy) && network) {
+    const served = [network.chains.l1.path, network.chains.l2.path, ...(Array.isArray(gw.chains) ? gw.chains.map((c) => (isObj(c) ? c.path : undefined)) : [])];
+    for (const path of Object.keys(gw.methodPolicy)) {
+      if (!served.includes(path)) out.push(problem(["gateway", "methodPolicy", path], `is not a chain this gateway serves (${served.filter(isStr).join(", ")})`));
+    }
+  }
 
   // Project keys: unique names and keys.
   if (Array.isArray(raw.projectKeys)) {
@@ -118,6 +124,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
         // Never echo a key: name the other entry instead.
         if (keys.has(pk.key)) out.push(problem(["projectKeys", i, "key"], `is the same key as projectKeys[${keys.get(pk.key)}]`));
         else keys.set(pk.key, i);
+        if (keyEntropyBits(pk.key) < MIN_KEY_BITS) out.push(problem(["projectKeys", i, "key"], `is too easy to guess (repeated or few distinct characters): generate one with node -e 'console.log(require("crypto").randomBytes(32).toString("base64url"))'`));
       }
     });
   }
@@ -162,6 +169,20 @@ function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined
     out.push(problem(["readiness", "l1ReferenceUrl"], `does not apply to network ${name}: no public node follows its chain`));
   }
   return out;
+}
+
+/**
+ * Estimated entropy of a key from its own characters (length x Shannon entropy per character).
+ * 32 random URL-safe characters score about 140 bits, 32 random hex digits about 120; 32 x "a"
+ * scores 0 and "abab..." 32.
+ */
+export const MIN_KEY_BITS = 96;
+export function keyEntropyBits(key: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of key) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let perChar = 0;
+  for (const n of counts.values()) perChar -= (n / key.length) * Math.log2(n / key.length);
+  return perChar * key.length;
 }
 
 const NEEDED_UPSTREAMS = {

@@ -105,6 +105,9 @@ const chain = {
   additionalProperties: false,
 };
 
+/** JSON-RPC method names, or families ending in "_" (debug_). */
+const methodList = { type: "array", items: { type: "string", pattern: "^[A-Za-z0-9_]{1,128}$", "x-hint": "must be method names or families like \"debug_\"" } };
+
 export const configSchema = {
   type: "object",
   properties: {
@@ -155,6 +158,21 @@ export const configSchema = {
         chains: { type: "array", items: chain },
         rateLimitPerSecond: { type: "integer", minimum: 1, maximum: 1000000 },
         maxBodyKiB: { type: "integer", minimum: 1, maximum: 65536 },
+        corsOrigins: { type: "array", minItems: 1, items: { type: "string", pattern: "^(\\*|https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?)$", "x-hint": "must be \"*\" or origins like \"https://app.example.com\"" } },
+        maxBatch: { type: "integer", minimum: 1, maximum: 4096 },
+        wrongKeysPerMinute: { type: "integer", minimum: 0, maximum: 1000000 },
+        maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 1000000 },
+        wsMaxConnectionsPerKey: { type: "integer", minimum: 1, maximum: 1000000 },
+        wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400 },
+        methodPolicy: {
+          type: "object",
+          propertyNames: { pattern: "^[a-z0-9-]+$" },
+          additionalProperties: {
+            type: "object",
+            properties: { allowMethods: methodList, denyMethods: methodList },
+            additionalProperties: false,
+          },
+        },
       },
       additionalProperties: false,
     },

@@ -9,7 +9,7 @@ export interface RawConfig {
   l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
   l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number };
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number } & Partial<GatewayLimits>;
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
@@ -54,6 +54,18 @@ export interface ExtraChain {
   readonly hostnames?: ChainHostnames;
 }
 
+/** Browser access, batches, key guessing, connections and the method policy (`gateway.*`). */
+export interface GatewayLimits {
+  readonly corsOrigins: readonly string[];
+  readonly maxBatch: number;
+  readonly wrongKeysPerMinute: number;
+  readonly maxConnectionsPerAddress: number;
+  readonly wsMaxConnectionsPerKey: number;
+  readonly wsIdleTimeoutSeconds: number;
+  /** Per chain path: methods (or `prefix_` families) opened or refused beyond the kind's defaults. */
+  readonly methodPolicy: Readonly<Record<string, { readonly allowMethods?: readonly string[]; readonly denyMethods?: readonly string[] }>>;
+}
+
 export interface ReadinessConfig {
   readonly wait: boolean;
   readonly timeoutMinutes: number;
@@ -92,7 +104,7 @@ export interface StackSettings {
     readonly rateLimitPerSecond: number;
     /** Largest request body accepted; over it: 413. */
     readonly maxBodyKiB: number;
-  };
+  } & GatewayLimits;
   readonly retainData: boolean;
   /** Where the provider serves from, for the provider manifest (e.g. "EU"). */
   readonly geolocation?: string;

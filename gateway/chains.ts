@@ -10,5 +10,7 @@ export function gatewayChains(settings: StackSettings): GatewayChain[] {
     { ...l1, upstreams: { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs }, healthUrl: health.l1 },
     { ...l2, upstreams: { rpcHttp: l2Urls(settings).rpcHttp, rpcWs: l2Urls(settings).rpcWs }, healthUrl: health.l2 },
   ];
-  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))];
+  // The method policy's per-chain additions (gateway.methodPolicy.<path>).
+  const policy = settings.gateway.methodPolicy ?? {};
+  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path] }));
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GATEWAY_IMAGES } from "../config/networks/images.js";
 import { loadConfig } from "../config/index.js";
-import { buildGateway } from "../gateway/build.js";
+import { buildGateway, keyDigest } from "../gateway/build.js";
 import { gatewayChains } from "../gateway/chains.js";
 import { readStackFile } from "../export/stackFile.js";
 import { gatewayOptions } from "../services/index.js";
@@ -22,7 +22,10 @@ describe("Gateway under the mock engine", () => {
     expect(gw.inputs.image).toBe(GATEWAY_IMAGES.haproxy);
     expect(gw.inputs.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}`).sort()).toEqual(["0.0.0.0:443->443", "0.0.0.0:80->80"]);
     const files = Object.fromEntries(gw.inputs.uploads.map((u: any) => [u.file, u.content]));
-    expect(files["/usr/local/etc/haproxy/keys.map"]).toBe(TEST_PROJECT_KEYS.map((k) => `${k.key} ${k.name}\n`).join(""));
+    // The key map holds digests of the keys, never the keys.
+    expect(files["/usr/local/etc/haproxy/keys.map"]).toBe(TEST_PROJECT_KEYS.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""));
+    for (const k of TEST_PROJECT_KEYS) expect(JSON.stringify(gw.inputs.uploads)).not.toContain(k.key);
+    expect(files["/usr/local/etc/haproxy/policy.lua"]).toContain("core.register_action('rpc_policy'");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("bind 0.0.0.0:443 ssl crt /certs/gateway.pem alpn h2,http/1.1");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("nameserver dns 127.0.0.11:53");
     expect(gw.secretInputs.some((p) => p.startsWith("uploads"))).toBe(true);

@@ -5,7 +5,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { ProjectKey } from "../../config/index.js";
-import { buildGateway, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
+import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 import { issueCert } from "./tls.js";
 
@@ -52,6 +52,7 @@ export async function startGateway(
     adminSocket: join(dir, "admin.sock"),
     threads: 1,
     maxConnections: 2000,
+    ...GATEWAY_LIMIT_DEFAULTS,
     ...over,
   };
   const build = buildGateway(chains, keys, opts);

@@ -1,0 +1,58 @@
+/**
+ * The gateway's own answers: every status HAProxy can send by itself gets a JSON-RPC style body
+ * (errorfiles), and rules that refuse a request return the same shape.
+ */
+import type { Cond, Directive, Rule } from "./model.js";
+
+/** status -> [reason, JSON-RPC style code, message]. Every status HAProxy 2.6 lets errorfile replace. */
+const ERROR_STATUSES: Record<number, [string, number, string]> = {
+  400: ["Bad Request", -32600, "bad request"],
+  401: ["Unauthorized", -32001, "invalid or missing project key"],
+  403: ["Forbidden", -32003, "forbidden"],
+  404: ["Not Found", -32004, "unknown chain or interface"],
+  405: ["Method Not Allowed", -32005, "method not allowed on this interface"],
+  407: ["Proxy Authentication Required", -32007, "proxy authentication required"],
+  408: ["Request Timeout", -32008, "request timeout"],
+  410: ["Gone", -32010, "gone"],
+  413: ["Payload Too Large", -32013, "request body too large"],
+  421: ["Misdirected Request", -32021, "misdirected request"],
+  422: ["Unprocessable Content", -32022, "unprocessable request"],
+  425: ["Too Early", -32025, "too early"],
+  429: ["Too Many Requests", -32029, "rate limit exceeded for this project key"],
+  500: ["Internal Server Error", -32603, "internal gateway error"],
+  501: ["Not Implemented", -32601, "not implemented"],
+  502: ["Bad Gateway", -32002, "upstream node returned an invalid response"],
+  503: ["Service Unavailable", -32053, "node unavailable or not synced"],
+  504: ["Gateway Timeout", -32054, "upstream node timed out"],
+};
+
+export const ERROR_STATUS_CODES = Object.keys(ERROR_STATUSES);
+export const JSON_TYPE = "application/json";
+export const ERRORS_SECTION = "json-errors";
+
+export const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+
+/** The words of an `http-request return` of a JSON-RPC style error. */
+export function jsonReturnAction(status: number, message: string): string[] {
+  const [, code] = ERROR_STATUSES[status];
+  return ["return", "status", String(status), "content-type", JSON_TYPE, "string", errorBody(code, message)];
+}
+
+/** A rule refusing with a JSON error when `cond` holds. */
+export const refuse = (status: number, message: string, cond?: Cond, why?: string): Rule => ({ phase: "http-request", action: jsonReturnAction(status, message), cond, why });
+
+/** The same refusal as a plain directive (backends without conditions). */
+export const refuseDirective = (status: number, message: string): Directive => ["http-request", ...jsonReturnAction(status, message)];
+
+/** errors/<status>.http files, raw HTTP responses HAProxy sends as they are. */
+export function errorFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const [status, [reason, code, message]] of Object.entries(ERROR_STATUSES)) {
+    const body = errorBody(code, message);
+    files[`errors/${status}.http`] =
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n${body}`;
+  }
+  return files;
+}
+
+export const errorFilesDirectives = (dir: string): Directive[] => ERROR_STATUS_CODES.map((s) => ["errorfile", s, `${dir}/errors/${s}.http`]);

@@ -1,0 +1,70 @@
+/**
+ * Limits that hold whatever the client does: connections per address, wrong keys per address,
+ * body size whatever the framing, slow bodies, calls (not requests) per key, WebSocket
+ * connections per key. Each function returns rules in the order they must run.
+ */
+import { refuse } from "./errors.js";
+import { anon, req, type Cond, type Rule, type Section } from "./model.js";
+import type { GatewayOptions } from "./types.js";
+
+/** Request buffers hold a whole body (the policy reads it) plus headers; see bufferSize(). */
+const HEADER_ROOM = 64 * 1024;
+const MAX_REWRITE = 8192;
+/** How long a client may take to send a body once its headers are in. */
+export const BODY_TIMEOUT = "10s";
+
+export const bufferSize = (maxBodyBytes: number) => Math.max(16384, maxBodyBytes + HEADER_ROOM);
+export const tuneDirectives = (o: GatewayOptions) => [["tune.bufsize", String(bufferSize(o.maxBodyBytes))], ["tune.maxrewrite", String(MAX_REWRITE)]];
+
+/** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
+export const connectionRules = (o: GatewayOptions): Rule[] => [
+  { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
+  { phase: "tcp-request connection", action: ["reject"], cond: anon("sc_conn_cur(2)", "gt", String(o.maxConnectionsPerAddress)) },
+];
+
+/** Key guessing: an address past its wrong-key budget gets 429 before the key map is read. */
+export function guessRules(o: GatewayOptions, gateway: Cond): Rule[] {
+  if (o.wrongKeysPerMinute <= 0) return [];
+  return [refuse(429, "too many requests with a wrong key from this address", [...gateway, ...anon("sc_gpc0_rate(2)", "gt", String(o.wrongKeysPerMinute))])];
+}
+export const countWrongKey = (gateway: Cond, noKey: Cond): Rule[] => [req(["sc-inc-gpc0(2)"], [...gateway, ...noKey])];
+
+/** Bodies: Content-Length first (no waiting), then the body itself, chunked or HTTP/2 alike. */
+export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
+  const max = String(o.maxBodyBytes);
+  // Once the buffer is full the message did not fit: refuse it, whatever its framing says.
+  const full = String(bufferSize(o.maxBodyBytes) - MAX_REWRITE - 4096);
+  return [
+    refuse(413, "request body too large", anon("req.hdr_val(content-length)", "gt", max)),
+    req(["wait-for-body", "time", BODY_TIMEOUT], bodied, `Waits for the whole body (408 after ${BODY_TIMEOUT}): nothing reaches a node before it is in and checked.`),
+    refuse(413, "request body too large", anon("req.body_size", "gt", max)),
+    req(["set-var(txn.hdrlen)", "req.hdrs,length"], anon("req.body_len", "gt", "0")),
+    refuse(413, "request body too large", anon("req.body_len,add(txn.hdrlen)", "ge", full)),
+  ];
+}
+
+/**
+ * Per-key rate, counted in calls: sc0 tracks the key; each request counts once in
+ * http_req_rate, and the policy's Lua action adds a batch's further calls to gpc 0.
+ */
+export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
+  return [
+    req(["set-var(txn.calls)", "sc_gpc_rate(0,0)"], keyed),
+    refuse(429, "rate limit exceeded for this project key", [...keyed, ...anon("sc_http_req_rate(0),add(txn.calls)", "gt", String(o.rateLimitPerSecond * 10))]),
+  ];
+}
+
+/** WebSocket connections per key (sc1 tracks the key for the life of the tunnel). */
+export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
+  return [
+    req(["track-sc1", "var(txn.keyname)", "table", "st_ws"], ws),
+    refuse(429, "too many WebSocket connections for this project key", [...ws, ...anon("sc_conn_cur(1)", "gt", String(o.wsMaxConnectionsPerKey))]),
+  ];
+}
+
+export const tables = (): Section[] => [
+  { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
+  { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
+  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s)"]] },
+  { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
+];

@@ -1,0 +1,108 @@
+/**
+ * The JSON-RPC method policy: each chain kind has a default deny list (node administration,
+ * debugging, signing with node-held keys, dev-node state changes), which a chain's
+ * `allowMethods` opens and `denyMethods` extends. An entry ending in `_` is a family
+ * (`debug_`), any other entry one method; matching ignores case, as some servers do.
+ *
+ * Enforced on JSON-RPC POST bodies, single calls and every call of a batch:
+ * - a body that is one JSON object without a backslash and with one "method" key is checked
+ *   natively (json_query), which costs little on the common path;
+ * - anything else (batches, escapes, repeated or differently cased keys, which Go's decoder
+ *   would match case-insensitively and take the last of) is parsed whole by the Lua action in
+ *   policy.lua: it counts the calls, checks each method, and refuses what it cannot parse.
+ * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: see README.
+ */
+import { refuse } from "./errors.js";
+import { anon, req, type Cond, type Rule } from "./model.js";
+import { POLICY_LUA } from "./policyLua.js";
+import { exactPath, on } from "./routes.js";
+import type { ChainKind, GatewayChain } from "./types.js";
+
+export const DEFAULT_DENY: Record<ChainKind, readonly string[]> = {
+  // geth/Nethermind/Erigon/Besu administration and debugging, signing with node-held keys,
+  // the engine API, heavy tracing, and the dev nodes' state setters (hardhat, anvil, ganache).
+  evm: ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "clique_", "les_", "parity_", "trace_", "hardhat_", "evm_", "anvil_", "ganache_"],
+  // starknet-devnet (devnet_mint, devnet_setTime...), Katana's dev_ setters; Juno and Pathfinder
+  // expose no admin namespace over JSON-RPC.
+  starknet: ["devnet_", "dev_", "katana_"],
+  // Tendermint/CometBFT's unsafe RPC (unsafe_flush_mempool, dial_seeds, dial_peers).
+  cosmos: ["unsafe_", "dial_seeds", "dial_peers"],
+};
+
+export interface MethodPolicy {
+  readonly deny: readonly string[];
+  readonly allow: readonly string[];
+}
+
+export function methodPolicy(c: GatewayChain): MethodPolicy {
+  const lower = (xs: readonly string[] = []) => xs.map((m) => m.toLowerCase());
+  return { deny: [...lower(DEFAULT_DENY[c.kind]), ...lower(c.denyMethods)], allow: lower(c.allowMethods) };
+}
+
+const split = (xs: readonly string[]) => ({ families: xs.filter((m) => m.endsWith("_")), names: xs.filter((m) => !m.endsWith("_")) });
+
+/** "var(txn.rpc_method) is in this list": ACL words, or never when the list is empty. */
+function matches(list: readonly string[]): Cond[] {
+  const { families, names } = split(list);
+  return [
+    ...(families.length ? [anon("var(txn.rpc_method)", "-m", "beg", ...families)] : []),
+    ...(names.length ? [anon("var(txn.rpc_method)", "-m", "str", ...names)] : []),
+  ];
+}
+
+/** A single JSON-RPC object whose one "method" key json_query reads as Go and JS servers do. */
+const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"method")`;
+
+/** The one chain-independent test: "this request is a JSON-RPC POST to a gateway chain". */
+const RPC_POST = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "METH_POST", ...exactPath, "known_chain"];
+const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
+const simple = anon("var(txn.rpc_simple)", "-m", "found");
+
+/**
+ * Rules run for JSON-RPC POSTs once the body is in: they refuse denied methods, over-long
+ * batches and unparsable bodies. Chain-independent steps run once; only the lists are per chain.
+ */
+export function policyRules(chains: readonly GatewayChain[], maxBatch: number): Rule[] {
+  const rpcChains = chains.filter((c) => c.upstreams.rpcHttp);
+  const rules: Rule[] = [
+    req(["set-var(txn.rpc)", "var(txn.chain)"], RPC_POST, "Method policy: JSON-RPC POSTs only."),
+    req(["set-var(txn.rpc_simple)", "bool(1)"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)]),
+    req(["set-var(txn.rpc_method)", `req.body,json_query('$.method'),lower,regsub("[^a-z0-9_]","",g)`], simple, "Single calls: json_query reads the method natively."),
+  ];
+  for (const c of rpcChains) {
+    const p = methodPolicy(c);
+    const allowed = matches(p.allow);
+    rules.push(req(["lua.rpc_policy", c.path, String(maxBatch)], [...isRpc(c), "!", ...simple], `${c.chainId}: batches and unusual bodies, parsed whole in Lua`));
+    // Denied unless an allow entry matches: each allowed alternative negated in the same term.
+    for (const d of matches(p.deny)) rules.push(req(["set-var(txn.rpc_verdict)", "str(denied)"], [...isRpc(c), ...simple, ...d, ...allowed.flatMap((a) => ["!", ...a])]));
+  }
+  const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
+  rules.push(
+    refuse(413, `batch longer than ${maxBatch} calls`, verdict("batch")),
+    refuse(400, "body is not JSON the gateway can check", verdict("invalid")),
+    {
+      phase: "http-request",
+      action: ["return", "status", "403", "content-type", "application/json", "lf-string", JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32601, message: "method %[var(txn.rpc_method)] is not served by this gateway" } })],
+      cond: verdict("denied"),
+    },
+  );
+  for (const c of rpcChains.filter((x) => x.kind === "cosmos")) {
+    // The same families as Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...).
+    const p = methodPolicy(c);
+    const uri = p.deny.filter((m) => !p.allow.includes(m)).map((m) => `/${m}`);
+    rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...anon("var(txn.rest),lower", "-m", "beg", ...uri)]));
+  }
+  return rules;
+}
+
+/** policy.lua: the Lua action plus each chain's lists (method names are [A-Za-z0-9_], no quoting issues). */
+export function policyLua(chains: readonly GatewayChain[]): string {
+  const lists = chains
+    .map((c) => {
+      const p = methodPolicy(c);
+      const lua = (xs: readonly string[]) => `{${xs.map((x) => JSON.stringify(x)).join(", ")}}`;
+      return `  [${JSON.stringify(c.path)}] = { deny = ${lua(p.deny)}, allow = ${lua(p.allow)} },`;
+    })
+    .join("\n");
+  return `-- Generated by rpcstack: the method policy of each chain (lower case; "x_" is a family).\nlocal POLICY = {\n${lists}\n}\n\n${POLICY_LUA}`;
+}

@@ -1,0 +1,91 @@
+/**
+ * Routes: which request goes to which backend, per chain and interface, and the gates in front
+ * of them (node health, WebSocket upgrade, methods on public hostnames).
+ *
+ *   POST /gateway/<chain>/rpc-http/<KEY>              JSON-RPC to the chain's rpcHttp upstream
+ *   GET  /gateway/<chain>/rpc-http/<KEY>/<uri>        Tendermint URI (cosmos: /status, ...)
+ *   GET  /gateway/<chain>/rest/<KEY>/<rest_path>      REST upstream, prefix stripped, query kept
+ *   WS   /gateway/<chain>/rpc/<KEY>?secret=...        the chain's WebSocket upstream (query dropped)
+ * Cosmos chains may also have their own hostnames (Tendermint RPC + /websocket, REST, gRPC).
+ */
+import { refuse } from "./errors.js";
+import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
+import { ChainBackends, parseUpstream } from "./upstreams.js";
+import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
+
+export interface ChainRoutes {
+  readonly backends: Section[];
+  /** http-request gates (health, upgrade, methods), in order. */
+  readonly gates: Rule[];
+  /** use_backend rules for public hostnames, then for gateway paths. */
+  readonly hostUses: Rule[];
+  readonly uses: Rule[];
+  readonly routes: Route[];
+}
+
+/** The condition "this request is for <chain>/<iface>". */
+export const on = (c: GatewayChain, iface: Interface): string[] =>
+  anon("var(txn.chain)", "-m", "str", c.path).concat(anon("var(txn.iface)", "-m", "str", iface));
+export const exactPath: Cond = anon("var(txn.rest)", "-m", "len", "0");
+export const hostIs = (name: string): string[] => anon("req.hdr(host),field(1,:)", "-i", name);
+
+/** Methods each public hostname answers (OPTIONS is the CORS preflight, answered before). */
+const HOST_METHODS = { tendermintRpc: ["GET", "HEAD", "POST"], rest: ["GET", "HEAD", "POST"], grpc: ["POST"] } as const;
+
+export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes {
+  const be = new ChainBackends(c, opts);
+  const gates: Rule[] = [];
+  const hostUses: Rule[] = [];
+  const uses: Rule[] = [];
+  const routes: Route[] = [];
+  const gate = (backend: string, cond: Cond) => refuse(503, `${c.chainId} node unavailable or not synced`, [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]);
+
+  if (c.upstreams.rpcHttp) {
+    const u = parseUpstream(c.upstreams.rpcHttp);
+    const post = be.add("rpc", c.upstreams.rpcHttp, [["http-request", "set-path", u.basePath || "/"]]);
+    gates.push(gate(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
+    uses.push(useBackend(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
+    routes.push({ chain: c.path, iface: "rpc-http", backend: post, detail: `POST -> ${c.upstreams.rpcHttp}` });
+    if (c.kind === "cosmos") {
+      // Tendermint URI methods (GET /status, /block?height=N): prefix stripped, query kept.
+      const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]]);
+      gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
+      uses.push(useBackend(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
+      routes.push({ chain: c.path, iface: "rpc-http", backend: uri, detail: `GET /<uri> -> ${c.upstreams.rpcHttp}` });
+    }
+  }
+  if (c.upstreams.rest) {
+    const u = parseUpstream(c.upstreams.rest);
+    const rest = be.add("rest", c.upstreams.rest, [
+      ["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`, "if", ...anon("var(txn.rest)", "-m", "len", "gt", "0")],
+      ["http-request", "set-path", u.basePath || "/", "if", ...exactPath],
+    ]);
+    gates.push(gate(rest, on(c, "rest")));
+    uses.push(useBackend(rest, [...on(c, "rest"), ...anon("method", "GET", "POST", "HEAD")]));
+    routes.push({ chain: c.path, iface: "rest", backend: rest, detail: `GET|POST /<rest_path> -> ${c.upstreams.rest}` });
+  }
+  if (c.upstreams.rpcWs) {
+    const u = parseUpstream(c.upstreams.rpcWs);
+    // The `secret` query parameter is the client library's; it never goes upstream.
+    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"]]);
+    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...anon("hdr(upgrade)", "-i", "websocket")]), gate(ws, on(c, "rpc")));
+    uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));
+    routes.push({ chain: c.path, iface: "rpc", backend: ws, detail: `WebSocket -> ${c.upstreams.rpcWs}` });
+  }
+
+  // Cosmos public hostnames, routed by Host (SNI picks the certificate); each answers only the
+  // methods its interface uses.
+  const hn = c.hostnames ?? {};
+  const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
+    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, [], extra);
+    gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
+    hostUses.push(useBackend(backend, hostIs(name)));
+    routes.push({ chain: c.path, iface: "hostname", backend, detail });
+  };
+  if (hn.tendermintRpc && c.upstreams.rpcHttp) hostRoute("tendermintRpc", hn.tendermintRpc, c.upstreams.rpcHttp, [], `https://${hn.tendermintRpc} (+ /websocket) -> ${c.upstreams.rpcHttp}`);
+  if (hn.rest && c.upstreams.rest) hostRoute("rest", hn.rest, c.upstreams.rest, [], `https://${hn.rest} -> ${c.upstreams.rest}`);
+  // gRPC is HTTP/2 end to end: h2c (or h2 over TLS) to the upstream.
+  if (hn.grpc && c.upstreams.grpc) hostRoute("grpc", hn.grpc, c.upstreams.grpc, ["proto", "h2"], `${hn.grpc}:443 (gRPC) -> ${c.upstreams.grpc}`);
+
+  return { backends: be.sections, gates, hostUses, uses, routes };
+}

@@ -1,0 +1,100 @@
+/**
+ * Process-wide settings and the listeners around the HTTPS frontend: global (TLS, runtime API,
+ * Lua), defaults (timeouts, JSON error pages), port 80 (ACME challenges; keys never accepted in
+ * clear), the ACME responder and the metrics listener.
+ */
+import { ERRORS_SECTION, errorFilesDirectives, refuse, refuseDirective } from "./errors.js";
+import { anon, req, type Section } from "./model.js";
+import { tuneDirectives } from "./limits.js";
+import type { GatewayOptions } from "./types.js";
+
+export function globalSection(o: GatewayOptions, lua: string): Section {
+  return {
+    header: ["global"],
+    directives: [
+      ["log", "stdout", "format", "raw", "local0", "info"],
+      ["maxconn", String(o.maxConnections)],
+      ...(o.runAs ? [["user", o.runAs], ["group", o.runAs]] : []),
+      ...(o.threads ? [["nbthread", String(o.threads)]] : []),
+      // The ACME client swaps certificates through this socket (`set/commit ssl cert` need
+      // level admin). The key map holds SHA-256 digests, so `show map` prints no key.
+      ...(o.adminSocket ? [["stats", "socket", o.adminSocket, "mode", "600", "level", "admin"]] : []),
+      // normalize-uri is marked experimental in HAProxy 2.6 (no longer in later releases).
+      ["expose-experimental-directives"],
+      ["lua-load", lua],
+      ...tuneDirectives(o),
+      // Mozilla "intermediate" TLS: TLS 1.2+ with forward-secret AEAD ciphers.
+      ["ssl-default-bind-options", "ssl-min-ver", "TLSv1.2"],
+      ["ssl-default-bind-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"],
+      ["ssl-default-bind-ciphersuites", "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"],
+      ["tune.ssl.default-dh-param", "2048"],
+    ],
+  };
+}
+
+export function defaultsSection(o: GatewayOptions): Section {
+  return {
+    header: ["defaults"],
+    directives: [
+      ["mode", "http"],
+      ["log", "global"],
+      ["option", "dontlognull"],
+      ["timeout", "connect", "5s"],
+      ["timeout", "client", "60s"],
+      ["timeout", "server", "60s"],
+      ["timeout", "http-request", "10s"],
+      ["timeout", "http-keep-alive", "15s"],
+      ["timeout", "queue", "10s"],
+      ["timeout", "client-fin", "10s"],
+      // WebSockets with no traffic either way close after this (subscriptions see new heads).
+      ["timeout", "tunnel", `${o.wsIdleTimeoutSeconds}s`],
+      ["errorfiles", ERRORS_SECTION],
+      ["default-server", ...(o.resolver ? ["resolvers", "docker"] : []), "init-addr", "last,libc,none"],
+    ],
+  };
+}
+
+export const errorsSection = (o: GatewayOptions): Section => ({ header: ["http-errors", ERRORS_SECTION], directives: errorFilesDirectives(o.filesDir) });
+
+export const resolverSections = (o: GatewayOptions): Section[] =>
+  o.resolver ? [{ header: ["resolvers", "docker"], directives: [["nameserver", "dns", o.resolver], ["hold", "valid", "10s"], ["resolve_retries", "3"]] }] : [];
+
+/**
+ * Port 80: ACME challenges; gateway paths refused with a JSON error (a redirect would invite
+ * clients to keep sending keys in clear); anything else redirected to the configured name
+ * (or the public hostname it matched), never to whatever Host the client sent.
+ */
+export function httpSections(o: GatewayOptions, hostnames: readonly string[]): Section[] {
+  const acme = anon("path_beg", "/.well-known/acme-challenge/");
+  const port = o.httpsPort === 443 ? "" : `:${o.httpsPort}`;
+  const domain = o.domain ?? "localhost";
+  const frontend: Section = {
+    header: ["frontend", "http"],
+    comment: "Port 80: ACME HTTP-01 challenges; no key is ever served over plain HTTP.",
+    directives: [
+      ["bind", `${o.bindAddress}:${o.httpPort}`],
+      // A plain-HTTP request can carry a key in its path too: the URI is never logged.
+      ["log-format", "%ci:%cp [%tr] %ft %b/%s %Ta %ST %B %HM"],
+    ],
+    rules: [
+      req(["normalize-uri", "path-merge-slashes"]),
+      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "/gateway")),
+      ...hostnames.map((h) => req(["redirect", "prefix", `https://${h}${port}`, "code", "301"], [...anon("req.hdr(host),field(1,:)", "-i", h), "!", ...acme])),
+      req(["redirect", "prefix", `https://${domain}${port}`, "code", "301"], ["!", ...acme]),
+      ...(o.acmeResponder ? [{ phase: "use_backend" as const, action: ["be_acme"], cond: acme }] : []),
+    ],
+  };
+  const acmeBackend: Section[] = o.acmeResponder ? [{ header: ["backend", "be_acme"], directives: [["server", "acme", o.acmeResponder]] }] : [];
+  return [frontend, ...acmeBackend];
+}
+
+export const metricsSection = (o: GatewayOptions): Section => ({
+  header: ["frontend", "metrics"],
+  comment: "Prometheus metrics, on the private network only.",
+  directives: [
+    ["bind", `${o.metrics.address}:${o.metrics.port}`],
+    ["no", "log"],
+    ["http-request", "use-service", "prometheus-exporter", "if", ...anon("path", "/metrics")],
+    refuseDirective(404, "only /metrics is served here"),
+  ],
+});

@@ -1,0 +1,94 @@
+/** What the gateway compiler takes and returns. Pure types. */
+import type { ChainKind, ProjectKey } from "../config/index.js";
+
+export type { ChainKind, ProjectKey };
+export type Interface = "rpc-http" | "rest" | "rpc";
+
+export interface GatewayChain {
+  readonly path: string;
+  readonly chainId: string;
+  readonly kind: ChainKind;
+  readonly upstreams: { readonly rpcHttp?: string; readonly rpcWs?: string; readonly rest?: string; readonly grpc?: string };
+  /** An HTTP URL that answers 200 only while the node is synced (live gating). */
+  readonly healthUrl?: string;
+  readonly hostnames?: { readonly tendermintRpc?: string; readonly rest?: string; readonly grpc?: string };
+  /** JSON-RPC methods (or `prefix_` families) served although the kind's default list denies them. */
+  readonly allowMethods?: readonly string[];
+  /** JSON-RPC methods (or `prefix_` families) refused in addition to the kind's default list. */
+  readonly denyMethods?: readonly string[];
+}
+
+export interface GatewayOptions {
+  /** Address the public listeners bind (0.0.0.0 in the container, 127.0.0.1 in tests). */
+  readonly bindAddress: string;
+  readonly httpsPort: number;
+  readonly httpPort: number;
+  /** The public name of the gateway: port 80 redirects there (never to the client's Host). */
+  readonly domain?: string;
+  /** Prometheus metrics listener; never published on a public interface. */
+  readonly metrics: { readonly address: string; readonly port: number };
+  /**
+   * PEM with the certificate chain and key, covering the domain and every public hostname. One
+   * file, so the ACME client can replace it through the runtime API without a reload.
+   */
+  readonly certFile: string;
+  /** Where the generated files are placed (keys.map, policy.lua, errors/). */
+  readonly filesDir: string;
+  /** host:port of the ACME HTTP-01 responder behind /.well-known/acme-challenge/. */
+  readonly acmeResponder?: string;
+  /** DNS resolver for upstream names at run time (Docker's 127.0.0.11:53). */
+  readonly resolver?: string;
+  /** Runtime API socket, for certificate updates without a reload. */
+  readonly adminSocket?: string;
+  /** Requests (JSON-RPC calls, batches counted call by call) per second one key may make, over 10 s. */
+  readonly rateLimitPerSecond: number;
+  readonly maxBodyBytes: number;
+  /** Most calls in one JSON-RPC batch. */
+  readonly maxBatch: number;
+  /** Origins browsers may call from (`*` for any). */
+  readonly corsOrigins: readonly string[];
+  /** Wrong or missing keys one client address may send per minute before it gets 429; 0: no limit. */
+  readonly wrongKeysPerMinute: number;
+  /** Connections one client address may hold open. */
+  readonly maxConnectionsPerAddress: number;
+  /** WebSocket connections one key may hold open. */
+  readonly wsMaxConnectionsPerKey: number;
+  /** A WebSocket with no traffic either way for this long is closed. */
+  readonly wsIdleTimeoutSeconds: number;
+  /** How often upstream health is checked. */
+  readonly checkIntervalMs: number;
+  /** CA bundle for https upstreams. */
+  readonly caFile: string;
+  /** Worker threads; undefined lets HAProxy use every core. */
+  readonly threads?: number;
+  /** Concurrent connections (HAProxy needs about two file descriptors each). */
+  readonly maxConnections: number;
+  /** Started as root (ports 80/443, runtime socket), then run as this user and group. */
+  readonly runAs?: string;
+}
+
+export interface GatewayBuild {
+  readonly config: string;
+  /** File name (relative to filesDir) -> contents. keys.map holds project keys (hashed): a secret. */
+  readonly files: Readonly<Record<string, string>>;
+  /** What is served, for outputs and tests: route -> backend. */
+  readonly routes: readonly Route[];
+}
+
+export interface Route {
+  readonly chain: string;
+  readonly iface: Interface | "hostname";
+  readonly backend: string;
+  readonly detail: string;
+}
+
+/** Defaults for the gateway's limits, shared by config resolution, tests and the bench. */
+export const GATEWAY_LIMIT_DEFAULTS = {
+  corsOrigins: ["*"],
+  // geth's own default batch limit (rpc.batch-request-limit) is 1000 calls.
+  maxBatch: 1000,
+  wrongKeysPerMinute: 60,
+  maxConnectionsPerAddress: 64,
+  wsMaxConnectionsPerKey: 100,
+  wsIdleTimeoutSeconds: 300,
+} as const;

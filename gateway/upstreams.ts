@@ -1,0 +1,95 @@
+/** Upstream URLs, their health checks, and the backends that relay to them. */
+import { JSON_TYPE } from "./errors.js";
+import type { Directive, Section } from "./model.js";
+import type { GatewayChain, GatewayOptions } from "./types.js";
+
+export interface Upstream {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: boolean;
+  /** Path without a trailing slash ("" for the root). */
+  readonly basePath: string;
+}
+
+export function parseUpstream(url: string): Upstream {
+  const u = new URL(url);
+  const tls = u.protocol === "https:" || u.protocol === "wss:";
+  const port = u.port ? Number(u.port) : tls ? 443 : 80;
+  return { host: u.hostname.replace(/^\[|\]$/g, ""), port, tls, basePath: u.pathname.replace(/\/+$/, "") };
+}
+
+/** Health checks say who they are, so node logs and request counts can tell them apart. */
+export const CHECK_AGENT = "rpcstack-gateway-healthcheck";
+
+/**
+ * How a chain's health is checked: its readiness URL when it has one (200 while synced), else a
+ * JSON-RPC head call that must return a result (evm, starknet), else Tendermint's /health.
+ */
+function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expect: string[] } {
+  if (c.healthUrl) {
+    const h = parseUpstream(c.healthUrl);
+    return { target: h, send: ["meth", "GET", "uri", h.basePath || "/", "hdr", "User-Agent", CHECK_AGENT], expect: ["status", "200"] };
+  }
+  if (c.upstreams.rpcHttp && c.kind !== "cosmos") {
+    const u = parseUpstream(c.upstreams.rpcHttp);
+    const method = c.kind === "evm" ? "eth_blockNumber" : "starknet_blockNumber";
+    const body = JSON.stringify({ jsonrpc: "2.0", method, params: [], id: 1 });
+    return {
+      target: u,
+      send: ["meth", "POST", "uri", u.basePath || "/", "hdr", "Content-Type", JSON_TYPE, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT, "body", body],
+      expect: ["rstring", '"result"'],
+    };
+  }
+  const u = parseUpstream(c.upstreams.rpcHttp ?? c.upstreams.rest ?? c.upstreams.grpc!);
+  return { target: u, send: ["meth", "GET", "uri", `${u.basePath}/health`, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT], expect: ["status", "200"] };
+}
+
+export const backendName = (chain: string, what: string) => `be_${chain}_${what}`;
+
+/** Builds a chain's backends: one health check, and route backends that follow it. */
+export class ChainBackends {
+  readonly sections: Section[] = [];
+  private readonly track: string[];
+
+  constructor(private readonly c: GatewayChain, private readonly opts: GatewayOptions) {
+    const hc = backendName(c.path, "health");
+    const check = healthCheck(c);
+    // After a failed check the next comes 500 ms later (fastinter): a dead node is marked down
+    // within about a second of it being noticed, while one slow answer on a busy host does not
+    // take a live node out. Requests to a node that refuses connections get 503 at once anyway
+    // (retries 0 below).
+    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", "500", "downinter", "1000", "fall", "2", "rise", "2"];
+    this.sections.push({
+      header: ["backend", hc],
+      comment: `${c.chainId}: health of the node behind /gateway/${c.path}`,
+      directives: [["option", "httpchk"], ["http-check", "send", ...check.send], ["http-check", "expect", ...check.expect], this.server(check.target, checkWords)],
+    });
+    this.track = ["track", `${hc}/s1`];
+  }
+
+  private server(u: Upstream, extra: string[] = []): Directive {
+    return [
+      "server", "s1", `${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}`,
+      ...(u.tls ? ["ssl", "verify", "required", "ca-file", this.opts.caFile, "sni", `str(${u.host})`] : []),
+      ...extra,
+    ];
+  }
+
+  /** A backend relaying to `url` after `rewrite`; its server follows the chain's health. */
+  add(what: string, url: string, rewrite: Directive[], extra: string[] = []): string {
+    const u = parseUpstream(url);
+    const name = backendName(this.c.path, what);
+    this.sections.push({
+      header: ["backend", name],
+      directives: [
+        // A refused connection is not retried against the same dead node (HAProxy would wait
+        // a second between attempts): the client gets 503 at once and may retry itself.
+        ["retries", "0"],
+        ...rewrite,
+        ["http-request", "set-header", "Host", u.port === (u.tls ? 443 : 80) ? u.host : `${u.host}:${u.port}`],
+        this.server(u, [...this.track, ...extra]),
+      ],
+    });
+    return name;
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Limits that hold whatever the framing, on Debian's real HAProxy: bodies (chunked, HTTP/2
+ * without Content-Length, slow), batches counted call by call, key guessing, connections per
+ * address, WebSocket connections per key and idle sockets, and a node that dies.
+ */
+import { connect as http2Connect } from "node:http2";
+import { request as httpsRequest } from "node:https";
+import { connect as tlsConnect, type TLSSocket } from "node:tls";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startRecorder, type Recorder } from "./support/recorder.js";
+
+const KEY = "lim_Key_Q8wE3rT6yU1iO4pA7sD0fG2hJ5kL";
+const KEYS = [{ name: "bob", key: KEY }];
+const MiB = 1 << 20;
+const call = (method: string, id = 1) => ({ jsonrpc: "2.0", id, method, params: [] });
+
+let up: Recorder;
+let gw: RunningGateway;
+const chains = (u: Recorder): GatewayChain[] => [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: u.url, rpcWs: u.wsUrl } }];
+
+beforeAll(async () => {
+  up = await startRecorder();
+  gw = await startGateway(chains(up), KEYS, { maxBodyBytes: 64 * 1024, wsMaxConnectionsPerKey: 3, wsIdleTimeoutSeconds: 2, maxConnectionsPerAddress: 40 });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await up?.stop();
+});
+
+/** A chunked POST (no Content-Length) of `size` bytes; resolves with the status. */
+function chunkedPost(size: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json", "Transfer-Encoding": "chunked" } }, (res) => (res.resume(), resolve(res.statusCode!)));
+    // HAProxy answers and closes while the client is still sending: the reset can overtake the
+    // answer on a busy machine. Give the answer a moment, else report the reset as 0.
+    r.on("error", (e: any) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? setTimeout(() => resolve(0), 300) : reject(e)));
+    const piece = Buffer.alloc(64 * 1024, "x");
+    let sent = 0;
+    const pump = () => {
+      while (sent < size) {
+        sent += piece.length;
+        if (!r.write(piece)) return r.once("drain", pump);
+      }
+      r.end();
+    };
+    pump();
+  });
+}
+
+describe("bodies", () => {
+  it("a 5 MiB chunked body gets 413 and never reaches the node", async () => {
+    const before = up.seen.length;
+    const status = await chunkedPost(5 * MiB);
+    // What the client got: 413, or (when the reset overtook it) what the gateway logged it sent.
+    if (status === 0) await new Promise((r) => setTimeout(r, 200));
+    if (status === 0) expect(gw.logs()).toMatch(/ 413 \d+ .*key=bob chain=eth iface=rpc-http POST/);
+    else expect(status).toBe(413);
+    expect(up.seen.length).toBe(before);
+  });
+
+  it("an HTTP/2 body without Content-Length is bounded the same way; a small one is relayed", async () => {
+    const h2 = (body: Buffer) => new Promise<number>((resolve, reject) => {
+      const session = http2Connect(gw.base, { rejectUnauthorized: false });
+      session.on("error", reject);
+      const s = session.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${KEY}`, "content-type": "application/json" });
+      s.on("response", (h) => (resolve(Number(h[":status"])), session.close()));
+      s.on("error", () => {});
+      s.end(body);
+    });
+    const before = up.seen.length;
+    expect(await h2(Buffer.alloc(5 * MiB, " "))).toBe(413);
+    expect(up.seen.length).toBe(before);
+    expect(await h2(Buffer.from(JSON.stringify(call("eth_chainId"))))).toBe(200);
+    expect(up.seen.length).toBe(before + 1);
+  });
+
+  it("a body that trickles in gets 408 after the body timeout and never reaches the node", async () => {
+    const before = up.seen.length;
+    const status = await new Promise<string>((resolve, reject) => {
+      const s: TLSSocket = tlsConnect({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", rejectUnauthorized: false }, () => {
+        s.write(`POST /gateway/eth/rpc-http/${KEY} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
+      });
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(data.split("\r\n")[0]));
+      s.on("error", reject);
+    });
+    // The gateway's JSON error page (HAProxy's own would say "Request Time-out").
+    expect(status).toBe("HTTP/1.1 408 Request Timeout");
+    expect(up.seen.length).toBe(before);
+  }, 20_000);
+});
+
+describe("WebSockets", () => {
+  const open = () => new Promise<WebSocket>((resolve, reject) => {
+    const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`, { rejectUnauthorized: false });
+    ws.on("open", () => resolve(ws));
+    ws.on("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.on("error", reject);
+  });
+
+  it("a key holds at most wsMaxConnectionsPerKey sockets; the next gets 429", async () => {
+    const held = [await open(), await open(), await open()];
+    try {
+      await expect(open()).rejects.toThrow("HTTP 429");
+    } finally {
+      held.forEach((w) => w.close());
+    }
+  });
+
+  it("an idle socket is closed after the idle timeout", async () => {
+    const ws = await open();
+    const t0 = Date.now();
+    await new Promise((r) => ws.on("close", r));
+    expect(Date.now() - t0).toBeLessThan(6000);
+  }, 10_000);
+});
+
+describe("connections and failover", () => {
+  it("one address holds at most maxConnectionsPerAddress connections", async () => {
+    const socks: TLSSocket[] = [];
+    const results = await Promise.all(Array.from({ length: 60 }, () => new Promise<boolean>((resolve) => {
+      const s = tlsConnect({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", rejectUnauthorized: false }, () => resolve(true));
+      socks.push(s);
+      s.on("error", () => resolve(false));
+      s.on("close", () => resolve(false));
+    })));
+    socks.forEach((s) => s.destroy());
+    expect(results.filter(Boolean).length).toBeLessThanOrEqual(40);
+    expect(results.filter(Boolean).length).toBeGreaterThan(20);
+    await new Promise((r) => setTimeout(r, 300));
+  });
+
+  it("a node that dies gets 503 at once, not retries", async () => {
+    const node = await startRecorder();
+    const g = await startGateway(chains(node), KEYS, { checkIntervalMs: 60_000 });
+    try {
+      const send = () => fetch(`${g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(call("eth_chainId")) });
+      expect((await send()).status).toBe(200);
+      await node.stop();
+      const t0 = Date.now();
+      const res = await send();
+      expect(res.status).toBe(503);
+      expect((await res.json()).error.message).toMatch(/unavailable/);
+      expect(Date.now() - t0).toBeLessThan(1000);
+    } finally {
+      await g.stop();
+    }
+  });
+});
+
+/** A gateway of its own (limits that would disturb the shared one), stopped with its node. */
+async function withOwnGateway(over: Partial<GatewayOptions>, body: (g: RunningGateway, node: Recorder, send: (b: unknown) => Promise<Response>) => Promise<void>) {
+  const node = await startRecorder();
+  const g = await startGateway(chains(node), KEYS, over);
+  const send = (b: unknown) => fetch(`${g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(b) });
+  try {
+    await body(g, node, send);
+  } finally {
+    await g.stop();
+    await node.stop();
+  }
+}
+
+describe("per key and per address rates", () => {
+  it("answers 429 past the per-key limit without reaching the upstream", () =>
+    withOwnGateway({ rateLimitPerSecond: 1 }, async (_g, node, send) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 14; i++) {
+        const r = await send(call("eth_chainId", i));
+        statuses.push(r.status);
+        if (r.status === 429) {
+          expect(r.headers.get("content-type")).toBe("application/json");
+          expect((await r.json()).error.message).toMatch(/rate limit/);
+        } else await r.arrayBuffer();
+      }
+      // 1 request/s over 10 s: the first 10 pass, the rest are refused.
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200));
+      expect(statuses.slice(11)).toEqual(Array(3).fill(429));
+      expect(node.seen.length).toBeLessThanOrEqual(11);
+    }));
+
+  it("batches count call by call against the per-key rate", () =>
+    withOwnGateway({ rateLimitPerSecond: 1 }, async (_g, node, send) => {
+      expect((await send(Array.from({ length: 8 }, (_, i) => call("eth_chainId", i)))).status).toBe(200);
+      // 1 call/s over 10 s: 8 are spent; a batch of 5 and then a single call are over it.
+      expect((await send(Array.from({ length: 5 }, (_, i) => call("eth_chainId", i)))).status).toBe(429);
+      const single = await send(call("eth_chainId"));
+      expect(single.status).toBe(429);
+      expect((await single.json()).error.message).toMatch(/rate limit/);
+      expect(node.seen.length).toBe(1);
+    }));
+
+  it("500 wrong keys from one address end in 429, the key map and the node untouched", () =>
+    withOwnGateway({}, async (g, node) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 500; i++) {
+        const r = await fetch(`${g.base}/gateway/eth/rpc-http/guess${String(i).padStart(30, "0")}`, { method: "POST", body: "{}" });
+        statuses.push(r.status);
+        await r.arrayBuffer();
+      }
+      expect(statuses.slice(0, 60)).toEqual(Array(60).fill(401));
+      expect(statuses.slice(70)).toEqual(Array(430).fill(429));
+      expect(node.seen.length).toBe(0);
+    }), 60_000);
+});

@@ -1,0 +1,184 @@
+/**
+ * The gateway against hostile clients, on Debian's real HAProxy: the JSON-RPC method policy,
+ * batches, CORS, HSTS, port 80, path normalisation, public-hostname methods, key guessing,
+ * what the logs and the runtime API show. Every refusal is checked at the upstream too.
+ */
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayChain } from "../gateway/build.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startRecorder, type Recorder } from "./support/recorder.js";
+
+const KEY = "pol_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj";
+const KEYS = [{ name: "alice", key: KEY }];
+const HOSTS = { tendermintRpc: "rpc.hub.test", rest: "rest.hub.test" };
+
+let up: Recorder;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  up = await startRecorder();
+  const chains: GatewayChain[] = [
+    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: up.url } },
+    { path: "open", chainId: "OPEN", kind: "evm", upstreams: { rpcHttp: up.url }, allowMethods: ["debug_traceTransaction"], denyMethods: ["eth_sign"] },
+    { path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: `${up.url}/tm`, rest: `${up.url}/base` }, hostnames: HOSTS },
+  ];
+  gw = await startGateway(chains, KEYS, { maxBodyBytes: 1 << 20 }, ["localhost", ...Object.values(HOSTS)]);
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await up?.stop();
+});
+
+const call = (method: string, id: number = 1) => ({ jsonrpc: "2.0", id, method, params: [] });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.base}${path}`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+/** Runs `fn` and returns how many requests reached the upstream meanwhile. */
+async function reaching(fn: () => Promise<void>): Promise<number> {
+  const before = up.seen.length;
+  await fn();
+  return up.seen.length - before;
+}
+
+async function jsonError(res: Response, status: number, message: RegExp) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toBe("application/json");
+  const body = await res.json();
+  expect(body.error.message).toMatch(message);
+}
+
+describe("method policy", () => {
+  it("debug_traceTransaction is refused by default and relayed where allowMethods names it", async () => {
+    expect(await reaching(async () => jsonError(await post(`/gateway/eth/rpc-http/${KEY}`, call("debug_traceTransaction")), 403, /debug_tracetransaction is not served/))).toBe(0);
+    const res = await post(`/gateway/open/rpc-http/${KEY}`, call("debug_traceTransaction"));
+    expect(res.status).toBe(200);
+    expect(up.seen.at(-1)!.body).toContain("debug_traceTransaction");
+  });
+
+  it("the default lists refuse dev-node and admin families; denyMethods adds to them", async () => {
+    for (const m of ["hardhat_setBalance", "evm_mine", "anvil_setCode", "admin_peers", "personal_sign", "miner_start", "txpool_content", "engine_newPayloadV3"]) {
+      expect(await reaching(async () => jsonError(await post(`/gateway/eth/rpc-http/${KEY}`, call(m)), 403, /is not served/))).toBe(0);
+    }
+    expect(await reaching(async () => jsonError(await post(`/gateway/open/rpc-http/${KEY}`, call("eth_sign")), 403, /eth_sign/))).toBe(0);
+    expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_sign"))).status).toBe(200);
+  });
+
+  it("cannot be dodged by case, escapes, repeated keys, nesting in a batch, or unparsable JSON", async () => {
+    const dodges = [
+      '{"jsonrpc":"2.0","id":1,"method":"DEBUG_traceTransaction","params":[]}',
+      '{"jsonrpc":"2.0","id":1,"method":"debug\\u005ftraceTransaction","params":[]}',
+      '{"jsonrpc":"2.0","id":1,"method":"eth_call","Method":"debug_traceTransaction","params":[]}',
+      '{"jsonrpc":"2.0","id":1,"m\\u0065thod":"debug_traceTransaction","params":[]}',
+      '  [{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"},{"jsonrpc":"2.0","id":2,"method":"hardhat_setBalance","params":[]}]',
+    ];
+    for (const body of dodges) expect(await reaching(async () => jsonError(await post(`/gateway/eth/rpc-http/${KEY}`, body), 403, /is not served/))).toBe(0);
+    expect(await reaching(async () => jsonError(await post(`/gateway/eth/rpc-http/${KEY}`, '[{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}'), 400, /not JSON/))).toBe(0);
+  });
+
+  it("Tendermint's unsafe calls are refused as URI calls and as JSON-RPC", async () => {
+    expect(await reaching(async () => jsonError(await fetch(`${gw.base}/gateway/hub/rpc-http/${KEY}/unsafe_flush_mempool`), 403, /not served/))).toBe(0);
+    expect(await reaching(async () => jsonError(await post(`/gateway/hub/rpc-http/${KEY}`, call("dial_peers")), 403, /dial_peers/))).toBe(0);
+  });
+});
+
+describe("batches", () => {
+  it("a batch within gateway.maxBatch is relayed whole", async () => {
+    const res = await post(`/gateway/eth/rpc-http/${KEY}`, [call("eth_blockNumber", 1), call("eth_chainId", 2), call("net_version", 3)]);
+    expect(res.status).toBe(200);
+    expect((await res.json()).map((r: any) => r.id)).toEqual([1, 2, 3]);
+  });
+
+  it("a 5,000-call batch gets 413 and never reaches the node", async () => {
+    const batch = Array.from({ length: 5000 }, (_, i) => call("eth_blockNumber", i));
+    expect(await reaching(async () => jsonError(await post(`/gateway/eth/rpc-http/${KEY}`, batch), 413, /batch longer than 1000 calls/))).toBe(0);
+  });
+});
+
+describe("browsers and plain HTTP", () => {
+  it("a CORS preflight is answered by the gateway; every answer, errors included, allows the origin; HSTS is set", async () => {
+    const n = await reaching(async () => {
+      const pre = await fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "OPTIONS", headers: { Origin: "http://127.0.0.1:9", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type" } });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+      expect(pre.headers.get("access-control-allow-headers")).toMatch(/Content-Type/);
+      expect(pre.headers.get("access-control-allow-methods")).toMatch(/POST/);
+      const denied = await post(`/gateway/eth/rpc-http/wrong${KEY}`, call("eth_chainId"), { Origin: "http://127.0.0.1:9" });
+      expect(denied.status).toBe(401);
+      expect(denied.headers.get("access-control-allow-origin")).toBe("*");
+    });
+    expect(n).toBe(0);
+    const ok = await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"), { Origin: "http://127.0.0.1:9" });
+    expect(ok.headers.get("access-control-allow-origin")).toBe("*");
+    expect(ok.headers.get("strict-transport-security")).toMatch(/max-age=\d+/);
+  });
+
+  it("port 80 refuses gateway paths with a JSON error and redirects the rest to the configured name, not the client's Host", async () => {
+    const get = (path: string) => new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
+      const r = httpRequest({ host: "127.0.0.1", port: gw.httpPort, path, headers: { Host: "evil.example" } }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, location: res.headers.location, body }));
+      });
+      r.on("error", reject);
+      r.end();
+    });
+    const n = await reaching(async () => {
+      const refused = await get(`/gateway/eth/rpc-http/${KEY}`);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.body).error.message).toMatch(/use https:\/\/localhost/);
+      const moved = await get("/docs?x=1");
+      expect(moved.status).toBe(301);
+      expect(moved.location).toBe(`https://localhost:${gw.httpsPort}/docs?x=1`);
+    });
+    expect(n).toBe(0);
+  });
+});
+
+describe("paths and hostnames", () => {
+  it("dot segments never take a request outside the upstream's base path", async () => {
+    for (const p of ["a/../../../../etc", "a/%2e%2e/%2E%2E/%2e%2e/%2e%2e/etc", "..//..//..//etc"]) {
+      await (await fetch(`${gw.base}/gateway/hub/rest/${KEY}/${p}`)).arrayBuffer();
+    }
+    expect(up.seen.filter((s) => !s.url.startsWith("/base") && !s.url.startsWith("/tm") && s.url !== "/")).toEqual([]);
+    expect(up.seen.filter((s) => s.url.includes(".."))).toEqual([]);
+  });
+
+  it("public hostnames answer only the methods their interface uses", async () => {
+    const send = (method: string) => new Promise<number>((resolve, reject) => {
+      const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: HOSTS.rest, path: "/cosmos/x", method, headers: { Host: HOSTS.rest } }, (res) => (res.resume(), resolve(res.statusCode!)));
+      r.on("error", reject);
+      r.end();
+    });
+    expect(await reaching(async () => {
+      for (const m of ["PUT", "DELETE", "PATCH", "TRACE"]) expect(await send(m)).toBe(405);
+    })).toBe(0);
+    expect(await send("GET")).toBe(200);
+  });
+});
+
+describe("keys in logs and on the runtime API", () => {
+  it("the access log never holds a key, wherever in the path it is put", async () => {
+    const paths = [`/gateway/eth/${KEY}`, `/gateway/${KEY}`, `/gateway/${KEY}/rpc-http/${KEY}`, `/${KEY}`, `/gateway/eth/rpc-http/${KEY}/${KEY}?${KEY}`, `/gateway/eth/rpc-http/${KEY}`];
+    for (const p of paths) await (await post(p, call("eth_chainId"))).arrayBuffer();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(gw.logs()).toMatch(/key=alice chain=eth iface=rpc-http POST/);
+    expect(gw.logs()).toMatch(/key=- chain=eth iface=- POST/);
+    expect(gw.logs()).not.toContain(KEY);
+  });
+
+  it("the runtime API's show map prints digests, not keys", async () => {
+    const out = await new Promise<string>((resolve, reject) => {
+      const s = connect(`${gw.dir}/admin.sock`, () => s.write(`show map ${gw.dir}/keys.map\n`));
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(data));
+      s.on("error", reject);
+    });
+    expect(out).toMatch(/alice/);
+    expect(out).not.toContain(KEY);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * Debian's headless Chromium driven over the DevTools protocol (with `ws`; no browser
+ * download): open a page, evaluate an async expression in it, return its JSON value.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { freePort, start, waitFor, type Child } from "./net.js";
+
+export interface Browser {
+  /** Opens `url` in the browser's page and evaluates `expression` (a promise) there. */
+  evaluate(url: string, expression: string): Promise<any>;
+  stop(): Promise<void>;
+}
+
+export async function startChromium(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), "rpcstack-chromium-"));
+  const port = await freePort();
+  const child: Child = start("chromium", [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", `--user-data-dir=${profile}`, `--remote-debugging-port=${port}`,
+    "--remote-debugging-address=127.0.0.1",
+    // The gateway's test certificate comes from the tests' own CA, which the browser does not know.
+    "--ignore-certificate-errors", "about:blank",
+  ]);
+  const stop = async () => {
+    await child.stop();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  try {
+    const wsUrl = await waitFor("chromium DevTools", async () => {
+      const list = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { type: string; webSocketDebuggerUrl: string }[];
+      return list.find((t) => t.type === "page")?.webSocketDebuggerUrl;
+    }, 30_000);
+    const ws = new WebSocket(wsUrl);
+    await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+    let id = 0;
+    const pending = new Map<number, (m: any) => void>();
+    const events: ((m: any) => void)[] = [];
+    ws.on("message", (d) => {
+      const m = JSON.parse(String(d));
+      if (m.id && pending.has(m.id)) pending.get(m.id)!(m);
+      else events.forEach((e) => e(m));
+    });
+    const send = (method: string, params: object = {}) => new Promise<any>((resolve) => {
+      pending.set(++id, resolve);
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+    await send("Page.enable");
+    return {
+      async evaluate(url, expression) {
+        const loaded = new Promise<void>((r) => events.push((m) => m.method === "Page.loadEventFired" && r()));
+        await send("Page.navigate", { url });
+        await loaded;
+        const res = await send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true });
+        if (res.result?.exceptionDetails) throw new Error(JSON.stringify(res.result.exceptionDetails));
+        return res.result?.result?.value;
+      },
+      stop: async () => {
+        ws.close();
+        await stop();
+      },
+    };
+  } catch (e) {
+    await stop();
+    throw new Error(`${(e as Error).message}\n${child.output().slice(-2000)}`);
+  }
+}
