@@ -6,6 +6,7 @@ import Ajv, { type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
+import { GATEWAY_IMAGES, READINESS_IMAGE } from "./networks/images.js";
 import { crossFieldProblems } from "./rules.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
@@ -136,6 +137,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
       chains: raw.gateway?.chains ?? [],
       rateLimitPerSecond: raw.gateway?.rateLimitPerSecond ?? 200,
       maxBodyKiB: raw.gateway?.maxBodyKiB ?? 1024,
+      image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
+      certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
@@ -146,6 +149,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       timeoutMinutes: raw.readiness?.timeoutMinutes ?? 60,
       toleranceBlocks: raw.readiness?.toleranceBlocks ?? 6,
       l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
+      image: raw.readiness?.image ?? READINESS_IMAGE,
     },
   };
 }

@@ -1,5 +1,4 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
-import { GATEWAY_IMAGES } from "../config/networks/images.js";
 import type { StackSettings } from "../config/index.js";
 import { ERROR_STATUS_CODES, type GatewayOptions } from "../gateway/build.js";
 import { bashHttpGet } from "./health.js";
@@ -56,7 +55,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
   const certInit: ServiceSpec = {
     name: "cert-init",
     containerName: "rpcstack-cert-init",
-    image: GATEWAY_IMAGES.certbot,
+    image: settings.gateway.certbotImage,
     entrypoint: ["python3"],
     command: [`${GATEWAY_PATHS.acmeDir}/selfsigned.py`, GATEWAY_PATHS.certFile, names.join(",")],
     environment: {},
@@ -71,7 +70,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     ? {
         name: "acme",
         containerName: "rpcstack-acme",
-        image: GATEWAY_IMAGES.certbot,
+        image: settings.gateway.certbotImage,
         entrypoint: ["/bin/sh"],
         command: [`${GATEWAY_PATHS.acmeDir}/acme.sh`],
         environment: {
@@ -100,7 +99,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
   const haproxy: ServiceSpec = {
     name: "haproxy",
     containerName: "rpcstack-gateway",
-    image: GATEWAY_IMAGES.haproxy,
+    image: settings.gateway.image,
     command: ["haproxy", "-W", "-db", "-f", `${GATEWAY_PATHS.configDir}/haproxy.cfg`],
     environment: {},
     ports: [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, type RpcStackConfig } from "../config/index.js";
+import { ConfigError, IMAGES, loadConfig, type RpcStackConfig } from "../config/index.js";
 import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
 
 type Raw = Record<string, unknown>;
@@ -56,7 +56,7 @@ describe("defaults", () => {
     expect(c.l2).toEqual({ client: "juno", image: "nethermind/juno:v0.16.6", pendingPollInterval: "3s" });
     expect(c.indexer).toMatchObject({ enabled: true, command: ["/indexer/indexer.sh"] });
     expect(c.retainData).toBe(true);
-    expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined });
+    expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined, image: IMAGES.indexer });
     expect(c.gateway).toMatchObject({ chains: [], rateLimitPerSecond: 200, maxBodyKiB: 1024 });
   });
 
@@ -140,6 +140,9 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["duplicate hostnames", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: `c${n}`, chainId: `C${n}`, kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net", rest: "https://a.example.net" }, hostnames: { rest: "same.example.com" } }))), "rpcstack:gateway.chains[1].hostnames.rest", /already used/],
   ["rate limit zero", () => set(base(), "gateway.rateLimitPerSecond", 0), "rpcstack:gateway.rateLimitPerSecond", />= 1/],
   ["body limit not a number", () => set(base(), "gateway.maxBodyKiB", "1MB"), "rpcstack:gateway.maxBodyKiB", /must be an integer/],
+  ["gateway image unpinned", () => set(base(), "gateway.image", "haproxy:latest"), "rpcstack:gateway.image", /moving tag "latest"/],
+  ["certbot image not an image", () => set(base(), "gateway.certbotImage", "Certbot Image"), "rpcstack:gateway.certbotImage", /must be an image reference/],
+  ["readiness image without tag", () => set(base(), "readiness.image", "node"), "rpcstack:readiness.image", /has no tag/],
   ["unknown gateway key", () => set(base(), "gateway.port", 8443), "rpcstack:gateway.port", /not a known key/],
   ["no project keys", () => set(base(), "projectKeys", undefined), "rpcstack:projectKeys", /is required/],
   ["empty project keys", () => set(base(), "projectKeys", []), "rpcstack:projectKeys", /at least 1 item/],
