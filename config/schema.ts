@@ -146,6 +146,7 @@ export const configSchema = {
         chains: { type: "array", items: chain },
         rateLimitPerSecond: { type: "integer", minimum: 1, maximum: 1000000 },
         maxBodyKiB: { type: "integer", minimum: 1, maximum: 65536 },
+        maxConnections: { type: "integer", minimum: 100, maximum: 1000000 },
         image,
         certbotImage: image,
       },

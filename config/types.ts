@@ -9,7 +9,7 @@ export interface RawConfig {
   l1?: { executionImage?: string; consensusImage?: string; checkpointSyncUrl?: string };
   l2?: { client?: L2ClientName; image?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; image?: string; certbotImage?: string };
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; image?: string; certbotImage?: string };
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
@@ -83,6 +83,8 @@ export interface StackSettings {
     readonly rateLimitPerSecond: number;
     /** Largest request body accepted; over it: 413. */
     readonly maxBodyKiB: number;
+    /** Concurrent connections HAProxy accepts; its open-file limit follows (two per connection). */
+    readonly maxConnections: number;
     /** HAProxy image. */
     readonly image: string;
     /** ACME client image (certbot, with Python's cryptography for the first certificate). */

@@ -137,6 +137,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       chains: raw.gateway?.chains ?? [],
       rateLimitPerSecond: raw.gateway?.rateLimitPerSecond ?? 200,
       maxBodyKiB: raw.gateway?.maxBodyKiB ?? 1024,
+      maxConnections: raw.gateway?.maxConnections ?? 20000,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
     },

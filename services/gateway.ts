@@ -19,6 +19,9 @@ export function certificateNames(settings: StackSettings): string[] {
   return [settings.gateway.domain ?? "localhost", ...hostnames];
 }
 
+/** Open files HAProxy needs for `maxConnections`: two per connection plus listeners, checks, logs. */
+export const openFilesFor = (maxConnections: number) => 2 * maxConnections + 1024;
+
 /** How HAProxy is configured inside its container. */
 export function gatewayOptions(settings: StackSettings): GatewayOptions {
   return {
@@ -36,7 +39,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     maxBodyBytes: settings.gateway.maxBodyKiB * 1024,
     checkIntervalMs: 5000,
     caFile: "/etc/ssl/certs/ca-certificates.crt",
-    maxConnections: 20000,
+    maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",
   };
 }
@@ -120,7 +123,9 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     restart: "unless-stopped",
     // Starts as root to bind 80/443 and open the runtime socket, then runs as `haproxy`.
     user: "root",
-    ulimits: [{ name: "nofile", soft: 65536, hard: 65536 }],
+    // HAProxy refuses to start below ~2 descriptors per connection, and Docker refuses a limit
+    // above the host's hard limit: ask for what maxConnections needs, no more.
+    ulimits: [{ name: "nofile", soft: openFilesFor(settings.gateway.maxConnections), hard: openFilesFor(settings.gateway.maxConnections) }],
     stopGraceSeconds: 30,
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };

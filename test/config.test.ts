@@ -140,6 +140,7 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["duplicate hostnames", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: `c${n}`, chainId: `C${n}`, kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net", rest: "https://a.example.net" }, hostnames: { rest: "same.example.com" } }))), "rpcstack:gateway.chains[1].hostnames.rest", /already used/],
   ["rate limit zero", () => set(base(), "gateway.rateLimitPerSecond", 0), "rpcstack:gateway.rateLimitPerSecond", />= 1/],
   ["body limit not a number", () => set(base(), "gateway.maxBodyKiB", "1MB"), "rpcstack:gateway.maxBodyKiB", /must be an integer/],
+  ["gateway connections too few", () => set(base(), "gateway.maxConnections", 10), "rpcstack:gateway.maxConnections", />= 100/],
   ["gateway image unpinned", () => set(base(), "gateway.image", "haproxy:latest"), "rpcstack:gateway.image", /moving tag "latest"/],
   ["certbot image not an image", () => set(base(), "gateway.certbotImage", "Certbot Image"), "rpcstack:gateway.certbotImage", /must be an image reference/],
   ["readiness image without tag", () => set(base(), "readiness.image", "node"), "rpcstack:readiness.image", /has no tag/],
