@@ -84,6 +84,20 @@ function buildTargets(dockerfile: string, context: string, buildArgs: Record<str
   return out;
 }
 
+/** Older builds of the same images (a stand-in changed since): untagged so the disk does not fill. */
+function removeStale(current: readonly string[], log: (s: string) => void) {
+  const keep = new Set(current);
+  const stale = docker(["images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=rpcstack-e2e/*"]).split("\n").filter((r) => r && !keep.has(r));
+  for (const ref of stale) {
+    try {
+      docker(["rmi", ref]);
+      log(`removed the older ${ref}`);
+    } catch {
+      // Still used by a container of another run: left for a later run.
+    }
+  }
+}
+
 /** Packages the geth stand-in runs from the project's node_modules: hardhat's closure and ws. */
 function nodeModulesClosure(): string[] {
   const seen = new Set<string>();
@@ -138,7 +152,9 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
       { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno) },
       log,
     );
-    return { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno };
+    removeStale([base, ...Object.values(images)], log);
+    return images;
   } finally {
     rmSync(debianCtx, { recursive: true, force: true });
     rmSync(standinCtx, { recursive: true, force: true });
