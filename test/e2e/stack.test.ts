@@ -58,6 +58,8 @@ if (missing) {
       await waitHealthy([c("sync-health"), c("gateway")], 240_000);
     }
 
+    const started = Date.now();
+
     beforeAll(async () => {
       const t0 = Date.now();
       images = buildTestImages((s) => console.log(`e2e images: ${s}`));
@@ -106,6 +108,7 @@ if (missing) {
       for (const v of left("volume", [])) run("docker", ["volume", "rm", "-f", v]);
       for (const n of left("network", [])) run("docker", ["network", "rm", n]);
       rmSync(dir, { recursive: true, force: true });
+      console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
       const remaining = ["container", "volume", "network"].flatMap((k) => left(k, k === "container" ? ["-a"] : []).map((id) => `${k} ${id}`));
       expect(remaining, "the test leaves nothing behind").toEqual([]);
     }, 600_000);
