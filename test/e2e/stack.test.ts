@@ -171,9 +171,10 @@ if (missing) {
 
     it("stopping the L2 node turns its route to 503 within the health-check window; starting it brings 200 back", async () => {
       const cfg = readFileSync(join(out, "gateway/haproxy.cfg"), "utf8");
-      const server = /server s1 juno:\d+ check inter (\d+) fall (\d+) rise (\d+)/.exec(cfg)!;
+      const server = /server s1 juno:\d+ check inter (\d+) fall (\d+) rise (\d+)/.exec(cfg);
+      expect(server, "haproxy.cfg checks the L2 node by its service name").not.toBeNull();
       const connectMs = Number(/timeout connect (\d+)s/.exec(cfg)![1]) * 1000;
-      const [inter, fall, rise] = server.slice(1).map(Number);
+      const [inter, fall, rise] = server!.slice(1).map(Number);
       // A stopped container's address stops answering: each failing check may wait out the connect timeout.
       const downBound = fall * (inter + connectMs) + 10_000;
       const strks = clientFor("STRKS", key, 0);
