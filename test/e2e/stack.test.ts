@@ -39,6 +39,9 @@ if (missing) {
     const prefix = `e2e${randomBytes(3).toString("hex")}-`;
     const dir = mkdtempSync(join(tmpdir(), "rpcstack-e2e-"));
     const out = join(dir, "compose");
+    // The Pathfinder variant of the L2 file, run beside the same L1 node at the end.
+    const outPf = join(dir, "compose-pathfinder");
+    const pfProject = `${prefix}rpcstack-l2-pathfinder`;
     const key = randomBytes(32).toString("base64url");
     const ports: Record<string, number> = {};
     const c = (name: string) => `${prefix}rpcstack-${name}`;
@@ -64,7 +67,7 @@ if (missing) {
       const t0 = Date.now();
       images = buildTestImages((s) => console.log(`e2e images: ${s}`));
       console.log(`e2e images ready in ${Math.round((Date.now() - t0) / 1000)} s`);
-      for (const p of ["https", "http", "gethHttp", "gethWs", "junoHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
+      for (const p of ["https", "http", "gethHttp", "gethWs", "junoHttp", "pfHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
 
       // The local stack file, with the test's images through the stack's own image keys.
       const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
@@ -77,6 +80,10 @@ if (missing) {
         "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
       });
       writeFileSync(join(dir, "Pulumi.e2e.yaml"), stringify(stack));
+      const pf = structuredClone(stack);
+      pf.config["rpcstack:l2"] = { client: "pathfinder", image: images.pathfinder };
+      pf.config["rpcstack:indexer"] = { enabled: false };
+      writeFileSync(join(dir, "Pulumi.e2e-pathfinder.yaml"), stringify(pf));
       writeFileSync(join(dir, "keys.json"), JSON.stringify([{ name: "e2e", key }]), { mode: 0o600 });
 
       // Public ports (p2p, 80, 443) move to loopback ports of the test's choosing; the RPC ports
@@ -99,6 +106,7 @@ if (missing) {
     }, 900_000);
 
     afterAll(() => {
+      run("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf, timeoutMs: 300_000 });
       const files = [...COMPOSE_FILES].reverse();
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
       // Whatever `down` could not reach (a file never written, a half-started project).
@@ -255,5 +263,18 @@ if (missing) {
         await new Promise((res) => setTimeout(res, 1000));
       }
     }, 600_000);
+
+    it("Pathfinder: the L2 file for l2.client pathfinder turns healthy as uid 1000 on its volume, beside the same L1 node", async () => {
+      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e-pathfinder.yaml"), "--out", outPf, "--name-prefix", prefix, "--publish", `pathfinder:9545=${ports.pfHttp}`], { cwd: ROOT });
+      must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "up", "-d"], { cwd: outPf });
+      await waitHealthy([c("pathfinder")], 240_000);
+      expect(inspect(c("pathfinder"), "{{.Config.User}}")).toBe("1000:1000");
+      expect(must("docker", ["exec", c("pathfinder"), "stat", "-c", "%u", "/usr/share/pathfinder/data/standin-head"])).toBe("1000");
+      const r = run("npx", ["tsx", "readiness/cli.ts", "--l2", `http://127.0.0.1:${ports.pfHttp}/rpc/v0_9`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      // The RPC port on loopback only; the monitor port (health) is not published.
+      expect(JSON.parse(inspect(c("pathfinder"), "{{json .HostConfig.PortBindings}}"))).toEqual({ "9545/tcp": [{ HostIp: "127.0.0.1", HostPort: String(ports.pfHttp) }] });
+      must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf });
+    }, 400_000);
   });
 }

@@ -15,7 +15,7 @@ import { parseImageRef } from "../../../config/versions.js";
 const HERE = __dirname;
 const ROOT = resolve(HERE, "../../..");
 const BASE_RECIPE = "debootstrap --variant=minbase bookworm http://deb.debian.org/debian";
-export const STANDIN_CLIENTS = ["geth", "lighthouse", "juno"] as const;
+export const STANDIN_CLIENTS = ["geth", "lighthouse", "juno", "pathfinder"] as const;
 
 export interface TestImages {
   readonly node: string;
@@ -24,6 +24,7 @@ export interface TestImages {
   readonly geth: string;
   readonly lighthouse: string;
   readonly juno: string;
+  readonly pathfinder: string;
 }
 
 const docker = (args: string[], input?: Buffer | string) =>
@@ -143,16 +144,16 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
     for (const client of STANDIN_CLIENTS) {
       const fixture = join(ROOT, "test/fixtures/flags", `${client}.json`);
       if (existsSync(fixture)) cpSync(fixture, join(standinCtx, "flags", `${client}.json`));
-      else log(`NOTE: ${relative(ROOT, fixture)} does not exist: the ${client} stand-in will not check flag names`);
+      else log(`NOTE: ${relative(ROOT, fixture)} does not exist: the ${client} stand-in will not check its flag or variable names`);
     }
     const standins = buildTargets(
       "standins.Dockerfile",
       standinCtx,
       { NODE: debian.node },
-      { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno) },
+      { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {

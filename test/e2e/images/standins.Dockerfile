@@ -24,3 +24,10 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends curl >/
  && ln -s /opt/standins/juno.js /usr/local/bin/juno
 ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/juno.json
 ENTRYPOINT ["juno"]
+
+# Pathfinder's image runs as uid 1000 with its data directory owned by it; it has bash, no curl.
+FROM standins AS pathfinder
+RUN ln -s /opt/standins/pathfinder.js /usr/local/bin/pathfinder \
+ && mkdir -p /usr/share/pathfinder/data && chown -R 1000:1000 /usr/share/pathfinder
+ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/pathfinder.json
+ENTRYPOINT ["pathfinder"]
