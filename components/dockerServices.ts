@@ -99,7 +99,7 @@ export function createContainers(
         logs: oneShot,
         mustRun: !oneShot,
         wait: waitHealthy,
-        waitTimeout: waitHealthy ? 600 : undefined,
+        waitTimeout: waitHealthy ? healthyWithinSeconds(svc) : undefined,
       },
       {
         ...opts,
@@ -136,4 +136,10 @@ function containerNamed(containers: ReadonlyMap<string, docker.Container>, name:
   const c = containers.get(name);
   if (!c) throw new Error(`service ${service} depends on "${name}", which is not created before it`);
   return c;
+}
+
+/** How long Docker may take to call a container healthy: its start period and every retry, plus a margin. */
+export function healthyWithinSeconds(svc: ServiceSpec): number {
+  const h = svc.healthcheck;
+  return h ? Math.max(600, h.startPeriodSeconds + h.retries * h.intervalSeconds + 60) : 600;
 }

@@ -13,6 +13,8 @@ export interface L2NodeArgs {
   readonly networkName: pulumi.Input<string>;
   /** The L1 execution client the L2 node follows over WebSocket. */
   readonly l1: pulumi.Resource;
+  /** One line for the operator about how the node was configured (Juno's poll flag). */
+  readonly notice?: string;
 }
 
 /** Starknet L2 node (Juno or Pathfinder). `pulumi up` waits until its RPC answers. */
@@ -25,6 +27,7 @@ export class L2Node extends pulumi.ComponentResource {
 
   constructor(name: string, args: L2NodeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:L2Node", name, {}, opts);
+    if (args.notice) pulumi.log.info(args.notice, this);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.l1] };
     const volumes = createVolumes(ctx, args.volumes);
     this.container = createContainers(ctx, [args.service], volumes, { waitHealthy: [args.service.name] }).get(args.service.name)!;

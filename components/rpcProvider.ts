@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProjectKey, StackSettings } from "../config/index.js";
+import { describeJunoPoll, type ProjectKey, type StackSettings } from "../config/index.js";
 import { buildServices } from "../services/index.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
@@ -40,11 +40,13 @@ export class RpcProvider extends pulumi.ComponentResource {
     super("rpcstack:index:RpcProvider", name, {}, opts);
     const s = args.settings;
     if (s.host.kind === "ssh" && args.sshPrivateKey === undefined) {
-      throw new Error("RpcProvider: host kind ssh needs sshPrivateKey (rpcstack:sshPrivateKey)");
+      throw new pulumi.ResourceError("RpcProvider: host kind ssh needs sshPrivateKey (rpcstack:sshPrivateKey)", this);
     }
     if (s.host.kind !== "ssh" && args.sshPrivateKey !== undefined) {
-      throw new Error(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`);
+      throw new pulumi.ResourceError(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`, this);
     }
+    // Said where an operator looks during `pulumi up`: the engine's diagnostics.
+    if (s.network.dev) pulumi.log.warn(s.network.dev.banner, this);
     const specs = buildServices(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
@@ -53,7 +55,15 @@ export class RpcProvider extends pulumi.ComponentResource {
     const [l2Spec, indexerSpec] = specs.l2.services;
     this.l2 = new L2Node(
       `${name}-l2`,
-      { service: l2Spec, volumes: specs.l2.volumes, urls: specs.urls.l2, provider, networkName: this.l1.networkName, l1: this.l1.executionContainer },
+      {
+        service: l2Spec,
+        volumes: specs.l2.volumes,
+        urls: specs.urls.l2,
+        provider,
+        networkName: this.l1.networkName,
+        l1: this.l1.executionContainer,
+        notice: s.l2.pollFlag ? describeJunoPoll(s.l2.release, s.l2.pollFlag, s.l2.pendingPollInterval) : undefined,
+      },
       { parent: this },
     );
     if (indexerSpec) {

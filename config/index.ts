@@ -4,3 +4,4 @@ export * from "./tiers.js";
 export * from "./types.js";
 export * from "./validate.js";
 export * from "./versions.js";
+export * from "./releases.js";

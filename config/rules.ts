@@ -2,12 +2,13 @@
  * Cross-field rules the JSON schema cannot express. They run on the raw config even when the
  * schema found problems, so each rule looks only at values of the type it expects.
  */
-import { problem } from "./errors.js";
-import { NETWORKS } from "./networks/index.js";
+import { keyName, problem } from "./errors.js";
+import { NETWORKS, type NetworkDefaults } from "./networks/index.js";
 import { SECRET_KEYS } from "./schema.js";
 import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
-import { junoPendingPollFlag, unpinnedReason } from "./versions.js";
+import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
+import { parseVersion, unpinnedReason } from "./versions.js";
 
 const isStr = (v: unknown): v is string => typeof v === "string";
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -49,18 +50,28 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     const why = isStr(ref) ? unpinnedReason(ref) : undefined;
     if (why) out.push(problem(path, `"${ref}" ${why}`));
   }
-  const l2Client = raw.l2?.client ?? "juno";
-  const junoImage = isStr(raw.l2?.image) ? raw.l2.image : network?.l2.images.juno;
-  if (l2Client === "juno" && junoImage) {
-    const flag = junoPendingPollFlag(junoImage);
-    if ("error" in flag) {
-      out.push(
-        problem(["l2", "image"], `${flag.error}, so rpcstack:l2.pendingPollInterval cannot be honoured; pin a Juno release from the supported range`),
-      );
+  const l2Client = raw.l2?.client ?? network?.l2.clients[0] ?? "juno";
+  out.push(...networkFitProblems(raw, network, l2Client));
+  for (const c of clientImages(raw, network)) {
+    if (!c.image || unpinnedReason(c.image)) continue;
+    const release = clientRelease(c.client, c.image, c.version, keyName(c.versionKey));
+    if ("error" in release) {
+      out.push(problem(c.imageKey, release.error));
+    } else if (c.client === "juno") {
+      const poll = junoPollFlag(release.version);
+      if ("error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
     }
   }
   if (l2Client === "pathfinder" && raw.l2?.pendingPollInterval !== undefined) {
     out.push(problem(["l2", "pendingPollInterval"], "applies to Juno only (rpcstack:l2.client is pathfinder, which polls pending blocks itself)"));
+  }
+  if (l2Client === "starknet-devnet" && raw.l2?.pendingPollInterval !== undefined) {
+    out.push(
+      problem(
+        ["l2", "pendingPollInterval"],
+        "applies to Juno only: Starknet Devnet makes its own blocks (every 2 s on network devnet) and polls nothing; remove the key",
+      ),
+    );
   }
 
   // Host kinds.
@@ -112,6 +123,46 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
         else keys.set(pk.key, i);
       }
     });
+  }
+  return out;
+}
+
+/**
+ * What a network decides for itself: devnet is a local trial chain (its own L2 client, no
+ * consensus client, no tier, this machine only); public networks need a tier and a real node.
+ */
+function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined, l2Client: unknown): string[] {
+  const out: string[] = [];
+  if (raw.tier === undefined && !network?.dev) out.push(problem(["tier"], "is required"));
+  if (!network) return out;
+  const name = network.name;
+  if (isStr(l2Client) && (network.l2.clients as readonly string[]).indexOf(l2Client) < 0 && ["juno", "pathfinder", "starknet-devnet"].includes(l2Client)) {
+    out.push(
+      problem(
+        ["l2", "client"],
+        network.dev
+          ? `${l2Client} does not run on network ${name}, whose L2 is Starknet Devnet (starknet-devnet); remove the key, or set rpcstack:network to testnet for ${l2Client} on Starknet Sepolia`
+          : `starknet-devnet runs only on network devnet (a trial chain on this machine); on ${name} use ${network.l2.clients.join(" or ")}`,
+      ),
+    );
+  }
+  if (!network.dev) return out;
+  const l1: Record<string, unknown> = isObj(raw.l1) ? raw.l1 : {};
+  for (const key of ["consensusImage", "consensusVersion", "checkpointSyncUrl"]) {
+    if (l1[key] !== undefined) {
+      out.push(problem(["l1", key], `does not apply to network ${name}: geth --dev seals its own blocks, without a consensus client`));
+    }
+  }
+  if (raw.tier !== undefined) {
+    const r = network.dev.requirements;
+    out.push(problem(["tier"], `does not apply to network ${name}, which needs ${r.cores} cores, ${r.memoryGiB} GB of memory and ${r.diskGB} GB free; remove the key (or set rpcstack:network to testnet for Sepolia on a tier)`));
+  }
+  const hostKind = isObj(raw.host) ? raw.host.kind : undefined;
+  if (hostKind !== undefined && hostKind !== "local") {
+    out.push(problem(["host", "kind"], `must be local on network ${name}: it is a private trial chain for this machine, not a network to serve from a server`));
+  }
+  if (isObj(raw.readiness) && raw.readiness.l1ReferenceUrl !== undefined) {
+    out.push(problem(["readiness", "l1ReferenceUrl"], `does not apply to network ${name}: no public node follows its chain`));
   }
   return out;
 }
@@ -171,4 +222,47 @@ function chainProblems(chains: unknown[], network: (typeof NETWORKS)[keyof typeo
     }
   });
   return out;
+}
+
+export interface ClientImage {
+  readonly client: ClientName;
+  /** The image the stack runs: the operator's or the network default. */
+  readonly image?: string;
+  /** The explicit release key's value, when it is a well-formed release (the schema reports others). */
+  readonly version?: string;
+  readonly imageKey: readonly string[];
+  readonly versionKey: readonly string[];
+}
+
+/** Each deployed client with its image and release keys, as the raw config sets them. */
+export function clientImages(raw: RawConfig, network: NetworkDefaults | undefined): ClientImage[] {
+  const str = (v: unknown) => (isStr(v) ? v : undefined);
+  const release = (v: unknown) => (isStr(v) && parseVersion(v) ? v : undefined);
+  const l2Client = (["juno", "pathfinder", "starknet-devnet"] as const).find((c) => c === raw.l2?.client) ?? network?.l2.clients[0] ?? "juno";
+  const consensusImage = str(raw.l1?.consensusImage) ?? network?.l1.consensusImage;
+  const all: ClientImage[] = [
+    {
+      client: "geth",
+      image: str(raw.l1?.executionImage) ?? network?.l1.executionImage,
+      version: release(raw.l1?.executionVersion),
+      imageKey: ["l1", "executionImage"],
+      versionKey: ["l1", "executionVersion"],
+    },
+    {
+      client: "lighthouse",
+      image: consensusImage,
+      version: release(raw.l1?.consensusVersion),
+      imageKey: ["l1", "consensusImage"],
+      versionKey: ["l1", "consensusVersion"],
+    },
+    {
+      client: l2Client,
+      image: str(raw.l2?.image) ?? network?.l2.images[l2Client],
+      version: release(raw.l2?.version),
+      imageKey: ["l2", "image"],
+      versionKey: ["l2", "version"],
+    },
+  ];
+  // A network without a consensus client (devnet) deploys no Lighthouse; its rule reports a set key.
+  return consensusImage === undefined ? all.filter((c) => c.client !== "lighthouse") : all;
 }

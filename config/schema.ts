@@ -24,12 +24,17 @@ const url = (schemes: string[]) => ({
 const image = {
   type: "string",
   pattern: "^[a-z0-9]+([._/:-][a-zA-Z0-9]+)*(@sha256:[a-f0-9]{64})?$",
-  "x-hint": 'must be an image reference like "ethereum/client-go:v1.17.3"',
+  "x-hint": 'must be an image reference like "ethereum/client-go:v1.17.5"',
 };
 const duration = {
   type: "string",
   pattern: "^[1-9][0-9]*(ms|s|m)$",
   "x-hint": 'must be a duration like "3s"',
+};
+const release = {
+  type: "string",
+  pattern: "^v?[0-9]+\\.[0-9]+\\.[0-9]+$",
+  "x-hint": 'must be a release like "v0.17.0"',
 };
 const cidr = {
   type: "string",
@@ -116,6 +121,9 @@ export const configSchema = {
       properties: {
         executionImage: image,
         consensusImage: image,
+        // Which release a digest-pinned or custom-tagged image runs: flags and floors follow it.
+        executionVersion: release,
+        consensusVersion: release,
         checkpointSyncUrl: url(["https"]),
       },
       additionalProperties: false,
@@ -123,8 +131,9 @@ export const configSchema = {
     l2: {
       type: "object",
       properties: {
-        client: { enum: ["juno", "pathfinder"] },
+        client: { enum: ["juno", "pathfinder", "starknet-devnet"] },
         image,
+        version: release,
         pendingPollInterval: duration,
       },
       additionalProperties: false,
@@ -185,7 +194,8 @@ export const configSchema = {
     },
   },
   // projectKeys is required too, by a cross-field rule: tools that never see secrets skip it.
-  required: ["network", "tier", "host"],
+  // So is tier, except on the devnet network, which brings its own requirements.
+  required: ["network", "host"],
   additionalProperties: false,
 } as const;
 

@@ -3,14 +3,15 @@
 export type TierName = "minimum" | "recommended";
 
 export interface Tier {
-  readonly name: TierName;
+  /** A hardware tier, or `devnet`: what a trial chain needs (config/networks/devnet.ts). */
+  readonly name: TierName | "devnet";
   readonly cores: number;
   readonly memoryGiB: number;
   readonly diskGB: number;
   readonly bandwidthMbps: number;
 }
 
-export const TIERS: Readonly<Record<TierName, Tier>> = {
+export const TIERS: Readonly<Record<TierName, Tier & { readonly name: TierName }>> = {
   minimum: { name: "minimum", cores: 2, memoryGiB: 4, diskGB: 600, bandwidthMbps: 8 },
   recommended: { name: "recommended", cores: 4, memoryGiB: 16, diskGB: 2000, bandwidthMbps: 25 },
 };

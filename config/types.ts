@@ -1,13 +1,13 @@
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
-import type { Tier } from "./tiers.js";
+import type { Tier, TierName } from "./tiers.js";
 
 /** Keys an operator sets under `rpcstack:`, as written (before defaults). */
 export interface RawConfig {
   network?: NetworkName;
-  tier?: Tier["name"];
+  tier?: TierName;
   host?: RawHost;
-  l1?: { executionImage?: string; consensusImage?: string; checkpointSyncUrl?: string };
-  l2?: { client?: L2ClientName; image?: string; pendingPollInterval?: string };
+  l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
+  l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
   gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; image?: string; certbotImage?: string };
   projectKeys?: ProjectKey[];
@@ -68,11 +68,22 @@ export interface StackSettings {
   readonly network: NetworkDefaults;
   readonly tier: Tier;
   readonly host: HostConfig;
-  readonly l1: { readonly executionImage: string; readonly consensusImage: string; readonly checkpointSyncUrl: string };
+  readonly l1: {
+    readonly executionImage: string;
+    /** Absent on a network without a consensus client (devnet: geth --dev seals its own blocks). */
+    readonly consensusImage?: string;
+    /** The releases the images run (`v1.17.5`), from the tag or the explicit version keys. */
+    readonly executionRelease: string;
+    readonly consensusRelease?: string;
+    readonly checkpointSyncUrl?: string;
+  };
   readonly l2: {
     readonly client: L2ClientName;
     readonly image: string;
+    readonly release: string;
     readonly pendingPollInterval: string;
+    /** Juno only: the flag this release takes the poll interval under, decided once here. */
+    readonly pollFlag?: string;
   };
   readonly indexer: { readonly enabled: boolean; readonly image: string; readonly command: readonly string[] };
   readonly gateway: {

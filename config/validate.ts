@@ -7,7 +7,9 @@ import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
 import { GATEWAY_IMAGES, READINESS_IMAGE } from "./networks/images.js";
-import { crossFieldProblems } from "./rules.js";
+import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
+import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
+import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
@@ -111,20 +113,38 @@ const dedupe = (xs: string[]) => [...new Set(xs)];
 function resolve(raw: RawConfig): RpcStackConfig {
   // Schema and rules have passed, so required fields are present.
   const network = NETWORKS[raw.network!];
-  const client = raw.l2?.client ?? "juno";
+  const client = raw.l2?.client ?? network.l2.clients[0];
+  const images = clientImages(raw, network);
+  const release = (c: ClientName) => {
+    const found = images.find((i) => i.client === c);
+    return found ? releaseOf(found) : undefined;
+  };
+  const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
+  const pendingPollInterval = raw.l2?.pendingPollInterval ?? "3s";
+  const poll = client === "juno" ? junoPollFlag(l2) : undefined;
+  const consensusImage = raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
     network,
-    tier: TIERS[raw.tier!],
+    // A trial chain brings its own (small) requirements instead of a hardware tier.
+    tier: network.dev?.requirements ?? TIERS[raw.tier!],
     host: resolveHost(raw.host!),
     l1: {
       executionImage: raw.l1?.executionImage ?? network.l1.executionImage,
-      consensusImage: raw.l1?.consensusImage ?? network.l1.consensusImage,
-      checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
+      executionRelease: formatVersion(geth),
+      ...(consensusImage && lighthouse
+        ? {
+            consensusImage,
+            consensusRelease: formatVersion(lighthouse),
+            checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
+          }
+        : {}),
     },
     l2: {
       client,
-      image: raw.l2?.image ?? network.l2.images[client],
-      pendingPollInterval: raw.l2?.pendingPollInterval ?? "3s",
+      image: raw.l2?.image ?? network.l2.images[client]!,
+      release: formatVersion(l2),
+      pendingPollInterval,
+      ...(poll && "flag" in poll ? { pollFlag: poll.flag } : {}),
     },
     indexer: {
       enabled: raw.indexer?.enabled ?? true,
@@ -153,6 +173,13 @@ function resolve(raw: RawConfig): RpcStackConfig {
       image: raw.readiness?.image ?? READINESS_IMAGE,
     },
   };
+}
+
+// The rules already refused every image whose release cannot be told or is too old.
+function releaseOf(c: ClientImage): Version {
+  const r = clientRelease(c.client, c.image!, c.version, keyName(c.versionKey));
+  if ("error" in r) throw new Error(`rpcstack:${keyName(c.imageKey)}: ${r.error}`);
+  return r.version;
 }
 
 function resolveHost(h: RawHost): HostConfig {

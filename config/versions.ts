@@ -34,10 +34,18 @@ export function unpinnedReason(ref: string): string | undefined {
 
 export type Version = readonly [number, number, number];
 
+const VERSION_PREFIX = /^v?(\d+)\.(\d+)(?:\.(\d+))?/;
+
 /** The semantic version in an image tag (`v0.16.6`, `0.16.6-rc1`), or undefined. */
 export function imageVersion(ref: string): Version | undefined {
-  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(parseImageRef(ref).tag ?? "");
+  const m = VERSION_PREFIX.exec(parseImageRef(ref).tag ?? "");
   return m ? [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] : undefined;
+}
+
+/** A release written alone (`v0.17.0`, `1.17.5`), or undefined. */
+export function parseVersion(s: string): Version | undefined {
+  const m = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
 }
 
 export function compareVersions(a: Version, b: Version): number {
@@ -45,26 +53,3 @@ export function compareVersions(a: Version, b: Version): number {
 }
 
 export const formatVersion = (v: Version) => `v${v.join(".")}`;
-
-/** Juno releases that accept --pending-poll-interval: v0.7.0 up to, not including, v0.17.0. */
-export const JUNO_PENDING_POLL_RANGE = { from: [0, 7, 0] as Version, until: [0, 17, 0] as Version };
-
-/**
- * How a Juno image honours `l2.pendingPollInterval`: the flag to pass, or why it cannot.
- * An unknown flag stops Juno at start, so a version outside the range is a config error.
- */
-export function junoPendingPollFlag(image: string): { flag: string } | { error: string } {
-  const v = imageVersion(image);
-  if (!v) {
-    return { error: `cannot tell the Juno version of "${image}"; use a version tag like nethermind/juno:v0.16.6` };
-  }
-  const { from, until } = JUNO_PENDING_POLL_RANGE;
-  if (compareVersions(v, from) < 0 || compareVersions(v, until) >= 0) {
-    return {
-      error:
-        `Juno ${formatVersion(v)} does not accept --pending-poll-interval ` +
-        `(accepted from ${formatVersion(from)} up to, not including, ${formatVersion(until)})`,
-    };
-  }
-  return { flag: "--pending-poll-interval" };
-}

@@ -20,6 +20,8 @@ export const AWS_SIZING: Readonly<Record<TierName, AwsSizing>> = {
 };
 
 export function awsSizing(tier: Tier, instanceTypeOverride?: string): AwsSizing {
+  // Config keeps devnet on the local host (rpcstack:host.kind must be local there).
+  if (tier.name === "devnet") throw new Error("network devnet runs on the local host only; it has no AWS sizing");
   const base = AWS_SIZING[tier.name];
   return instanceTypeOverride ? { ...base, instanceType: instanceTypeOverride } : base;
 }

@@ -75,13 +75,14 @@ export interface PreflightOptions {
 /** Everything that keeps this host from carrying the tier, one sentence each; empty when it fits. */
 export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: PreflightOptions): string[] {
   const out: string[] = [];
-  if (facts.cores < tier.cores) out.push(`host has ${facts.cores} cores, tier ${tier.name} needs ${tier.cores}`);
+  const label = tierLabel(tier);
+  if (facts.cores < tier.cores) out.push(`host has ${facts.cores} cores, ${label} needs ${tier.cores}`);
   if (facts.memoryKiB < tier.memoryGiB * KIB_PER_GIB * MEMORY_SLACK) {
-    out.push(`host has ${(facts.memoryKiB / KIB_PER_GIB).toFixed(1)} GiB memory, tier ${tier.name} needs ${tier.memoryGiB} GB`);
+    out.push(`host has ${(facts.memoryKiB / KIB_PER_GIB).toFixed(1)} GiB memory, ${label} needs ${tier.memoryGiB} GB`);
   }
   if (facts.diskFreeKiB < tier.diskGB * KIB_PER_GB) {
     out.push(
-      `host has ${Math.floor(facts.diskFreeKiB / KIB_PER_GB)} GB free on ${facts.diskPath}, tier ${tier.name} needs ${tier.diskGB} GB`,
+      `host has ${Math.floor(facts.diskFreeKiB / KIB_PER_GB)} GB free on ${facts.diskPath}, ${label} needs ${tier.diskGB} GB`,
     );
   }
   if (!facts.dockerVersion) {
@@ -91,6 +92,9 @@ export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: Prefligh
   }
   return out;
 }
+
+/** "tier minimum", or "network devnet" for the trial chain's own requirements. */
+const tierLabel = (tier: Tier) => (tier.name === "devnet" ? "network devnet" : `tier ${tier.name}`);
 
 export function dockerVersionOk(version: string): boolean {
   const m = /^(\d+)\.(\d+)/.exec(version);
@@ -104,7 +108,7 @@ export function assertHostFits(hostLabel: string, stdout: string, tier: Tier, op
   const facts = parsePreflight(stdout);
   const short = preflightShortfalls(facts, tier, opts);
   if (short.length) {
-    throw new Error(`rpcstack: ${hostLabel} is too small or not ready for tier ${tier.name}:\n  ${short.join("\n  ")}`);
+    throw new Error(`rpcstack: ${hostLabel} is too small or not ready for ${tierLabel(tier)}:\n  ${short.join("\n  ")}`);
   }
   return facts;
 }

@@ -31,7 +31,7 @@ export function providerManifest(settings: StackSettings): ProviderManifest {
     tier: { ...settings.tier },
     clients: {
       execution: settings.l1.executionImage,
-      consensus: settings.l1.consensusImage,
+      ...(settings.l1.consensusImage ? { consensus: settings.l1.consensusImage } : {}),
       [settings.l2.client]: settings.l2.image,
       ...(settings.indexer.enabled ? { indexer: settings.indexer.image } : {}),
       gateway: settings.gateway.image,

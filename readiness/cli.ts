@@ -12,15 +12,19 @@ export const RESULT_PREFIX = "RPCSTACK_READINESS ";
 
 const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --l1 URL                   execution client JSON-RPC (eth_syncing, eth_blockNumber)
-  --l2 URL                   Starknet node JSON-RPC (starknet_syncing)
+  --l2 URL                   Starknet node JSON-RPC (starknet_syncing, the latest block)
+  --l2-ready URL             the L2 node's own readiness endpoint (Juno /ready/sync,
+                             Pathfinder /ready/synced): 200 there counts as synced
   --l1-reference URL         public L1 JSON-RPC to compare the head with
   --tolerance-blocks N       blocks behind the reference that still count as synced (6)
-  --max-head-age-seconds N   without a reference: how recent the head must be (300)
+  --max-head-age-seconds N   how recent a head must be (L1 without a reference, and L2) (300)
   --timeout-minutes N        give up after this long (60)
   --interval-seconds N       between polls (10); doubles per failed poll up to 60
   --report-only              poll once, print the states, exit 0
   --serve PORT               keep polling and serve /ready/l1, /ready/l2, /ready
-  --serve-host ADDR          address to serve on (0.0.0.0)`;
+  --serve-host ADDR          address to serve on (0.0.0.0)
+  --help                     this text
+Exit: 0 synced (or reported), 1 timed out, 2 bad arguments, 3 an endpoint never answered.`;
 
 export interface CliOptions {
   readonly targets: readonly Target[];
@@ -32,6 +36,7 @@ export interface CliOptions {
 }
 
 export class UsageError extends Error {}
+class HelpRequested extends Error {}
 
 function num(name: string, v: string | undefined, fallback: number, min: number): number {
   if (v === undefined) return fallback;
@@ -54,6 +59,8 @@ export function parseCli(argv: string[]): CliOptions {
       options: {
         l1: { type: "string" },
         l2: { type: "string" },
+        "l2-ready": { type: "string" },
+        help: { type: "boolean" },
         "l1-reference": { type: "string" },
         "tolerance-blocks": { type: "string" },
         "max-head-age-seconds": { type: "string" },
@@ -67,11 +74,14 @@ export function parseCli(argv: string[]): CliOptions {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  if (values.help) throw new HelpRequested();
   const targets: Target[] = [];
   const l1 = url("l1", values.l1);
   const l2 = url("l2", values.l2);
+  const l2Ready = url("l2-ready", values["l2-ready"]);
+  if (l2Ready && !l2) throw new UsageError("--l2-ready goes with --l2");
   if (l1) targets.push({ label: "l1", url: l1 });
-  if (l2) targets.push({ label: "l2", url: l2 });
+  if (l2) targets.push({ label: "l2", url: l2, ...(l2Ready ? { readyUrl: l2Ready } : {}) });
   if (!targets.length) throw new UsageError("give --l1 URL, --l2 URL or both");
   return {
     targets,
@@ -230,6 +240,10 @@ export async function main(argv: string[]): Promise<number> {
   try {
     opts = parseCli(argv);
   } catch (e) {
+    if (e instanceof HelpRequested) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
     if (!(e instanceof UsageError)) throw e;
     process.stderr.write(`rpcstack-ready: ${e.message}\n${USAGE}\n`);
     return 2;

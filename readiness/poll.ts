@@ -1,10 +1,12 @@
 /** One poll of each node: JSON-RPC calls in, NodeState out. */
-import { rpcCall } from "./rpc.js";
+import { httpStatus, rpcCall } from "./rpc.js";
 import { l1State, l2State, type L1Rules, type NodeState, type Observation } from "./syncState.js";
 
 export interface Target {
   readonly label: "l1" | "l2";
   readonly url: string;
+  /** The node's own readiness endpoint (L2: Juno /ready/sync, Pathfinder /ready/synced). */
+  readonly readyUrl?: string;
 }
 
 export interface PollOptions extends L1Rules {
@@ -30,11 +32,15 @@ export async function pollL1(url: string, opts: PollOptions, prev: Observation |
   };
 }
 
-export async function pollL2(url: string, prev: Observation | undefined): Promise<Polled> {
-  const reply = await rpcCall(url, "starknet_syncing");
-  return { state: l2State(reply, prev, Date.now()), unreachable: "failure" in reply };
+export async function pollL2(t: Target, opts: PollOptions, prev: Observation | undefined): Promise<Polled> {
+  const [syncing, latestBlock, ready] = await Promise.all([
+    rpcCall(t.url, "starknet_syncing"),
+    rpcCall(t.url, "starknet_getBlockWithTxHashes", ["latest"]),
+    t.readyUrl ? httpStatus(t.readyUrl) : undefined,
+  ]);
+  return { state: l2State({ syncing, latestBlock, ready }, opts, prev, Date.now()), unreachable: "failure" in syncing };
 }
 
 export function poll(t: Target, opts: PollOptions, prev: Observation | undefined): Promise<Polled> {
-  return t.label === "l1" ? pollL1(t.url, opts, prev) : pollL2(t.url, prev);
+  return t.label === "l1" ? pollL1(t.url, opts, prev) : pollL2(t, opts, prev);
 }

@@ -3,6 +3,12 @@ import type { RpcReply } from "./syncState.js";
 
 let nextId = 1;
 
+function unreachable(url: string, e: unknown, timeoutMs: number): string {
+  const err = e as Error & { cause?: { code?: string; message?: string } };
+  const why = err.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000}s` : (err.cause?.code ?? err.cause?.message ?? err.message);
+  return `${url} unreachable (${why})`;
+}
+
 export async function rpcCall(url: string, method: string, params: unknown[] = [], timeoutMs = 10_000): Promise<RpcReply> {
   let res: Response;
   try {
@@ -13,9 +19,7 @@ export async function rpcCall(url: string, method: string, params: unknown[] = [
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
-    const err = e as Error & { cause?: { code?: string; message?: string } };
-    const why = err.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000}s` : (err.cause?.code ?? err.cause?.message ?? err.message);
-    return { failure: `${url} unreachable (${why})` };
+    return { failure: unreachable(url, e, timeoutMs) };
   }
   const text = await res.text().catch(() => "");
   let body: any;
@@ -33,3 +37,14 @@ export async function rpcCall(url: string, method: string, params: unknown[] = [
 }
 
 export const isUnreachable = (r: RpcReply) => "failure" in r && r.failure.includes("unreachable");
+
+/** The HTTP status of a GET (a node's readiness endpoint), or why there was none. */
+export async function httpStatus(url: string, timeoutMs = 10_000): Promise<{ status: number } | { failure: string }> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.arrayBuffer().catch(() => undefined);
+    return { status: res.status };
+  } catch (e) {
+    return { failure: unreachable(url, e, timeoutMs) };
+  }
+}

@@ -26,6 +26,8 @@ export function l1Urls() {
 }
 
 export function l1Volumes(config: StackSettings): VolumeSpec[] {
+  // geth --dev without --datadir keeps its chain in memory: nothing on disk.
+  if (config.network.dev) return [];
   const net = config.network.l1.network;
   const retain = config.retainData;
   return [
@@ -35,7 +37,53 @@ export function l1Volumes(config: StackSettings): VolumeSpec[] {
   ];
 }
 
+/** JSON-RPC over HTTP and WS, eth/net/web3 only, for the gateway, the L2 node and readiness. */
+const RPC_FLAGS = [
+  "--http",
+  "--http.addr=0.0.0.0",
+  `--http.port=${P.geth.http}`,
+  "--http.api=eth,net,web3",
+  // Reached by service name from the gateway and the L2 node; the port is never public.
+  "--http.vhosts=*",
+  "--ws",
+  "--ws.addr=0.0.0.0",
+  `--ws.port=${P.geth.ws}`,
+  "--ws.api=eth,net,web3",
+  "--ws.origins=*",
+] as const;
+
+/** Loopback only: the operator guide's `curl localhost:8545` check works on the host. */
+const RPC_PORTS: PortSpec[] = [
+  { container: P.geth.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.geth.http } },
+  { container: P.geth.ws, protocol: "tcp", purpose: "ws", publish: { address: "127.0.0.1", port: P.geth.ws } },
+];
+
+/**
+ * geth --dev for the devnet network: a fresh chain in memory that seals a block every
+ * `l1BlockSeconds` through its simulated beacon, so no consensus client, JWT or peers.
+ */
+function gethDev(config: StackSettings, blockSeconds: number): ServiceSpec {
+  return {
+    name: "geth",
+    containerName: "rpcstack-geth",
+    image: config.l1.executionImage,
+    command: ["--dev", `--dev.period=${blockSeconds}`, ...RPC_FLAGS, "--metrics", "--metrics.addr=0.0.0.0", `--metrics.port=${P.geth.metrics}`],
+    environment: {},
+    ports: [...RPC_PORTS, { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" }],
+    volumes: [],
+    files: [],
+    healthcheck: wgetJsonRpc(P.geth.http, "eth_blockNumber", 30),
+    restart: "unless-stopped",
+    stopGraceSeconds: 30,
+    dependsOn: [],
+  };
+}
+
 export function l1Services(config: StackSettings): ServiceGroup {
+  if (config.network.dev) return { services: [gethDev(config, config.network.dev.l1BlockSeconds)], volumes: l1Volumes(config) };
+  const consensusImage = config.l1.consensusImage;
+  const checkpointSyncUrl = config.l1.checkpointSyncUrl;
+  if (!consensusImage || !checkpointSyncUrl) throw new Error(`rpcstack:l1.consensusImage: network ${config.network.name} needs a consensus client`);
   const net = config.network.l1.network;
   const jwtInit: ServiceSpec = {
     name: "jwt-init",
@@ -59,17 +107,7 @@ export function l1Services(config: StackSettings): ServiceGroup {
     command: [
       `--${net}`,
       "--datadir=/root/.ethereum",
-      "--http",
-      "--http.addr=0.0.0.0",
-      `--http.port=${P.geth.http}`,
-      "--http.api=eth,net,web3",
-      // Reached by service name from the gateway and the L2 node; the port is never public.
-      "--http.vhosts=*",
-      "--ws",
-      "--ws.addr=0.0.0.0",
-      `--ws.port=${P.geth.ws}`,
-      "--ws.api=eth,net,web3",
-      "--ws.origins=*",
+      ...RPC_FLAGS,
       "--authrpc.addr=0.0.0.0",
       `--authrpc.port=${P.geth.engine}`,
       "--authrpc.vhosts=*",
@@ -83,9 +121,7 @@ export function l1Services(config: StackSettings): ServiceGroup {
     ports: [
       p2p(P.geth.p2p, "tcp"),
       p2p(P.geth.p2p, "udp"),
-      // Loopback only: the operator guide's `curl localhost:8545` check works on the host.
-      { container: P.geth.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.geth.http } },
-      { container: P.geth.ws, protocol: "tcp", purpose: "ws", publish: { address: "127.0.0.1", port: P.geth.ws } },
+      ...RPC_PORTS,
       { container: P.geth.engine, protocol: "tcp", purpose: "engine" },
       { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" },
     ],
@@ -102,7 +138,7 @@ export function l1Services(config: StackSettings): ServiceGroup {
   const lighthouse: ServiceSpec = {
     name: "lighthouse",
     containerName: "rpcstack-lighthouse",
-    image: config.l1.consensusImage,
+    image: consensusImage,
     command: [
       "lighthouse",
       "bn",
@@ -110,7 +146,7 @@ export function l1Services(config: StackSettings): ServiceGroup {
       "--datadir=/root/.lighthouse",
       `--execution-endpoint=http://geth:${P.geth.engine}`,
       `--execution-jwt=${JWT_PATH}`,
-      `--checkpoint-sync-url=${config.l1.checkpointSyncUrl}`,
+      `--checkpoint-sync-url=${checkpointSyncUrl}`,
       "--http",
       "--http-address=0.0.0.0",
       `--http-port=${P.lighthouse.api}`,

@@ -1,8 +1,8 @@
 /** Starknet L2 (Juno or Pathfinder) and the indexer that follows it. */
-import { junoPendingPollFlag, type StackSettings } from "../config/index.js";
-import { bashHttpGet, curlJsonRpc } from "./health.js";
+import type { StackSettings } from "../config/index.js";
+import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
-import { PORTS } from "./ports.js";
+import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
 import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
 
 const P = PORTS;
@@ -13,28 +13,51 @@ export interface L2Urls {
   readonly rpcWs: string;
   /** 200 only while the node is within the sync tolerance: what the gateway checks. */
   readonly syncHealth: string;
+  /** The node's own readiness endpoint, when it has one (the readiness program's --l2-ready). */
+  readonly nodeReady?: string;
 }
 
 export function l2Urls(config: StackSettings): L2Urls {
-  return config.l2.client === "juno"
-    ? { rpcHttp: `http://juno:${P.juno.http}`, rpcWs: `ws://juno:${P.juno.ws}`, syncHealth: `http://juno:${P.juno.http}/ready/sync` }
-    : {
-        rpcHttp: `http://pathfinder:${P.pathfinder.rpc}/rpc/v0_9`,
-        rpcWs: `ws://pathfinder:${P.pathfinder.rpc}/ws`,
-        syncHealth: `http://pathfinder:${P.pathfinder.monitor}/ready/synced`,
+  switch (config.l2.client) {
+    case "juno": {
+      const ready = `http://juno:${P.juno.http}/ready/sync`;
+      return { rpcHttp: `http://juno:${P.juno.http}`, rpcWs: `ws://juno:${P.juno.ws}`, syncHealth: ready, nodeReady: ready };
+    }
+    case "pathfinder": {
+      const ready = `http://pathfinder:${P.pathfinder.monitor}/ready/synced`;
+      return { rpcHttp: `http://pathfinder:${P.pathfinder.rpc}/rpc/v0_9`, rpcWs: `ws://pathfinder:${P.pathfinder.rpc}/ws`, syncHealth: ready, nodeReady: ready };
+    }
+    case "starknet-devnet":
+      // Devnet answers /is_alive but has no readiness of its own: the readiness program's live
+      // check (a non-zero, recent head) gates the gateway instead.
+      return {
+        rpcHttp: `http://starknet-devnet:${P.starknetDevnet.rpc}/rpc`,
+        rpcWs: `ws://starknet-devnet:${P.starknetDevnet.rpc}/ws`,
+        syncHealth: `http://sync-health:${SYNC_HEALTH_PORT}/ready/l2`,
       };
+  }
 }
 
 export function l2Volumes(config: StackSettings): VolumeSpec[] {
-  const net = config.network.l2.junoNetwork;
   const client = config.l2.client;
+  // Starknet Devnet keeps its chain in memory: nothing to keep on disk.
+  if (client === "starknet-devnet") return [];
+  const net = config.network.l2.junoNetwork;
   return [{ key: client, name: `rpcstack-${net}-${client}`, purpose: `${client} chain data`, retain: config.retainData }];
 }
 
+const JUNO_FIRST_START_SECONDS = 900;
+
+// Config lets Juno and Pathfinder run only on networks that name theirs; anything else is a bug.
+function required<T>(value: T | undefined, client: string, config: StackSettings): T {
+  if (value === undefined) throw new Error(`rpcstack:l2.client: ${client} has no network to follow on ${config.network.name}`);
+  return value;
+}
+
 function juno(config: StackSettings): ServiceSpec {
-  const poll = junoPendingPollFlag(config.l2.image);
-  // Validation already refused images without the flag; this guards direct callers.
-  if ("error" in poll) throw new Error(`rpcstack:l2.image: ${poll.error}`);
+  // Config resolution decided the flag from the release; a settings value without one is a bug.
+  const pollFlag = config.l2.pollFlag;
+  if (!pollFlag) throw new Error(`rpcstack:l2.image: no poll-interval flag resolved for Juno ${config.l2.release}`);
   return {
     name: "juno",
     containerName: "rpcstack-juno",
@@ -50,9 +73,9 @@ function juno(config: StackSettings): ServiceSpec {
       `--metrics-port=${P.juno.metrics}`,
       "--metrics-host=0.0.0.0",
       "--db-path=/var/lib/juno",
-      `--network=${config.network.l2.junoNetwork}`,
+      `--network=${required(config.network.l2.junoNetwork, "Juno", config)}`,
       `--eth-node=${l1Urls().rpcWs}`,
-      poll.flag,
+      pollFlag,
       config.l2.pendingPollInterval,
     ],
     environment: {},
@@ -63,7 +86,8 @@ function juno(config: StackSettings): ServiceSpec {
     ],
     volumes: [{ volume: "juno", path: "/var/lib/juno" }],
     files: [],
-    healthcheck: curlJsonRpc(P.juno.http, "starknet_chainId", 120),
+    // Juno v0.17 migrates its database for ~8 minutes on its first start; failures then do not count.
+    healthcheck: curlJsonRpc(P.juno.http, "starknet_chainId", JUNO_FIRST_START_SECONDS),
     restart: "unless-stopped",
     stopGraceSeconds: 120,
     dependsOn: [],
@@ -78,7 +102,7 @@ function pathfinder(config: StackSettings): ServiceSpec {
     command: [],
     environment: {
       RUST_LOG: "info",
-      PATHFINDER_NETWORK: config.network.l2.pathfinderNetwork,
+      PATHFINDER_NETWORK: required(config.network.l2.pathfinderNetwork, "Pathfinder", config),
       PATHFINDER_ETHEREUM_API_URL: l1Urls().rpcWs,
       PATHFINDER_HTTP_RPC_ADDRESS: `0.0.0.0:${P.pathfinder.rpc}`,
       PATHFINDER_WEBSOCKET_ENABLED: "true",
@@ -100,8 +124,45 @@ function pathfinder(config: StackSettings): ServiceSpec {
   };
 }
 
+/**
+ * Starknet Devnet for the devnet network: a fresh chain in memory that seals a block every few
+ * seconds. The image's entrypoint already is `tini -- starknet-devnet --host 0.0.0.0`.
+ */
+function starknetDevnet(config: StackSettings): ServiceSpec {
+  const dev = config.network.dev;
+  if (!dev) throw new Error(`rpcstack:l2.client: starknet-devnet runs only on network devnet, not ${config.network.name}`);
+  return {
+    name: "starknet-devnet",
+    containerName: "rpcstack-starknet-devnet",
+    image: config.l2.image,
+    command: [
+      `--port=${P.starknetDevnet.rpc}`,
+      // Periodic blocks keep the head recent, which is what readiness calls synced.
+      `--block-generation-on=${dev.l2BlockSeconds}`,
+      // The same predeployed, funded accounts after every restart (the state lives in memory).
+      "--seed=0",
+    ],
+    environment: {},
+    ports: [{ container: P.starknetDevnet.rpc, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.starknetDevnet.rpc } }],
+    volumes: [],
+    files: [],
+    // Alpine image: BusyBox wget, no curl. JSON-RPC is served on / as well as /rpc.
+    healthcheck: wgetJsonRpc(P.starknetDevnet.rpc, "starknet_chainId", 30),
+    restart: "unless-stopped",
+    stopGraceSeconds: 10,
+    dependsOn: [],
+  };
+}
+
 export function l2Node(config: StackSettings): ServiceSpec {
-  return config.l2.client === "juno" ? juno(config) : pathfinder(config);
+  switch (config.l2.client) {
+    case "juno":
+      return juno(config);
+    case "pathfinder":
+      return pathfinder(config);
+    case "starknet-devnet":
+      return starknetDevnet(config);
+  }
 }
 
 export function indexer(config: StackSettings): ServiceSpec {

@@ -5,4 +5,9 @@ export const PORTS = {
   juno: { http: 6060, ws: 6061, metrics: 9090 },
   // Pathfinder's monitor (health/readiness/metrics) must avoid 9545 (RPC) and 9000 (Lighthouse p2p).
   pathfinder: { rpc: 9545, monitor: 9099 },
+  // Starknet Devnet's default port (its docs, "Run with Docker").
+  starknetDevnet: { rpc: 5050 },
 } as const;
+
+/** The readiness program's live health endpoint (/ready/l1, /ready/l2) on the private network. */
+export const SYNC_HEALTH_PORT = 8080;

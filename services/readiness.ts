@@ -2,9 +2,11 @@
 import type { StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
+import { SYNC_HEALTH_PORT } from "./ports.js";
 import type { FileSpec, HealthCheckSpec, ServiceSpec } from "./types.js";
 
-export const SYNC_HEALTH_PORT = 8080;
+export { SYNC_HEALTH_PORT };
+
 const PROGRAM: FileSpec = { path: "/readiness/ready.js", source: "readiness/cli.ts", bundle: true };
 
 /** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
@@ -20,6 +22,8 @@ function ruleArgs(settings: StackSettings): string[] {
   return [
     "--l1", l1Urls().rpcHttp,
     "--l2", l2Urls(settings).rpcHttp,
+    // The node's own readiness, when it has one (Starknet Devnet has none: its head decides).
+    ...(l2Urls(settings).nodeReady ? ["--l2-ready", l2Urls(settings).nodeReady!] : []),
     "--tolerance-blocks", String(r.toleranceBlocks),
     ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
   ];

@@ -40,8 +40,34 @@ export async function runSmoke(base: string, key: string, plan: readonly SmokeCh
   return result;
 }
 
+export const USAGE = `usage: RPCSTACK_SMOKE_BASE=URL RPCSTACK_SMOKE_KEY=KEY RPCSTACK_SMOKE_PLAN=JSON tsx smoke/cli.ts [options]
+  One relay per chain and interface of the plan through the gateway at RPCSTACK_SMOKE_BASE, with
+  the client library and the project key RPCSTACK_SMOKE_KEY (\`pulumi up\` runs it, bundled, after the gateway).
+  RPCSTACK_SMOKE_INSECURE_LOCALHOST=1 trusts a self-signed certificate on localhost only.
+  --report-only          print the results and exit 0 even when a relay failed
+  --timeout-seconds N    per relay (20)
+  --help                 this text
+Prints one line ${SMOKE_PREFIX.trim()} {"ok":[...],"failed":[...]}.
+Exit: 0 every relay answered (or --report-only), 1 a relay failed, 2 bad arguments or environment.`;
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { "report-only": { type: "boolean" }, "timeout-seconds": { type: "string" } } });
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: { "report-only": { type: "boolean" }, "timeout-seconds": { type: "string" }, help: { type: "boolean" } } }));
+  } catch (e) {
+    const m = /^Unknown option '([^']+)'/.exec((e as Error).message);
+    process.stderr.write(`rpcstack smoke: ${m ? `unknown option ${m[1]}` : (e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const timeout = Number(values["timeout-seconds"] ?? "20");
+  if (!Number.isFinite(timeout) || timeout <= 0) {
+    process.stderr.write(`rpcstack smoke: --timeout-seconds must be a positive number (got "${values["timeout-seconds"]}")\n`);
+    return 2;
+  }
   const base = env.RPCSTACK_SMOKE_BASE;
   const key = env.RPCSTACK_SMOKE_KEY;
   const plan = JSON.parse(env.RPCSTACK_SMOKE_PLAN ?? "[]") as SmokeCheck[];
@@ -58,7 +84,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     }
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
   }
-  const res = await runSmoke(base, key, plan, Number(values["timeout-seconds"] ?? "20") * 1000);
+  const res = await runSmoke(base, key, plan, timeout * 1000);
   process.stdout.write(`${SMOKE_PREFIX}${JSON.stringify(res)}\n`);
   for (const f of res.failed) process.stderr.write(`rpcstack smoke: ${f.chainId} ${f.iface} failed: ${f.error}\n`);
   return res.failed.length && !values["report-only"] ? 1 : 0;

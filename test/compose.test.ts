@@ -121,7 +121,7 @@ describe("compose export details", () => {
     expect(statSync(join(outDir, "indexer/indexer.sh")).mode & 0o777).toBe(0o755);
     // The indexer runs as uid 1000: its files must be readable by others whatever the umask.
     expect(statSync(join(outDir, "indexer/indexer.mjs")).mode & 0o777).toBe(0o644);
-    expect(parse(readFileSync(join(outDir, "dc-l2.yaml"), "utf8")).services.juno.command).toContain("--pending-poll-interval");
+    expect(parse(readFileSync(join(outDir, "dc-l2.yaml"), "utf8")).services.juno.command).toContain("--preconfirmed-poll-interval");
   });
 
   it("with keys from a file or the environment it writes the gateway, the key map 0600 and no key in any YAML", () => {

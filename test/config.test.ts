@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, IMAGES, loadConfig, type RpcStackConfig } from "../config/index.js";
+import { ConfigError, IMAGES, imageVersion, junoPollFlag, loadConfig, type RpcStackConfig } from "../config/index.js";
 import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
 
 type Raw = Record<string, unknown>;
@@ -44,6 +44,22 @@ const set = (raw: Raw, path: string, value: unknown): Raw => {
   return copy;
 };
 
+describe("Juno's poll flag follows the release", () => {
+  it.each([
+    [[0, 7, 0], "--pending-poll-interval"],
+    [[0, 11, 8], "--pending-poll-interval"],
+    [[0, 15, 9], "--pending-poll-interval"],
+    [[0, 16, 0], "--preconfirmed-poll-interval"],
+    [[0, 17, 0], "--preconfirmed-poll-interval"],
+    [[1, 0, 0], "--preconfirmed-poll-interval"],
+  ] as const)("Juno v%j takes %s", (v, flag) => {
+    expect(junoPollFlag(v)).toEqual({ flag });
+  });
+  it("a release before the flag existed cannot take the value in any form", () => {
+    expect(junoPollFlag([0, 6, 2])).toEqual({ error: expect.stringMatching(/Juno v0\.6\.2 takes no poll-interval flag in any form/) });
+  });
+});
+
 describe("defaults", () => {
   it("fills every default from the network module", () => {
     const c = load(base());
@@ -53,11 +69,20 @@ describe("defaults", () => {
     expect(c.l1.executionImage).toMatch(/^ethereum\/client-go:v\d+\.\d+\.\d+$/);
     expect(c.l1.consensusImage).toMatch(/^sigp\/lighthouse:v\d+\.\d+\.\d+$/);
     expect(c.l1.checkpointSyncUrl).toBe("https://sepolia.beaconstate.info");
-    expect(c.l2).toEqual({ client: "juno", image: "nethermind/juno:v0.16.6", pendingPollInterval: "3s" });
+    expect(c.l2).toEqual({ client: "juno", image: IMAGES.juno, release: `v${imageVersion(IMAGES.juno)!.join(".")}`, pendingPollInterval: "3s", pollFlag: "--preconfirmed-poll-interval" });
+    expect(c.l1.executionRelease).toBe(`v${imageVersion(IMAGES.geth)!.join(".")}`);
+    expect(c.l1.consensusRelease).toBe(`v${imageVersion(IMAGES.lighthouse)!.join(".")}`);
     expect(c.indexer).toMatchObject({ enabled: true, command: ["/indexer/indexer.sh"] });
     expect(c.retainData).toBe(true);
     expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined, image: IMAGES.indexer });
     expect(c.gateway).toMatchObject({ chains: [], rateLimitPerSecond: 200, maxBodyKiB: 1024 });
+  });
+
+  it("an image pinned by digest runs the release l2.version names, with that release's flag", () => {
+    const c = load(set(base(), "l2", { image: `nethermind/juno@sha256:${"a".repeat(64)}`, version: "v0.17.0" }));
+    expect(c.l2).toMatchObject({ release: "v0.17.0", pollFlag: "--preconfirmed-poll-interval" });
+    const agreeing = load(set(base(), "l2", { image: "nethermind/juno:v0.16.6", version: "0.16.6" }));
+    expect(agreeing.l2).toMatchObject({ release: "v0.16.6", pollFlag: "--preconfirmed-poll-interval" });
   });
 
   it("uses mainnet defaults and the pathfinder image when asked", () => {
@@ -69,9 +94,10 @@ describe("defaults", () => {
   });
 
   it("keeps overrides and fills host defaults", () => {
-    const c = load({ ...set(awsBase(), "retainData", false), l2: { image: "nethermind/juno:v0.14.2", pendingPollInterval: "1500ms" } });
+    const c = load({ ...set(awsBase(), "retainData", false), l2: { image: "nethermind/juno:v0.17.3", pendingPollInterval: "1500ms" } });
     expect(c.retainData).toBe(false);
-    expect(c.l2.image).toBe("nethermind/juno:v0.14.2");
+    expect(c.l2.image).toBe("nethermind/juno:v0.17.3");
+    expect(c.l2.release).toBe("v0.17.3");
     expect(c.l2.pendingPollInterval).toBe("1500ms");
     const ssh = load({ ...base(), host: { kind: "ssh", address: "203.0.113.10", user: "ops" }, sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nx", gateway: { domain: "a.example.com", acmeEmail: "a@example.com" } });
     expect(ssh.host).toEqual({ kind: "ssh", address: "203.0.113.10", user: "ops", port: 22 });
@@ -114,9 +140,16 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["unknown l2 client", () => set(base(), "l2.client", "papyrus"), "rpcstack:l2.client", /one of juno, pathfinder/],
   ["bad poll interval", () => set(base(), "l2.pendingPollInterval", "3 seconds"), "rpcstack:l2.pendingPollInterval", /duration like "3s"/],
   ["zero poll interval", () => set(base(), "l2.pendingPollInterval", "0s"), "rpcstack:l2.pendingPollInterval", /duration like "3s"/],
-  ["Juno without the pending flag", () => set(base(), "l2.image", "nethermind/juno:v0.17.1"), "rpcstack:l2.image", /v0\.17\.1 does not accept --pending-poll-interval.*rpcstack:l2\.pendingPollInterval/],
-  ["Juno before the pending flag", () => set(base(), "l2.image", "nethermind/juno:v0.6.2"), "rpcstack:l2.image", /v0\.6\.2 does not accept/],
-  ["Juno without a version", () => set(base(), "l2.image", `nethermind/juno@sha256:${"a".repeat(64)}`), "rpcstack:l2.image", /cannot tell the Juno version/],
+  ["Juno too old to follow Starknet 0.14.4", () => set(base(), "l2.image", "nethermind/juno:v0.15.9"), "rpcstack:l2.image", /Juno v0\.15\.9 is too old: .*Starknet 0\.14\.4.*minimum is v0\.16\.6 \(NethermindEth\/juno/],
+  ["Juno before any poll flag", () => set(base(), "l2.image", "nethermind/juno:v0.6.2"), "rpcstack:l2.image", /v0\.6\.2 is too old.*minimum is v0\.16\.6/],
+  ["Juno by digest without l2.version", () => set(base(), "l2.image", `nethermind/juno@sha256:${"a".repeat(64)}`), "rpcstack:l2.image", /cannot tell which Juno release .* set rpcstack:l2\.version/],
+  ["Juno by digest with a too old l2.version", () => set(base(), "l2", { image: `nethermind/juno@sha256:${"a".repeat(64)}`, version: "v0.15.0" }), "rpcstack:l2.image", /Juno v0\.15\.0 is too old/],
+  ["l2.version disagreeing with the tag", () => set(base(), "l2", { image: "nethermind/juno:v0.17.0", version: "v0.16.6" }), "rpcstack:l2.image", /tag .* says v0\.17\.0 but rpcstack:l2\.version says v0\.16\.6/],
+  ["l2.version that is not a release", () => set(base(), "l2.version", "latest"), "rpcstack:l2.version", /release like "v0\.17\.0"/],
+  ["Pathfinder too old", () => set(base(), "l2", { client: "pathfinder", image: "swmansion/pathfinder:v0.21.5" }), "rpcstack:l2.image", /Pathfinder v0\.21\.5 is too old/],
+  ["geth too old for the live fork", () => set(base(), "l1.executionImage", "ethereum/client-go:v1.15.11"), "rpcstack:l1.executionImage", /geth v1\.15\.11 is too old: .*Fusaka/],
+  ["Lighthouse too old for the live fork", () => set(base(), "l1.consensusImage", "sigp/lighthouse:v7.1.0"), "rpcstack:l1.consensusImage", /Lighthouse v7\.1\.0 is too old: .*Fusaka/],
+  ["geth by digest without a release", () => set(base(), "l1.executionImage", `ethereum/client-go@sha256:${"b".repeat(64)}`), "rpcstack:l1.executionImage", /set rpcstack:l1\.executionVersion/],
   ["poll interval with pathfinder", () => set(base(), "l2", { client: "pathfinder", pendingPollInterval: "3s" }), "rpcstack:l2.pendingPollInterval", /Juno only/],
   ["indexer enabled not boolean", () => set(base(), "indexer.enabled", "yes"), "rpcstack:indexer.enabled", /must be a boolean/],
   ["indexer unpinned", () => set(base(), "indexer.image", "node"), "rpcstack:indexer.image", /has no tag/],

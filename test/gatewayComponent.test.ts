@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { GATEWAY_IMAGES } from "../config/networks/images.js";
 import { loadConfig } from "../config/index.js";
 import { buildGateway } from "../gateway/build.js";
 import { gatewayChains } from "../gateway/chains.js";
@@ -18,7 +19,7 @@ describe("Gateway under the mock engine", () => {
   it("HAProxy pinned, 443 and 80 public, metrics private, config and key map uploaded as secrets", async () => {
     const run = await runProgram({ stack: "mainnet" });
     const gw = run.one(CONTAINER, "rpcstack-gateway-haproxy");
-    expect(gw.inputs.image).toBe("haproxy:3.2.6");
+    expect(gw.inputs.image).toBe(GATEWAY_IMAGES.haproxy);
     expect(gw.inputs.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}`).sort()).toEqual(["0.0.0.0:443->443", "0.0.0.0:80->80"]);
     const files = Object.fromEntries(gw.inputs.uploads.map((u: any) => [u.file, u.content]));
     expect(files["/usr/local/etc/haproxy/keys.map"]).toBe(TEST_PROJECT_KEYS.map((k) => `${k.key} ${k.name}\n`).join(""));
@@ -41,7 +42,7 @@ describe("Gateway under the mock engine", () => {
   it("public stacks run the ACME client for the domain and every Cosmos hostname; local gets a self-signed certificate", async () => {
     const main = await runProgram({ stack: "mainnet" });
     const acme = main.one(CONTAINER, "rpcstack-gateway-acme");
-    expect(acme.inputs.image).toBe("certbot/certbot:v4.0.0");
+    expect(acme.inputs.image).toBe(GATEWAY_IMAGES.certbot);
     expect(acme.inputs.envs).toEqual(expect.arrayContaining([
       "ACME_DOMAINS=rpc.example.com,cosmoshub-rpc.rpc.example.com,cosmoshub-rest.rpc.example.com,cosmoshub-grpc.rpc.example.com",
       "ACME_EMAIL=ops@example.com",

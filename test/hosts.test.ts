@@ -86,11 +86,19 @@ describe("host kinds under the mock engine", () => {
     expect(run.byType("aws:ec2/instance:Instance")).toHaveLength(0);
   });
 
-  it("local: a machine below the tier stops the deployment with what is short", async () => {
-    const run = await runProgram({ stack: "local", hostFacts: { cores: 1, disk_free_kib: 100 * GiB_KiB } });
+  it("local on Sepolia: a machine below the tier stops the deployment with what is short", async () => {
+    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "minimum" }, hostFacts: { cores: 1, disk_free_kib: 100 * GiB_KiB } });
     expect(run.error?.message).toMatch(/this machine is too small or not ready for tier minimum/);
     expect(run.error?.message).toContain("host has 1 cores, tier minimum needs 2");
     expect(run.error?.message).toMatch(/host has 107 GB free on \/var\/lib\/docker, tier minimum needs 600 GB/);
+  });
+
+  it("local on devnet: 50 GB free is plenty; a machine below the trial's own needs is told what it lacks", async () => {
+    const fits = await runProgram({ stack: "local", hostFacts: { cores: 2, memory_kib: 4 * GiB_KiB, disk_free_kib: 50 * GiB_KiB } });
+    expect(fits.error).toBeUndefined();
+    const small = await runProgram({ stack: "local", hostFacts: { cores: 2, disk_free_kib: 5 * GiB_KiB } });
+    expect(small.error?.message).toMatch(/this machine is too small or not ready for network devnet/);
+    expect(small.error?.message).toMatch(/host has 5 GB free on \/var\/lib\/docker, network devnet needs 10 GB/);
   });
 
   it("ssh: preflight and idempotent Docker install over SSH with the secret key; provider over ssh://", async () => {

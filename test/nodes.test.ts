@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { IMAGES } from "../config/index.js";
 import { runProgram, type ProgramRun, type RecordedResource } from "./harness.js";
 
 const CONTAINER = "docker:index/container:Container";
@@ -16,7 +17,7 @@ describe.each([
   it("geth: pinned image, network flag, eth/net/web3 only on HTTP and WS, engine API with the JWT", async () => {
     const run = await runProgram({ stack });
     const geth = container(run, "rpcstack-l1-geth");
-    expect(geth.inputs.image).toBe("ethereum/client-go:v1.17.3");
+    expect(geth.inputs.image).toBe(IMAGES.geth);
     expect(geth.inputs.name).toBe("rpcstack-geth");
     const args: string[] = geth.inputs.command;
     expect(args[0]).toBe(`--${net}`);
@@ -56,7 +57,7 @@ describe.each([
   it("lighthouse: checkpoint sync, engine endpoint and JWT, p2p published, API and metrics private", async () => {
     const run = await runProgram({ stack });
     const lh = container(run, "rpcstack-l1-lighthouse");
-    expect(lh.inputs.image).toBe("sigp/lighthouse:v8.0.0");
+    expect(lh.inputs.image).toBe(IMAGES.lighthouse);
     expect(lh.inputs.command.slice(0, 3)).toEqual(["lighthouse", "bn", `--network=${net}`]);
     expect(lh.inputs.command).toEqual(
       expect.arrayContaining([
@@ -68,10 +69,10 @@ describe.each([
     expect(lh.inputs.healthcheck.tests.join(" ")).toContain("/eth/v1/node/health");
   });
 
-  it("juno: the guide's flags, --pending-poll-interval 3s, RPC on loopback only", async () => {
+  it("juno: the guide's flags, the poll interval 3s as --preconfirmed-poll-interval, RPC on loopback only", async () => {
     const run = await runProgram({ stack });
     const juno = container(run, "rpcstack-l2-juno");
-    expect(juno.inputs.image).toBe("nethermind/juno:v0.16.6");
+    expect(juno.inputs.image).toBe(IMAGES.juno);
     const args: string[] = juno.inputs.command;
     expect(args).toEqual(
       expect.arrayContaining([
@@ -79,11 +80,16 @@ describe.each([
         "--db-path=/var/lib/juno", `--network=${l2net}`, "--eth-node=ws://geth:8546",
       ]),
     );
-    expect(args.slice(args.indexOf("--pending-poll-interval"), args.indexOf("--pending-poll-interval") + 2)).toEqual(["--pending-poll-interval", "3s"]);
+    // Juno v0.16.0 removed --pending-poll-interval; an unknown flag stops it at start.
+    expect(args).not.toContain("--pending-poll-interval");
+    expect(args.slice(args.indexOf("--preconfirmed-poll-interval"), args.indexOf("--preconfirmed-poll-interval") + 2)).toEqual(["--preconfirmed-poll-interval", "3s"]);
     expect(publishedPorts(juno)).toEqual(["127.0.0.1:6060->6060/tcp"]);
     expect(juno.inputs.volumes).toEqual([{ volumeName: `rpcstack-${l2net}-juno`, containerPath: "/var/lib/juno", readOnly: false }]);
     expect(juno.inputs.healthcheck.tests.join(" ")).toContain('"method":"starknet_chainId"');
     expect(juno.inputs.wait).toBe(true);
+    // Juno v0.17's first start migrates the database for ~8 minutes: the wait must outlast it.
+    expect(juno.inputs.healthcheck.startPeriod).toBe("900s");
+    expect(juno.inputs.waitTimeout).toBeGreaterThanOrEqual(900 + 5 * 30);
     expect(juno.dependencies.map((u) => nameOf(run, u))).toContain("rpcstack-l1-geth");
   });
 
@@ -120,11 +126,29 @@ describe("configured variants", () => {
     expect(container(run, "rpcstack-indexer-indexer").inputs.envs).toContain("L2_RPC_URL=http://pathfinder:9545/rpc/v0_9");
   });
 
-  it("a custom poll interval and an older Juno pin follow the config", async () => {
-    const run = await runProgram({ stack: "testnet", config: { l2: { image: "nethermind/juno:v0.11.8", pendingPollInterval: "1500ms" } } });
+  it("a custom poll interval and an older supported Juno pin follow the config, and pulumi up says which flag it used", async () => {
+    const said: string[] = [];
+    const spy = vi.spyOn(console, "log").mockImplementation((...xs: unknown[]) => void said.push(xs.join(" ")));
+    let run;
+    try {
+      run = await runProgram({ stack: "testnet", config: { l2: { image: "nethermind/juno:v0.16.6", pendingPollInterval: "1500ms" } } });
+    } finally {
+      spy.mockRestore();
+    }
     const args: string[] = container(run, "rpcstack-l2-juno").inputs.command;
-    expect(args.slice(-2)).toEqual(["--pending-poll-interval", "1500ms"]);
-    expect(container(run, "rpcstack-l2-juno").inputs.image).toBe("nethermind/juno:v0.11.8");
+    expect(args.slice(-2)).toEqual(["--preconfirmed-poll-interval", "1500ms"]);
+    expect(container(run, "rpcstack-l2-juno").inputs.image).toBe("nethermind/juno:v0.16.6");
+    const lines = said.filter((l) => l.includes("pendingPollInterval"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("Juno v0.16.6: rpcstack:l2.pendingPollInterval 1500ms passed as --preconfirmed-poll-interval");
+  });
+
+  it("a Juno pinned by digest runs with the flag of the release l2.version names", async () => {
+    const image = `nethermind/juno@sha256:${"c".repeat(64)}`;
+    const run = await runProgram({ stack: "testnet", config: { l2: { image, version: "v0.17.0" } } });
+    const juno = container(run, "rpcstack-l2-juno");
+    expect(juno.inputs.image).toBe(image);
+    expect(juno.inputs.command.slice(-2)).toEqual(["--preconfirmed-poll-interval", "3s"]);
   });
 
   it("indexer disabled: no indexer container", async () => {
@@ -140,7 +164,7 @@ describe("configured variants", () => {
 });
 
 // Stack-wide invariants: each would catch a regression anywhere in the program.
-const PRIVATE_PORTS = new Set([8545, 8546, 8551, 6060, 6061, 9090, 5052, 5054, 9545, 9099]);
+const PRIVATE_PORTS = new Set([8545, 8546, 8551, 6060, 6061, 9090, 5052, 5054, 9545, 9099, 5050, 8080]);
 const PINNED = /^[^:@]+(:[^:@/]+)?(:(?!latest$)[\w][\w.-]*)(@sha256:[0-9a-f]{64})?$|@sha256:[0-9a-f]{64}$/;
 
 describe.each(["local", "testnet", "mainnet"] as const)("stack-wide invariants on %s", (stack) => {

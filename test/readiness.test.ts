@@ -48,13 +48,37 @@ describe("rpcstack-ready against a real EVM node and a Starknet simulator", () =
       // Progress per poll: L2 block numbers climb, then it is synced.
       expect(lines.some((l) => /l2: syncing \| block 1000 of 1004/.test(l))).toBe(true);
       expect(lines.some((l) => /l2: syncing \| block 1002 of 1004 \| 99\.\d%/.test(l))).toBe(true);
-      expect(lines.at(-1)).toMatch(/l1: synced \| block \d+, \d+s old/);
+      expect(lines.at(-1)).toMatch(/l1: synced \| eth_syncing is false; block \d+, \d+s old/);
       expect(lines.at(-1)).toMatch(/l2: synced/);
       const final = result(out);
       expect(final.synced).toBe(true);
       expect(final.l1.status).toBe("synced");
-      expect(final.l2).toEqual({ status: "synced", reason: "starknet_syncing is false (caught up)" });
+      expect(final.l2.status).toBe("synced");
+      expect(final.l2.reason).toMatch(/^starknet_syncing is false; block 1004, \d+s old$/);
       expect(sim.calls.filter((c) => c.method === "starknet_syncing").length).toBeGreaterThanOrEqual(5);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it("an empty Starknet node whose starknet_syncing says false is never synced (exit 1, waiting)", async () => {
+    const sim = await startStarknetSim({ from: 0, to: 0, emptyChain: true });
+    try {
+      const { code, out } = await ready(["--l2", sim.url, "--interval-seconds", "0.1", "--timeout-minutes", "0.01"]);
+      expect(code).toBe(1);
+      expect(out).toMatch(/l2: waiting \| starknet_syncing is false but the node has no block yet/);
+      expect(sim.calls.map((c) => c.method)).toContain("starknet_getBlockWithTxHashes");
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it("--l2-ready: the node's own readiness endpoint decides once starknet_syncing is false", async () => {
+    const sim = await startStarknetSim({ from: 1, to: 3 });
+    try {
+      const { code, out } = await ready(["--l2", sim.url, "--l2-ready", `${sim.url}/ready/sync`, "--interval-seconds", "0.1", "--timeout-minutes", "0.5"]);
+      expect(code).toBe(0);
+      expect(result(out).l2.reason).toBe("starknet_syncing is false and the node's own readiness check answers 200");
     } finally {
       await sim.stop();
     }
@@ -111,6 +135,17 @@ describe("rpcstack-ready against a real EVM node and a Starknet simulator", () =
     const { code, err } = await ready(["--l1", "geth:8545"]);
     expect(code).toBe(2);
     expect(err).toContain('--l1 must be an http:// or https:// URL (got "geth:8545")');
+    const unknown = await ready(["--l2", "http://127.0.0.1:1", "--fast"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("Unknown option '--fast'");
+  });
+
+  it("--help prints the usage on stdout and exits 0", async () => {
+    const { code, out, err } = await ready(["--help"]);
+    expect(code).toBe(0);
+    expect(out).toContain("usage: rpcstack-ready");
+    expect(out).toContain("--l2-ready URL");
+    expect(err).toBe("");
   });
 });
 

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleSource } from "../components/bundle.js";
+import { GATEWAY_IMAGES, IMAGES } from "../config/networks/images.js";
 import { parseSmokeOutput } from "../components/smokeTest.js";
 import type { GatewayChain } from "../gateway/build.js";
 import { smokePlan } from "../smoke/plan.js";
@@ -111,8 +112,16 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
     expect(run.outputs.smokeBlockNumbers).toEqual({ ETH1: { "rpc-http": 1, rpc: 1 }, STRK: { "rpc-http": 1, rpc: 1 }, COSMOSHUB: { "rpc-http": 1, rest: 1 } });
   });
 
-  it("the local stack reports instead of failing (its nodes may still sync) and trusts its own certificate only on localhost", async () => {
+  it("the local devnet stack waits for its nodes, so a failed relay fails the update; it trusts its own certificate only on localhost", async () => {
     const run = await runProgram({ stack: "local" });
+    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
+    expect(cmd.inputs.create).toBe("node -");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
+    expect(cmd.inputs.environment.RPCSTACK_SMOKE_INSECURE_LOCALHOST).toBe("1");
+  });
+
+  it("a local stack on Sepolia without readiness.wait reports instead of failing (its nodes may still sync)", async () => {
+    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "minimum", readiness: { wait: false } } });
     const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
     expect(cmd.inputs.create).toBe("node - --report-only");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
@@ -127,7 +136,7 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
       gateway: "https://rpc.example.com",
       geolocation: "EU",
       tier: { name: "recommended", cores: 4, memoryGiB: 16, diskGB: 2000, bandwidthMbps: 25 },
-      clients: { execution: "ethereum/client-go:v1.17.3", consensus: "sigp/lighthouse:v8.0.0", juno: "nethermind/juno:v0.16.6", indexer: "node:22.12.0-alpine3.21", gateway: "haproxy:3.2.6" },
+      clients: { execution: IMAGES.geth, consensus: IMAGES.lighthouse, juno: IMAGES.juno, indexer: IMAGES.indexer, gateway: GATEWAY_IMAGES.haproxy },
     });
     expect(m.chains.map((c: any) => [c.chainId, c.path, c.source])).toEqual([["ETH1", "eth", "own node"], ["STRK", "strk", "own node"], ["COSMOSHUB", "cosmoshub", "relayed upstream"]]);
     expect(m.chains[1].interfaces).toEqual({ "rpc-http": "https://rpc.example.com/gateway/strk/rpc-http/<KEY>", rpc: "wss://rpc.example.com/gateway/strk/rpc/<KEY>?secret=null" });
@@ -141,7 +150,7 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
     expect(m.geolocation).toBeNull();
     expect(m.tier.name).toBe("minimum");
     expect(m.chains.map((c: any) => c.chainId)).toEqual(["SEP1", "STRKS"]);
-    expect(m.clients.pathfinder).toBe("swmansion/pathfinder:v0.24.1");
+    expect(m.clients.pathfinder).toBe(IMAGES.pathfinder);
     expect(m.gateway).toBe("https://rpc-testnet.example.com");
   });
 });

@@ -9,7 +9,7 @@ describe.each(STACKS)("stack %s", (stack) => {
     expect(run.error).toBeUndefined();
     const provider = run.one("rpcstack:index:RpcProvider");
     expect(provider.name).toBe("rpcstack");
-    expect(run.outputs.network).toBe(stack === "mainnet" ? "mainnet" : "testnet");
+    expect(run.outputs.network).toBe({ local: "devnet", testnet: "testnet", mainnet: "mainnet" }[stack]);
   });
 });
 
@@ -37,9 +37,15 @@ describe("invalid config stops the program before any resource exists", () => {
     expect(run.resources).toHaveLength(0);
   });
 
-  it("a Juno release without --pending-poll-interval is a config error naming both keys", async () => {
-    const run = await runProgram({ stack: "mainnet", config: { l2: { client: "juno", image: "nethermind/juno:v0.17.2" } } });
-    expect(run.error?.message).toMatch(/rpcstack:l2\.image: Juno v0\.17\.2 does not accept --pending-poll-interval.*rpcstack:l2\.pendingPollInterval/);
+  it("a Juno release too old to follow the live network is a config error naming the minimum", async () => {
+    const run = await runProgram({ stack: "mainnet", config: { l2: { client: "juno", image: "nethermind/juno:v0.15.3" } } });
+    expect(run.error?.message).toMatch(/rpcstack:l2\.image: Juno v0\.15\.3 is too old: .*the minimum is v0\.16\.6/);
     expect(run.resources).toHaveLength(0);
+  });
+
+  it("a newer Juno release is accepted", async () => {
+    const run = await runProgram({ stack: "mainnet", config: { l2: { client: "juno", image: "nethermind/juno:v0.17.4" } } });
+    expect(run.error).toBeUndefined();
+    expect(run.one("docker:index/container:Container", "rpcstack-l2-juno").inputs.command).toContain("--preconfirmed-poll-interval");
   });
 });

@@ -20,7 +20,7 @@ describe("SyncReadiness under the mock engine", () => {
     expect(nodeUrns.length).toBe(4);
     expect(check.dependencies).toEqual(expect.arrayContaining(nodeUrns));
     expect(check.inputs.command).toEqual([
-      "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060",
+      "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060", "--l2-ready", "http://juno:6060/ready/sync",
       "--tolerance-blocks", "6", "--timeout-minutes", "120", "--interval-seconds", "15",
     ]);
     expect(check.inputs.ports).toEqual([]);
@@ -32,8 +32,11 @@ describe("SyncReadiness under the mock engine", () => {
     expect(run.outputs.l1SyncState).toEqual({ status: "synced", reason: "mock engine" });
   });
 
-  it("report-only when readiness.wait is false (the local stack), with the reference when set", async () => {
-    const run = await runProgram({ stack: "local", config: { readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } } });
+  it("report-only when readiness.wait is false (a local stack on Sepolia), with the reference when set", async () => {
+    const run = await runProgram({
+      stack: "local",
+      config: { network: "testnet", tier: "minimum", readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } },
+    });
     const cmd: string[] = run.one(CONTAINER, "rpcstack-readiness-sync-check").inputs.command;
     expect(cmd).toContain("--report-only");
     expect(cmd).not.toContain("--timeout-minutes");
@@ -63,6 +66,7 @@ describe("SyncReadiness under the mock engine", () => {
     const st = { status: "syncing", reason: "block 5 of 9" };
     const run = await runProgram({
       stack: "local",
+      config: { readiness: { wait: false } },
       state: (type, name) =>
         type === CONTAINER && name === "rpcstack-readiness-sync-check" ? { exitCode: 0, containerLogs: `${RESULT_PREFIX}${JSON.stringify({ synced: false, l1: st, l2: st })}\n` } : undefined,
     });

@@ -1,9 +1,10 @@
+import { devnet } from "./devnet.js";
 import { mainnet } from "./mainnet.js";
 import { testnet } from "./testnet.js";
 import type { NetworkDefaults, NetworkName } from "./types.js";
 
 export * from "./types.js";
-export { IMAGES } from "./images.js";
+export { IMAGES, DEVNET_IMAGES } from "./images.js";
 
-export const NETWORKS: Readonly<Record<NetworkName, NetworkDefaults>> = { mainnet, testnet };
+export const NETWORKS: Readonly<Record<NetworkName, NetworkDefaults>> = { mainnet, testnet, devnet };
 export const NETWORK_NAMES = Object.keys(NETWORKS) as NetworkName[];

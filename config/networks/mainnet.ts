@@ -13,6 +13,7 @@ export const mainnet: NetworkDefaults = {
   l2: {
     junoNetwork: "mainnet",
     pathfinderNetwork: "mainnet",
+    clients: ["juno", "pathfinder"],
     images: { juno: IMAGES.juno, pathfinder: IMAGES.pathfinder },
   },
   indexer: { image: IMAGES.indexer, command: INDEXER_COMMAND },

@@ -13,6 +13,7 @@ export const testnet: NetworkDefaults = {
   l2: {
     junoNetwork: "sepolia",
     pathfinderNetwork: "sepolia-testnet",
+    clients: ["juno", "pathfinder"],
     images: { juno: IMAGES.juno, pathfinder: IMAGES.pathfinder },
   },
   indexer: { image: IMAGES.indexer, command: INDEXER_COMMAND },

@@ -14,6 +14,8 @@ export interface StarknetSimOptions {
   readonly hex?: boolean;
   /** Reply to starknet_syncing with this instead (malformed-reply tests). */
   readonly syncingOverride?: unknown;
+  /** A node with no block yet: starknet_syncing false, the latest block not found (as Juno). */
+  readonly emptyChain?: boolean;
 }
 
 export interface StarknetSim {
@@ -37,6 +39,7 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
     switch (method) {
       case "starknet_syncing": {
         if (opts.syncingOverride !== undefined) return opts.syncingOverride;
+        if (opts.emptyChain) return false;
         if (current >= opts.to) return false;
         const status = {
           starting_block_hash: hash(opts.from), starting_block_num: enc(opts.from),
@@ -51,8 +54,11 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
       case "starknet_chainId":
         return "0x534e5f5345504f4c4941"; // SN_SEPOLIA
       case "starknet_getBlockWithTxHashes": {
+        if (opts.emptyChain) throw Object.assign(new Error("Block not found"), { code: 24 });
         const n = params?.[0]?.block_number ?? current;
-        return { block_hash: hash(n), block_number: n, timestamp: 1_700_000_000 + n, transactions: [`0x${n.toString(16)}01`, `0x${n.toString(16)}02`] };
+        // The head is a few seconds old, as on a live chain; older blocks are dated back from it.
+        const timestamp = Math.floor(Date.now() / 1000) - 2 - (current - n) * 2;
+        return { block_hash: hash(n), block_number: n, timestamp, transactions: [`0x${n.toString(16)}01`, `0x${n.toString(16)}02`] };
       }
       case "starknet_getEvents": {
         const n = params?.[0]?.from_block?.block_number ?? current;
@@ -64,6 +70,11 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
   };
 
   const server: Server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/ready/sync") {
+      // Juno's own readiness: 200 within its block tolerance, 503 while behind.
+      res.writeHead(current >= opts.to && !opts.emptyChain ? 200 : 503).end();
+      return;
+    }
     let body = "";
     req.on("data", (d) => (body += d));
     req.on("end", () => {
