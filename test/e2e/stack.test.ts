@@ -35,7 +35,7 @@ if (missing) {
     });
   });
 } else {
-  describe("end-to-end on a real Docker engine (local stack, stand-in images)", () => {
+  describe("end-to-end on a real Docker engine (local stack on Sepolia, stand-in images)", () => {
     const prefix = `e2e${randomBytes(3).toString("hex")}-`;
     const dir = mkdtempSync(join(tmpdir(), "rpcstack-e2e-"));
     const out = join(dir, "compose");
@@ -69,11 +69,14 @@ if (missing) {
       console.log(`e2e images ready in ${Math.round((Date.now() - t0) / 1000)} s`);
       for (const p of ["https", "http", "gethHttp", "gethWs", "junoHttp", "pfHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
 
-      // The local stack file, with the test's images through the stack's own image keys.
+      // The local stack on Sepolia (the variant stacks/Pulumi.local.yaml describes in its comment:
+      // geth + Lighthouse + Juno), with the test's images through the stack's own image keys.
       const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
       Object.assign(stack.config, {
+        "rpcstack:network": "testnet",
+        "rpcstack:tier": "minimum",
         "rpcstack:l1": { executionImage: images.geth, consensusImage: images.lighthouse },
-        "rpcstack:l2": { ...stack.config["rpcstack:l2"], image: images.juno },
+        "rpcstack:l2": { client: "juno", pendingPollInterval: "3s", image: images.juno },
         "rpcstack:indexer": { image: images.node },
         // This CI sandbox caps open files at 20000; HAProxy needs two per connection.
         "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
