@@ -151,7 +151,7 @@ describe("compose export details", () => {
   });
 
   it("names, published ports and addresses can be moved for a second copy on the same engine", () => {
-    const { entries } = readStackFile(ROOT, "local");
+    const { entries } = readStackFile(ROOT, "testnet");
     const out = exportCompose(loadConfig({ entries, withoutSecrets: true }), {
       projectKeys: KEYS,
       namePrefix: "t1-",
