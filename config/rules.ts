@@ -42,6 +42,9 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     [["l1", "consensusImage"], raw.l1?.consensusImage],
     [["l2", "image"], raw.l2?.image],
     [["indexer", "image"], raw.indexer?.image],
+    [["gateway", "image"], isObj(raw.gateway) ? raw.gateway.image : undefined],
+    [["gateway", "certbotImage"], isObj(raw.gateway) ? raw.gateway.certbotImage : undefined],
+    [["readiness", "image"], isObj(raw.readiness) ? raw.readiness.image : undefined],
   ];
   for (const [path, ref] of images) {
     const why = isStr(ref) ? unpinnedReason(ref) : undefined;

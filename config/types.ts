@@ -9,7 +9,7 @@ export interface RawConfig {
   l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
   l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number } & Partial<GatewayLimits>;
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; image?: string; certbotImage?: string } & Partial<GatewayLimits>;
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
@@ -71,6 +71,8 @@ export interface ReadinessConfig {
   readonly timeoutMinutes: number;
   readonly toleranceBlocks: number;
   readonly l1ReferenceUrl?: string;
+  /** Image with Node.js that runs the readiness program. */
+  readonly image: string;
 }
 
 /** The validated, non-secret stack settings with every default applied. Plain data, no Pulumi. */
@@ -104,6 +106,12 @@ export interface StackSettings {
     readonly rateLimitPerSecond: number;
     /** Largest request body accepted; over it: 413. */
     readonly maxBodyKiB: number;
+    /** Concurrent connections HAProxy accepts; its open-file limit follows (two per connection). */
+    readonly maxConnections: number;
+    /** HAProxy image. */
+    readonly image: string;
+    /** ACME client image (certbot, with Python's cryptography for the first certificate). */
+    readonly certbotImage: string;
   } & GatewayLimits;
   readonly retainData: boolean;
   /** Where the provider serves from, for the provider manifest (e.g. "EU"). */

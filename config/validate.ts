@@ -6,6 +6,7 @@ import Ajv, { type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
+import { GATEWAY_IMAGES, READINESS_IMAGE } from "./networks/images.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
@@ -164,6 +165,9 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? 100,
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? 300,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
+      maxConnections: raw.gateway?.maxConnections ?? 20000,
+      image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
+      certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
@@ -174,6 +178,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       timeoutMinutes: raw.readiness?.timeoutMinutes ?? 60,
       toleranceBlocks: raw.readiness?.toleranceBlocks ?? 6,
       l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
+      image: raw.readiness?.image ?? READINESS_IMAGE,
     },
   };
 }

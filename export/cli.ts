@@ -1,42 +1,119 @@
 /**
- * `npm run export -- --stack testnet --out DIR`: writes dc-l1.yaml and dc-l2.yaml (and the
- * indexer files they mount) from the same specs `pulumi up` deploys.
+ * `npm run export -- --stack testnet --out DIR`: writes dc-l1.yaml, dc-l2.yaml and
+ * dc-gateway.yaml (and the files they mount) from the same specs `pulumi up` deploys.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../config/index.js";
-import { exportCompose } from "./compose.js";
-import { readStackFile } from "./stackFile.js";
+import { bundleSource } from "../components/bundle.js";
+import { ConfigError, loadConfig, type ProjectKey } from "../config/index.js";
+import { exportCompose, type ExportOptions } from "./compose.js";
+import { readStackFile, readStackFilePath } from "./stackFile.js";
 
 const ROOT = join(__dirname, "..");
 
+export const USAGE = `usage: npm run export -- (--stack <local|testnet|mainnet> | --stack-file <Pulumi.NAME.yaml>) --out <dir> [options]
+  --keys-file PATH        project keys, JSON like projectKeys: [{"name":"team","key":"<32+ chars>"}]
+                          (or the environment variable RPCSTACK_PROJECT_KEYS); without them
+                          dc-gateway.yaml is not written. The key map is written with mode 0600.
+  --name-prefix P         put P before every container, network and volume name
+  --publish S:PORT[/tcp|udp]=[ADDR:]HOSTPORT
+                          publish service S's container PORT on HOSTPORT (and ADDR) instead;
+                          repeatable, e.g. --publish haproxy:443=127.0.0.1:8443
+  --help                  this text
+Start the files in order: dc-l1.yaml, dc-l2.yaml, dc-gateway.yaml (see the header of each).`;
+
+class UsageError extends Error {}
+
+function parsePublish(specs: readonly string[]): NonNullable<ExportOptions["publish"]> {
+  const out: Record<string, { address?: string; port: number }> = {};
+  for (const s of specs) {
+    const m = /^([a-z0-9-]+):(\d+)(?:\/(tcp|udp))?=(?:([0-9.]+|\[[0-9a-fA-F:]+\]):)?(\d+)$/.exec(s);
+    if (!m || Number(m[5]) < 1 || Number(m[5]) > 65535) throw new UsageError(`--publish ${s}: expected SERVICE:PORT[/tcp|udp]=[ADDR:]HOSTPORT`);
+    out[`${m[1]}:${m[2]}/${m[3] ?? "tcp"}`] = { address: m[4]?.replace(/^\[|\]$/g, ""), port: Number(m[5]) };
+  }
+  return out;
+}
+
+/** Project keys from a file or the environment, checked by the same rules as the stack's. */
+function readKeys(file: string | undefined, entries: Record<string, string>): ProjectKey[] | undefined {
+  const text = file !== undefined ? readFileSync(file, "utf8") : process.env.RPCSTACK_PROJECT_KEYS;
+  if (text === undefined || !text.trim()) return undefined;
+  const where = file !== undefined ? file : "RPCSTACK_PROJECT_KEYS";
+  // The schema checks them like `pulumi config set --secret projectKeys`; errors never echo a key.
+  try {
+    JSON.parse(text);
+  } catch {
+    throw new Error(`${where} is not JSON (expected [{"name":"...","key":"..."}])`);
+  }
+  const config = loadConfig({ entries: { ...entries, "rpcstack:projectKeys": text }, isSecret: (k) => (k === "projectKeys" ? true : undefined), withoutSecrets: true });
+  return [...config.projectKeys];
+}
+
 export function runExport(argv: string[]): number {
-  const { values } = parseArgs({ args: argv, options: { stack: { type: "string" }, out: { type: "string" } } });
-  if (!values.stack || !values.out) {
-    console.error("usage: npm run export -- --stack <local|testnet|mainnet> --out <dir>");
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        stack: { type: "string" },
+        "stack-file": { type: "string" },
+        out: { type: "string" },
+        "keys-file": { type: "string" },
+        "name-prefix": { type: "string" },
+        publish: { type: "string", multiple: true },
+        help: { type: "boolean" },
+      },
+    }));
+  } catch (e) {
+    const unknown = /Unknown option '([^']+)'/.exec((e as Error).message);
+    console.error(`rpcstack export: ${unknown ? `unknown option ${unknown[1]}` : (e as Error).message}\n${USAGE}`);
     return 2;
   }
-  let files;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if ((!values.stack === !values["stack-file"]) || !values.out) {
+    console.error(`rpcstack export: give --out and one of --stack or --stack-file\n${USAGE}`);
+    return 2;
+  }
+  let out;
   try {
-    const { entries } = readStackFile(ROOT, values.stack);
+    const prefix = values["name-prefix"];
+    if (prefix !== undefined && !/^[a-z0-9][a-z0-9_.-]*$/.test(prefix)) throw new UsageError(`--name-prefix ${prefix}: use lowercase letters, digits, '_', '.' and '-'`);
+    const publish = parsePublish(values.publish ?? []);
+    const { entries } = values.stack ? readStackFile(ROOT, values.stack) : readStackFilePath(values["stack-file"]!);
     // Compose files never carry secrets, so encrypted ones need not be read.
-    files = exportCompose(loadConfig({ entries, withoutSecrets: true }));
+    const settings = loadConfig({ entries, withoutSecrets: true });
+    const projectKeys = readKeys(values["keys-file"], entries);
+    out = exportCompose(settings, { projectKeys, namePrefix: prefix, publish });
   } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`rpcstack export: ${e.message}\n${USAGE}`);
+      return 2;
+    }
     console.error(e instanceof ConfigError ? e.message : `rpcstack export: ${(e as Error).message}`);
     return 1;
   }
-  const out = resolve(values.out);
-  mkdirSync(out, { recursive: true });
-  for (const [name, text] of Object.entries(files.files)) {
-    writeFileSync(join(out, name), text);
-    console.log(`wrote ${join(out, name)}`);
+  const dir = resolve(values.out);
+  mkdirSync(dir, { recursive: true });
+  const write = (path: string, mode: number, put: (target: string) => void) => {
+    const target = join(dir, path);
+    mkdirSync(dirname(target), { recursive: true });
+    put(target);
+    // Explicit modes: an operator's umask must not hide the scripts from the containers' users.
+    chmodSync(target, mode);
+    console.log(`wrote ${target}`);
+  };
+  for (const [name, text] of Object.entries(out.files)) write(name, 0o644, (t) => writeFileSync(t, text));
+  for (const f of out.mounted) {
+    const from = f.from;
+    write(f.path, f.mode, (t) =>
+      "copy" in from ? copyFileSync(join(ROOT, from.copy), t) : writeFileSync(t, "bundle" in from ? bundleSource(from.bundle) : from.text, { mode: f.mode }),
+    );
   }
-  for (const asset of files.assets) {
-    mkdirSync(dirname(join(out, asset)), { recursive: true });
-    copyFileSync(join(ROOT, asset), join(out, asset));
-    console.log(`wrote ${join(out, asset)}`);
-  }
+  for (const [name, why] of Object.entries(out.skipped)) console.log(`not written: ${name}: ${why}`);
   return 0;
 }
 

@@ -1,16 +1,60 @@
 /**
  * The service specs as docker compose files, for operators who do not run Pulumi:
- * `docker compose -f dc-l1.yaml up -d`, then `docker compose -f dc-l2.yaml up -d`. Pure.
+ * dc-l1.yaml (L1 node), dc-l2.yaml (L2 node and indexer) and dc-gateway.yaml (the readiness
+ * service the gateway checks, the first certificate, HAProxy and, with a domain, the ACME
+ * client), started in that order. Pure: the CLI writes the files.
  */
 import { stringify } from "yaml";
-import type { StackSettings } from "../config/index.js";
-import { DOCKER_NETWORK, LOG_OPTIONS, buildServices, type ServiceGroup, type ServiceSpec } from "../services/index.js";
+import type { ProjectKey, StackSettings } from "../config/index.js";
+import { buildGateway } from "../gateway/build.js";
+import { gatewayChains } from "../gateway/chains.js";
+import {
+  DOCKER_NETWORK,
+  LOG_OPTIONS,
+  buildServices,
+  gatewayOptions,
+  gatewayServices,
+  syncHealth,
+  type FileSpec,
+  type ServiceGroup,
+  type ServiceSpec,
+} from "../services/index.js";
+
+/** A file the compose files bind-mount, to be written beside them. */
+export interface ExportedFile {
+  /** Path relative to the output folder (what the compose file mounts as `./<path>`). */
+  readonly path: string;
+  /** Where the content comes from: a package file copied as is, TypeScript bundled, or text. */
+  readonly from: { readonly copy: string } | { readonly bundle: string } | { readonly text: string };
+  /** Octal mode: 0o600 for the key map, readable by the containers' users otherwise. */
+  readonly mode: number;
+}
 
 export interface ComposeExport {
-  /** File name -> YAML text. */
+  /** Compose file name -> YAML text, in the order they are started. */
   readonly files: Readonly<Record<string, string>>;
-  /** Package files the compose files bind-mount, to copy beside them (relative paths). */
-  readonly assets: readonly string[];
+  /** What the compose files mount, to write beside them. */
+  readonly mounted: readonly ExportedFile[];
+  /** Compose files not written, with the reason (the gateway without project keys). */
+  readonly skipped: Readonly<Record<string, string>>;
+}
+
+export interface ExportOptions {
+  /**
+   * Project keys for the gateway's key map (written with mode 0600, never into YAML). Without
+   * them the gateway file is not written.
+   */
+  readonly projectKeys?: readonly ProjectKey[];
+  /**
+   * Put before every container, network and volume name, so a second copy (a test) does not
+   * meet a real deployment on the same engine.
+   */
+  readonly namePrefix?: string;
+  /**
+   * Published ports moved elsewhere, keyed `<service>:<container port>/<protocol>`: the host
+   * port, and the host address when given (otherwise the spec's address is kept).
+   */
+  readonly publish?: Readonly<Record<string, { readonly address?: string; readonly port: number }>>;
 }
 
 const seconds = (n: number) => `${n}s`;
@@ -19,23 +63,37 @@ const seconds = (n: number) => `${n}s`;
 export const escapeInterpolation = (s: string) => s.replace(/\$/g, "$$$$");
 const esc = (xs: readonly string[]) => xs.map(escapeInterpolation);
 
-export function composeService(svc: ServiceSpec): Record<string, unknown> {
+/** Where a mounted file sits in the output folder. */
+export function mountSource(f: FileSpec): string {
+  if (f.generated !== undefined) return `gateway/${f.generated}`;
+  return f.bundle ? f.path.replace(/^\/+/, "") : f.source;
+}
+
+export const portKey = (service: string, container: number, protocol: string) => `${service}:${container}/${protocol}`;
+
+export function composeService(svc: ServiceSpec, opts: ExportOptions = {}): Record<string, unknown> {
+  const prefix = opts.namePrefix ?? "";
   const published = svc.ports.filter((p) => p.publish);
   const internal = svc.ports.filter((p) => !p.publish);
   const out: Record<string, unknown> = {
     image: svc.image,
-    container_name: svc.containerName,
+    container_name: prefix + svc.containerName,
   };
   if (svc.entrypoint) out.entrypoint = esc(svc.entrypoint);
   out.command = esc(svc.command);
   if (Object.keys(svc.environment).length) {
     out.environment = Object.fromEntries(Object.entries(svc.environment).map(([k, v]) => [k, escapeInterpolation(v)]));
   }
-  if (published.length) out.ports = published.map((p) => `${p.publish!.address}:${p.publish!.port}:${p.container}/${p.protocol}`);
+  if (published.length) {
+    out.ports = published.map((p) => {
+      const moved = opts.publish?.[portKey(svc.name, p.container, p.protocol)];
+      return `${moved?.address ?? p.publish!.address}:${moved?.port ?? p.publish!.port}:${p.container}/${p.protocol}`;
+    });
+  }
   if (internal.length) out.expose = internal.map((p) => `${p.container}/${p.protocol}`);
   const volumes = [
     ...svc.volumes.map((m) => `${m.volume}:${m.path}${m.readOnly ? ":ro" : ""}`),
-    ...svc.files.map((f) => `./${f.source}:${f.path}:ro`),
+    ...svc.files.map((f) => `./${mountSource(f)}:${f.path}:ro`),
   ];
   if (volumes.length) out.volumes = volumes;
   if (svc.healthcheck) {
@@ -60,32 +118,74 @@ export function composeService(svc: ServiceSpec): Record<string, unknown> {
   return out;
 }
 
-/** One compose document. The L1 file creates the network; the L2 file joins it. */
-export function composeDocument(group: ServiceGroup, ownsNetwork: boolean): Record<string, unknown> {
+/** One compose document. The L1 file creates the network; the others join it. */
+export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts: ExportOptions = {}): Record<string, unknown> {
+  const prefix = opts.namePrefix ?? "";
   const names = new Set(group.services.map((s) => s.name));
+  const network = prefix + DOCKER_NETWORK;
   return {
     services: Object.fromEntries(
       group.services.map((s) => {
-        // depends_on can only name services of the same file; the L1 file is started first.
+        // depends_on can only name services of the same file; the files are started in order.
         const local = { ...s, dependsOn: s.dependsOn.filter((d) => names.has(d.service)) };
-        return [s.name, composeService(local)];
+        return [s.name, composeService(local, opts)];
       }),
     ),
-    networks: { [DOCKER_NETWORK]: ownsNetwork ? { name: DOCKER_NETWORK } : { name: DOCKER_NETWORK, external: true } },
-    volumes: Object.fromEntries(group.volumes.map((v) => [v.key, { name: v.name, labels: { "rpcstack.purpose": v.purpose } }])),
+    networks: { [DOCKER_NETWORK]: ownsNetwork ? { name: network } : { name: network, external: true } },
+    volumes: Object.fromEntries(group.volumes.map((v) => [v.key, { name: prefix + v.name, labels: { "rpcstack.purpose": v.purpose } }])),
   };
 }
 
-const HEADER = (file: string, settings: StackSettings) =>
-  `# Generated by rpcstack from the same service specs \`pulumi up\` deploys (network ${settings.network.name}).\n` +
-  `# Start: docker compose -f ${file} up -d${file === "dc-l2.yaml" ? "   (after dc-l1.yaml: it creates the network)" : ""}\n`;
+export const COMPOSE_FILES = ["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml"] as const;
 
-export function exportCompose(settings: StackSettings): ComposeExport {
+/** One compose project per file, so `up` of one file never calls the others' containers orphans. */
+export const projectName = (file: string, namePrefix = "") => `${namePrefix}rpcstack-${file.replace(/^dc-|\.yaml$/g, "")}`;
+
+const HEADER = (file: string, settings: StackSettings, index: number, opts: ExportOptions) =>
+  `# Generated by rpcstack from the same service specs \`pulumi up\` deploys (network ${settings.network.name}).\n` +
+  `# Start: docker-compose -p ${projectName(file, opts.namePrefix)} -f ${file} up -d` +
+  (index > 0 ? `   (after ${COMPOSE_FILES.slice(0, index).join(", then ")})` : "") +
+  "\n";
+
+/** The gateway file's services: the live readiness service it checks, then the gateway's own. */
+export function gatewayGroup(settings: StackSettings): ServiceGroup {
+  const gw = gatewayServices(settings);
+  return { services: [syncHealth(settings), ...gw.services], volumes: gw.volumes };
+}
+
+function mountedFiles(services: readonly ServiceSpec[], generated: Readonly<Record<string, string>>): ExportedFile[] {
+  const out = new Map<string, ExportedFile>();
+  for (const svc of services) {
+    for (const f of svc.files) {
+      const path = mountSource(f);
+      // The key map holds project keys: only its owner may read it.
+      const mode = f.generated === "keys.map" ? 0o600 : f.executable ? 0o755 : 0o644;
+      const from = f.generated !== undefined ? { text: generated[f.generated] } : f.bundle ? { bundle: f.source } : { copy: f.source };
+      if (f.generated !== undefined && generated[f.generated] === undefined) throw new Error(`service ${svc.name}: no generated file "${f.generated}"`);
+      out.set(path, { path, from, mode });
+    }
+  }
+  return [...out.values()];
+}
+
+export function exportCompose(settings: StackSettings, opts: ExportOptions = {}): ComposeExport {
   const specs = buildServices(settings);
-  const docs = { "dc-l1.yaml": composeDocument(specs.l1, true), "dc-l2.yaml": composeDocument(specs.l2, false) };
+  const groups: [string, ServiceGroup][] = [
+    ["dc-l1.yaml", specs.l1],
+    ["dc-l2.yaml", specs.l2],
+  ];
+  const skipped: Record<string, string> = {};
+  let generated: Record<string, string> = {};
+  if (opts.projectKeys?.length) {
+    const build = buildGateway(gatewayChains(settings), opts.projectKeys, gatewayOptions(settings));
+    generated = { "haproxy.cfg": build.config, ...build.files };
+    groups.push(["dc-gateway.yaml", gatewayGroup(settings)]);
+  } else {
+    skipped["dc-gateway.yaml"] = "no project keys given (--keys-file or RPCSTACK_PROJECT_KEYS)";
+  }
   const files = Object.fromEntries(
-    Object.entries(docs).map(([file, doc]) => [file, HEADER(file, settings) + stringify(doc, { lineWidth: 0 })]),
+    // YAML 1.1, as Debian's docker-compose 1.29 reads it: `no`, `on`, `yes` stay strings.
+    groups.map(([file, group], i) => [file, HEADER(file, settings, i, opts) + stringify(composeDocument(group, i === 0, opts), { lineWidth: 0, version: "1.1" })]),
   );
-  const assets = [...new Set([...specs.l1.services, ...specs.l2.services].flatMap((s) => s.files.map((f) => f.source)))];
-  return { files, assets };
+  return { files, mounted: mountedFiles(groups.flatMap(([, g]) => g.services), generated), skipped };
 }

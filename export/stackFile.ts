@@ -12,7 +12,11 @@ export interface StackFileEntries {
 }
 
 export function readStackFile(root: string, stack: string): StackFileEntries {
-  const path = join(root, "stacks", `Pulumi.${stack}.yaml`);
+  return readStackFilePath(join(root, "stacks", `Pulumi.${stack}.yaml`));
+}
+
+/** A stack file anywhere (an operator's copy with other images or keys set). */
+export function readStackFilePath(path: string): StackFileEntries {
   const doc = parse(readFileSync(path, "utf8")) ?? {};
   const entries: Record<string, string> = {};
   const encrypted: string[] = [];

@@ -3,7 +3,6 @@
  * chain with its id, path and public URLs (never a key), the hardware tier, the client versions
  * and the geolocation. Pure.
  */
-import { GATEWAY_IMAGES } from "../config/networks/images.js";
 import type { StackSettings } from "../config/index.js";
 import { gatewayChains } from "../gateway/chains.js";
 
@@ -35,7 +34,7 @@ export function providerManifest(settings: StackSettings): ProviderManifest {
       ...(settings.l1.consensusImage ? { consensus: settings.l1.consensusImage } : {}),
       [settings.l2.client]: settings.l2.image,
       ...(settings.indexer.enabled ? { indexer: settings.indexer.image } : {}),
-      gateway: GATEWAY_IMAGES.haproxy,
+      gateway: settings.gateway.image,
     },
     chains: gatewayChains(settings).map((c) => {
       const i: Record<string, string> = {};

@@ -1,5 +1,4 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
-import { GATEWAY_IMAGES } from "../config/networks/images.js";
 import type { StackSettings } from "../config/index.js";
 import { ERROR_STATUS_CODES, type GatewayOptions } from "../gateway/build.js";
 import { bashHttpGet } from "./health.js";
@@ -19,6 +18,9 @@ export function certificateNames(settings: StackSettings): string[] {
   const hostnames = settings.gateway.chains.flatMap((c) => Object.values(c.hostnames ?? {}));
   return [settings.gateway.domain ?? "localhost", ...hostnames];
 }
+
+/** Open files HAProxy needs for `maxConnections`: two per connection plus listeners, checks, logs. */
+export const openFilesFor = (maxConnections: number) => 2 * maxConnections + 1024;
 
 /** How HAProxy is configured inside its container. */
 export function gatewayOptions(settings: StackSettings): GatewayOptions {
@@ -44,7 +46,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
     checkIntervalMs: 5000,
     caFile: "/etc/ssl/certs/ca-certificates.crt",
-    maxConnections: 20000,
+    maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",
   };
 }
@@ -63,7 +65,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
   const certInit: ServiceSpec = {
     name: "cert-init",
     containerName: "rpcstack-cert-init",
-    image: GATEWAY_IMAGES.certbot,
+    image: settings.gateway.certbotImage,
     entrypoint: ["python3"],
     command: [`${GATEWAY_PATHS.acmeDir}/selfsigned.py`, GATEWAY_PATHS.certFile, names.join(",")],
     environment: {},
@@ -78,7 +80,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     ? {
         name: "acme",
         containerName: "rpcstack-acme",
-        image: GATEWAY_IMAGES.certbot,
+        image: settings.gateway.certbotImage,
         entrypoint: ["/bin/sh"],
         command: [`${GATEWAY_PATHS.acmeDir}/acme.sh`],
         environment: {
@@ -107,7 +109,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
   const haproxy: ServiceSpec = {
     name: "haproxy",
     containerName: "rpcstack-gateway",
-    image: GATEWAY_IMAGES.haproxy,
+    image: settings.gateway.image,
     command: ["haproxy", "-W", "-db", "-f", `${GATEWAY_PATHS.configDir}/haproxy.cfg`],
     environment: {},
     ports: [
@@ -129,7 +131,9 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     restart: "unless-stopped",
     // Starts as root to bind 80/443 and open the runtime socket, then runs as `haproxy`.
     user: "root",
-    ulimits: [{ name: "nofile", soft: 65536, hard: 65536 }],
+    // HAProxy refuses to start below ~2 descriptors per connection, and Docker refuses a limit
+    // above the host's hard limit: ask for what maxConnections needs, no more.
+    ulimits: [{ name: "nofile", soft: openFilesFor(settings.gateway.maxConnections), hard: openFilesFor(settings.gateway.maxConnections) }],
     stopGraceSeconds: 30,
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };

@@ -1,5 +1,4 @@
 /** The readiness program's containers: a one-shot sync check and the live health endpoint. */
-import { READINESS_IMAGE } from "../config/networks/images.js";
 import type { StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
@@ -31,7 +30,6 @@ function ruleArgs(settings: StackSettings): string[] {
 }
 
 const base = {
-  image: READINESS_IMAGE,
   environment: {},
   ports: [],
   volumes: [],
@@ -46,6 +44,7 @@ export function syncCheck(settings: StackSettings): ServiceSpec {
   const r = settings.readiness;
   return {
     ...base,
+    image: settings.readiness.image,
     name: "sync-check",
     containerName: "rpcstack-sync-check",
     command: [
@@ -69,6 +68,7 @@ const serving: HealthCheckSpec = {
 export function syncHealth(settings: StackSettings): ServiceSpec {
   return {
     ...base,
+    image: settings.readiness.image,
     name: "sync-health",
     containerName: "rpcstack-sync-health",
     command: ["node", PROGRAM.path, ...ruleArgs(settings), "--serve", String(SYNC_HEALTH_PORT), "--interval-seconds", "15"],

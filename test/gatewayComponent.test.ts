@@ -29,7 +29,7 @@ describe("Gateway under the mock engine", () => {
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("bind 0.0.0.0:443 ssl crt /certs/gateway.pem alpn h2,http/1.1");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("nameserver dns 127.0.0.11:53");
     expect(gw.secretInputs.some((p) => p.startsWith("uploads"))).toBe(true);
-    expect(gw.inputs.ulimits).toEqual([{ name: "nofile", soft: 65536, hard: 65536 }]);
+    expect(gw.inputs.ulimits).toEqual([{ name: "nofile", soft: 41024, hard: 41024 }]);
   });
 
   it("the readiness step runs after the node containers and before the gateway", async () => {

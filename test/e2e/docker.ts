@@ -1,0 +1,47 @@
+/** Docker and docker-compose as the end-to-end test drives them: the CLIs, as an operator would. */
+import { spawnSync } from "node:child_process";
+
+export interface Ran {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function run(cmd: string, args: readonly string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Ran {
+  const r = spawnSync(cmd, args, { cwd: opts.cwd, encoding: "utf8", timeout: opts.timeoutMs ?? 300_000, maxBuffer: 64 << 20, env: opts.env ?? process.env });
+  return { status: r.error ? null : r.status, stdout: r.stdout ?? "", stderr: (r.stderr ?? "") + (r.error ? String(r.error) : "") };
+}
+
+/** Runs and returns stdout, or throws with what the command said. */
+export function must(cmd: string, args: readonly string[], opts: Parameters<typeof run>[2] = {}): string {
+  const r = run(cmd, args, opts);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.stderr}${r.stdout}`.slice(0, 8000));
+  return r.stdout.trim();
+}
+
+/** Why the end-to-end test cannot run here, or undefined when a daemon and docker-compose answer. */
+export function engineMissing(): string | undefined {
+  const v = run("docker", ["version", "--format", "{{.Server.Version}}"], { timeoutMs: 15_000 });
+  if (v.status !== 0 || !v.stdout.trim()) return `no Docker daemon answers (${(v.stderr.trim().split("\n").pop() ?? "").slice(0, 200)})`;
+  const c = run("docker-compose", ["version", "--short"], { timeoutMs: 15_000 });
+  if (c.status !== 0) return "docker-compose is not installed (Debian package docker-compose)";
+  return undefined;
+}
+
+export const inspect = (name: string, format: string) => must("docker", ["inspect", "--format", format, name]);
+
+/** Waits until every named container's own health check says healthy; throws with their logs. */
+export async function waitHealthy(containers: readonly string[], timeoutMs: number): Promise<number> {
+  const t0 = Date.now();
+  const status = () => containers.map((c) => [c, run("docker", ["inspect", "--format", "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}", c]).stdout.trim()] as const);
+  for (;;) {
+    const s = status();
+    if (s.every(([, st]) => st === "healthy")) return Date.now() - t0;
+    const bad = s.find(([, st]) => st === "unhealthy" || st === "exited" || st === "");
+    if (bad || Date.now() - t0 > timeoutMs) {
+      const logs = containers.map((c) => `--- ${c} (${s.find(([n]) => n === c)?.[1]}):\n${run("docker", ["logs", "--tail", "30", c]).stderr}${run("docker", ["logs", "--tail", "30", c]).stdout}`).join("\n");
+      throw new Error(`${bad ? `${bad[0]} is ${bad[1] || "missing"}` : `not healthy within ${timeoutMs / 1000} s`}: ${s.map(([c, st]) => `${c}=${st}`).join(", ")}\n${logs}`);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Builds the end-to-end test's images without a registry: a Debian bookworm base from
+ * debootstrap, Debian's HAProxy, certbot and Node.js on it, and the client stand-ins. Each image
+ * is tagged with a hash of what went into it, so a machine that keeps its images builds each
+ * once; a changed stand-in, Dockerfile or flag fixture gets a new tag.
+ */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { IMAGES } from "../../../config/index.js";
+import { parseImageRef } from "../../../config/versions.js";
+
+const HERE = __dirname;
+const ROOT = resolve(HERE, "../../..");
+const BASE_RECIPE = "debootstrap --variant=minbase bookworm http://deb.debian.org/debian";
+export const STANDIN_CLIENTS = ["geth", "lighthouse", "juno", "pathfinder"] as const;
+
+export interface TestImages {
+  readonly node: string;
+  readonly haproxy: string;
+  readonly certbot: string;
+  readonly geth: string;
+  readonly lighthouse: string;
+  readonly juno: string;
+  readonly pathfinder: string;
+}
+
+const docker = (args: string[], input?: Buffer | string) =>
+  execFileSync("docker", args, { encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"], maxBuffer: 64 << 20, env: { ...process.env, DOCKER_BUILDKIT: "0" } }).trim();
+
+const imageExists = (ref: string) => {
+  try {
+    docker(["image", "inspect", "--format", "{{.Id}}", ref]);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function hashDir(dir: string, h = createHash("sha256"), base = dir) {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    h.update(relative(base, p) + "\0" + (st.mode & 0o111 ? "x" : "-") + "\0");
+    if (st.isDirectory()) hashDir(p, h, base);
+    else h.update(readFileSync(p));
+  }
+  return h;
+}
+
+/** The Debian base image: debootstrap into a temporary root, then `docker import`. */
+function baseImage(log: (s: string) => void): string {
+  const ref = `rpcstack-e2e/debian:bookworm-${createHash("sha256").update(BASE_RECIPE).digest("hex").slice(0, 12)}`;
+  if (imageExists(ref)) return ref;
+  const t0 = Date.now();
+  const rootfs = mkdtempSync(join(tmpdir(), "rpcstack-e2e-rootfs-"));
+  try {
+    execFileSync("debootstrap", ["--variant=minbase", "bookworm", rootfs, "http://deb.debian.org/debian"], { stdio: "pipe", maxBuffer: 64 << 20 });
+    const tar = execFileSync("tar", ["-C", rootfs, "-c", "."], { maxBuffer: 1 << 30 });
+    docker(["import", "-", ref], tar);
+  } finally {
+    rmSync(rootfs, { recursive: true, force: true });
+  }
+  log(`built ${ref} in ${Math.round((Date.now() - t0) / 1000)} s`);
+  return ref;
+}
+
+/** Builds each target of one Dockerfile over `context`, tagged `<repo>:<tagPrefix><hash>`. */
+function buildTargets(dockerfile: string, context: string, buildArgs: Record<string, string>, targets: Record<string, string>, log: (s: string) => void): Record<string, string> {
+  const h = hashDir(context).update(readFileSync(join(HERE, dockerfile)));
+  for (const [k, v] of Object.entries(buildArgs)) h.update(`${k}=${docker(["image", "inspect", "--format", "{{.Id}}", v])}`);
+  const hash = h.digest("hex").slice(0, 12);
+  const out: Record<string, string> = {};
+  for (const [target, tagPrefix] of Object.entries(targets)) {
+    const ref = `rpcstack-e2e/${target}:${tagPrefix}${hash}`;
+    out[target] = ref;
+    if (imageExists(ref)) continue;
+    const t0 = Date.now();
+    const args = Object.entries(buildArgs).flatMap(([k, v]) => ["--build-arg", `${k}=${v}`]);
+    docker(["build", "-q", "-f", join(HERE, dockerfile), "--target", target, ...args, "-t", ref, context]);
+    log(`built ${ref} in ${Math.round((Date.now() - t0) / 1000)} s`);
+  }
+  return out;
+}
+
+/** Older builds of the same images (a stand-in changed since): untagged so the disk does not fill. */
+function removeStale(current: readonly string[], log: (s: string) => void) {
+  const keep = new Set(current);
+  const stale = docker(["images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=rpcstack-e2e/*"]).split("\n").filter((r) => r && !keep.has(r));
+  for (const ref of stale) {
+    try {
+      docker(["rmi", ref]);
+      log(`removed the older ${ref}`);
+    } catch {
+      // Still used by a container of another run: left for a later run.
+    }
+  }
+}
+
+/** Packages the geth stand-in runs from the project's node_modules: hardhat's closure and ws. */
+function nodeModulesClosure(): string[] {
+  const seen = new Set<string>();
+  const resolveDep = (name: string, from: string): string | undefined => {
+    for (let d = from; ; ) {
+      const p = join(d, "node_modules", name);
+      if (existsSync(p)) return p;
+      const up = dirname(d);
+      if (up === d) return undefined;
+      d = up.endsWith("node_modules") ? dirname(up) : up;
+    }
+  };
+  const walk = (dir: string) => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    for (const dep of Object.keys({ ...pj.dependencies, ...pj.optionalDependencies })) {
+      // Native builds for other platforms are optional and large: only this machine's.
+      if (/^@nomicfoundation\/edr-/.test(dep) && dep !== `@nomicfoundation/edr-${process.platform}-${process.arch}-gnu`) continue;
+      const r = resolveDep(dep, dir);
+      if (r) walk(r);
+    }
+  };
+  walk(join(ROOT, "node_modules/hardhat"));
+  walk(join(ROOT, "node_modules/ws"));
+  const top = join(ROOT, "node_modules") + "/";
+  // Nested packages come along with the package that holds them.
+  return [...seen].map((p) => relative(top, p)).filter((p) => !p.includes("node_modules"));
+}
+
+/** The stand-in tag starts with the pinned client's version, which decides its flags. */
+const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
+
+export function buildTestImages(log: (s: string) => void = console.log): TestImages {
+  const base = baseImage(log);
+  const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
+  const standinCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
+  try {
+    const debian = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: "2.6-", certbot: "2.1-" }, log);
+    cpSync(join(HERE, "standins"), join(standinCtx, "standins"), { recursive: true });
+    for (const pkg of nodeModulesClosure()) cpSync(join(ROOT, "node_modules", pkg), join(standinCtx, "node_modules", pkg), { recursive: true });
+    mkdirSync(join(standinCtx, "flags"));
+    for (const client of STANDIN_CLIENTS) {
+      const fixture = join(ROOT, "test/fixtures/flags", `${client}.json`);
+      if (existsSync(fixture)) cpSync(fixture, join(standinCtx, "flags", `${client}.json`));
+      else log(`NOTE: ${relative(ROOT, fixture)} does not exist: the ${client} stand-in will not check its flag or variable names`);
+    }
+    const standins = buildTargets(
+      "standins.Dockerfile",
+      standinCtx,
+      { NODE: debian.node },
+      { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder) },
+      log,
+    );
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder };
+    removeStale([base, ...Object.values(images)], log);
+    return images;
+  } finally {
+    rmSync(debianCtx, { recursive: true, force: true });
+    rmSync(standinCtx, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) console.log(JSON.stringify(buildTestImages(), null, 2));

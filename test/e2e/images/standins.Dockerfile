@@ -1,0 +1,33 @@
+# Stand-ins for the clients whose images cannot be pulled here: each takes the real image's
+# entrypoint and command line (see standins/*.js for what each proves and does not).
+ARG NODE
+FROM ${NODE} AS standins
+COPY node_modules /opt/standins/node_modules
+COPY standins/ /opt/standins/
+COPY flags/ /opt/standins/flags/
+
+# geth's image is Alpine: BusyBox wget (its health check uses it), sh, od and tr (jwt-init).
+FROM standins AS geth
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
+ && ln -s /opt/standins/geth.js /usr/local/bin/geth
+ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/geth.json
+ENTRYPOINT ["geth"]
+
+# Lighthouse's image has bash and no curl; the command starts with `lighthouse bn`.
+FROM standins AS lighthouse
+RUN ln -s /opt/standins/lighthouse.js /usr/local/bin/lighthouse
+ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/lighthouse.json
+
+# Juno's image ships curl (its health check uses it); the entrypoint is `juno`.
+FROM standins AS juno
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends curl >/dev/null && rm -rf /var/lib/apt/lists/* \
+ && ln -s /opt/standins/juno.js /usr/local/bin/juno
+ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/juno.json
+ENTRYPOINT ["juno"]
+
+# Pathfinder's image runs as uid 1000 with its data directory owned by it; it has bash, no curl.
+FROM standins AS pathfinder
+RUN ln -s /opt/standins/pathfinder.js /usr/local/bin/pathfinder \
+ && mkdir -p /usr/share/pathfinder/data && chown -R 1000:1000 /usr/share/pathfinder
+ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/pathfinder.json
+ENTRYPOINT ["pathfinder"]

@@ -1,0 +1,283 @@
+/**
+ * The whole local stack on a real Docker engine, from the package's own compose export: real
+ * health checks inside real images (Debian's HAProxy, certbot and Node.js; stand-ins for geth,
+ * Lighthouse and Juno, passed through the stack's image keys), relays through the gateway
+ * container with the client library, a node stopped and started, volumes kept across
+ * `down`/`up`. Every name carries a test prefix, and everything the test creates is removed in
+ * afterAll, also when it fails.
+ *
+ * Without a Docker daemon (or docker-compose) the file holds one test whose name says NOT RUN:
+ * it fails where CI is set, and passes with a warning on a developer's machine, so a run without
+ * an engine never reads as a passed end-to-end test.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "node:https";
+import { WebSocket } from "ws";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import { createClient, RelayError, type RpcClient } from "../../client/index.js";
+import { COMPOSE_FILES, projectName } from "../../export/compose.js";
+import { ROOT } from "../harness.js";
+import { freePort } from "../support/net.js";
+import { buildTestImages, type TestImages } from "./images/build.js";
+import { engineMissing, inspect, must, run, waitHealthy } from "./docker.js";
+
+const missing = engineMissing();
+
+if (missing) {
+  describe("end-to-end on a real Docker engine", () => {
+    it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
+      console.warn(`\n*** end-to-end test NOT RUN: ${missing} ***\n`);
+      expect(process.env.CI, `CI must run the end-to-end test, but ${missing}`).toBeFalsy();
+    });
+  });
+} else {
+  describe("end-to-end on a real Docker engine (local stack on Sepolia, stand-in images)", () => {
+    const prefix = `e2e${randomBytes(3).toString("hex")}-`;
+    const dir = mkdtempSync(join(tmpdir(), "rpcstack-e2e-"));
+    const out = join(dir, "compose");
+    // The Pathfinder variant of the L2 file, run beside the same L1 node at the end.
+    const outPf = join(dir, "compose-pathfinder");
+    const pfProject = `${prefix}rpcstack-l2-pathfinder`;
+    const key = randomBytes(32).toString("base64url");
+    const ports: Record<string, number> = {};
+    const c = (name: string) => `${prefix}rpcstack-${name}`;
+    const compose = (file: (typeof COMPOSE_FILES)[number], ...args: string[]) =>
+      must("docker-compose", ["-p", projectName(file, prefix), "-f", file, ...args], { cwd: out, timeoutMs: 600_000 });
+    let images: TestImages;
+    let ca: string;
+    let gatewayUrl: string;
+
+    // Deployed in the README's order: L1, then L2 + indexer, then the gateway file.
+    async function up() {
+      compose("dc-l1.yaml", "up", "-d");
+      await waitHealthy([c("geth"), c("lighthouse")], 240_000);
+      compose("dc-l2.yaml", "up", "-d");
+      await waitHealthy([c("juno")], 240_000);
+      compose("dc-gateway.yaml", "up", "-d");
+      await waitHealthy([c("sync-health"), c("gateway")], 240_000);
+    }
+
+    const started = Date.now();
+
+    beforeAll(async () => {
+      const t0 = Date.now();
+      images = buildTestImages((s) => console.log(`e2e images: ${s}`));
+      console.log(`e2e images ready in ${Math.round((Date.now() - t0) / 1000)} s`);
+      for (const p of ["https", "http", "gethHttp", "gethWs", "junoHttp", "pfHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
+
+      // The local stack on Sepolia (the variant stacks/Pulumi.local.yaml describes in its comment:
+      // geth + Lighthouse + Juno), with the test's images through the stack's own image keys.
+      const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
+      Object.assign(stack.config, {
+        "rpcstack:network": "testnet",
+        "rpcstack:tier": "minimum",
+        "rpcstack:l1": { executionImage: images.geth, consensusImage: images.lighthouse },
+        "rpcstack:l2": { client: "juno", pendingPollInterval: "3s", image: images.juno },
+        "rpcstack:indexer": { image: images.node },
+        // This CI sandbox caps open files at 20000; HAProxy needs two per connection.
+        "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+        "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
+      });
+      writeFileSync(join(dir, "Pulumi.e2e.yaml"), stringify(stack));
+      const pf = structuredClone(stack);
+      pf.config["rpcstack:l2"] = { client: "pathfinder", image: images.pathfinder };
+      pf.config["rpcstack:indexer"] = { enabled: false };
+      writeFileSync(join(dir, "Pulumi.e2e-pathfinder.yaml"), stringify(pf));
+      writeFileSync(join(dir, "keys.json"), JSON.stringify([{ name: "e2e", key }]), { mode: 0o600 });
+
+      // Public ports (p2p, 80, 443) move to loopback ports of the test's choosing; the RPC ports
+      // keep the address the package gives them, so the inspect test below checks the package.
+      const publish = [
+        `haproxy:443=127.0.0.1:${ports.https}`, `haproxy:80=127.0.0.1:${ports.http}`,
+        `geth:30303/tcp=127.0.0.1:${ports.gethP2p}`, `geth:30303/udp=127.0.0.1:${ports.gethP2p}`,
+        `lighthouse:9000/tcp=127.0.0.1:${ports.lhP2p}`, `lighthouse:9000/udp=127.0.0.1:${ports.lhP2p}`, `lighthouse:9001/udp=127.0.0.1:${ports.lhQuic}`,
+        `geth:8545=${ports.gethHttp}`, `geth:8546=${ports.gethWs}`, `juno:6060=${ports.junoHttp}`,
+      ].flatMap((p) => ["--publish", p]);
+      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e.yaml"), "--out", out, "--keys-file", join(dir, "keys.json"), "--name-prefix", prefix, ...publish], { cwd: ROOT });
+
+      const t1 = Date.now();
+      await up();
+      console.log(`e2e stack healthy in ${Math.round((Date.now() - t1) / 1000)} s`);
+      // HAProxy's first certificate, made by cert-init in the certificate volume: what a client must trust.
+      const pem = must("docker", ["exec", c("gateway"), "cat", "/certs/gateway.pem"]);
+      ca = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)![0];
+      gatewayUrl = `https://127.0.0.1:${ports.https}`;
+    }, 900_000);
+
+    afterAll(() => {
+      run("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf, timeoutMs: 300_000 });
+      const files = [...COMPOSE_FILES].reverse();
+      for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
+      // Whatever `down` could not reach (a file never written, a half-started project).
+      const left = (kind: string, args: string[]) => run("docker", [kind, "ls", ...args, "-q", "--filter", `name=${prefix}`]).stdout.split("\n").filter(Boolean);
+      const containers = left("container", ["-a"]);
+      if (containers.length) run("docker", ["rm", "-f", "-v", ...containers]);
+      for (const v of left("volume", [])) run("docker", ["volume", "rm", "-f", v]);
+      for (const n of left("network", [])) run("docker", ["network", "rm", n]);
+      rmSync(dir, { recursive: true, force: true });
+      console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
+      const remaining = ["container", "volume", "network"].flatMap((k) => left(k, k === "container" ? ["-a"] : []).map((id) => `${k} ${id}`));
+      expect(remaining, "the test leaves nothing behind").toEqual([]);
+    }, 600_000);
+
+    // fetch over node:https trusting the gateway's own certificate (Node 20's fetch cannot be given a CA).
+    const tlsFetch = (url: string | URL, init: RequestInit = {}) =>
+      new Promise<Response>((resolve, reject) => {
+        const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (d: Buffer) => chunks.push(d));
+          res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers: Object.entries(res.headers).map(([k, v]): [string, string] => [k, String(v)]) })));
+          res.on("error", reject);
+        });
+        req.on("error", reject);
+        req.end(init.body as string | undefined);
+      });
+    const clientFor = (chainIds: string, privateKey = key, retries = 2): RpcClient => {
+      return createClient({
+        baseUrl: gatewayUrl,
+        privateKey,
+        chainIds,
+        retries,
+        timeoutMs: 10_000,
+        fetch: tlsFetch as typeof fetch,
+        WebSocket: class extends WebSocket {
+          constructor(url: string) {
+            super(url, { ca });
+          }
+        } as any,
+      });
+    };
+
+    it("every container turns healthy by its own health check; the init steps ran once and succeeded", () => {
+      for (const name of ["geth", "lighthouse", "juno", "sync-health", "gateway"]) expect(inspect(c(name), "{{.State.Health.Status}}"), name).toBe("healthy");
+      for (const name of ["jwt-init", "cert-init"]) expect(inspect(c(name), "{{.State.Status}} {{.State.ExitCode}}"), name).toBe("exited 0");
+      expect(inspect(c("indexer"), "{{.State.Status}} {{.RestartCount}}")).toBe("running 0");
+    });
+
+    it("rpcstack-ready says both nodes are synced through the published loopback ports", () => {
+      const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${ports.gethHttp}`, "--l2", `http://127.0.0.1:${ports.junoHttp}`, "--timeout-minutes", "2", "--interval-seconds", "1"], { cwd: ROOT });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^rpcstack-ready: synced: l1: synced \| .*; l2: synced \| /m);
+    });
+
+    it("relays through the gateway container over TLS, one call per chain and interface; a wrong key gets 401", async () => {
+      const sep1 = clientFor("SEP1");
+      const strks = clientFor("STRKS");
+      expect(Number(await sep1.sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
+      expect(await sep1.sendRelayWs({ method: "eth_chainId", params: [] })).toBe("0xaa36a7");
+      expect(await strks.sendRelay({ method: "starknet_chainId", params: [] })).toBe("0x534e5f5345504f4c4941");
+      expect(await strks.sendRelayWs({ method: "starknet_blockNumber", params: [] })).toBeGreaterThan(0);
+      for (const chain of ["SEP1", "STRKS"]) {
+        const err = await clientFor(chain, `wrong-${key.slice(6)}`).sendRelay({ method: "eth_blockNumber", params: [] }).catch((e) => e);
+        expect(err, chain).toBeInstanceOf(RelayError);
+        expect(err.status, chain).toBe(401);
+      }
+      // The indexer follows the L2 node inside the private network.
+      expect(run("docker", ["logs", c("indexer")]).stdout).toMatch(/^\{"block":\d+,/m);
+    });
+
+    it("stopping the L2 node turns its route to 503 within the health-check window; starting it brings 200 back", async () => {
+      const cfg = readFileSync(join(out, "gateway/haproxy.cfg"), "utf8");
+      const server = /server s1 juno:\d+ check inter (\d+) fall (\d+) rise (\d+)/.exec(cfg);
+      expect(server, "haproxy.cfg checks the L2 node by its service name").not.toBeNull();
+      const connectMs = Number(/timeout connect (\d+)s/.exec(cfg)![1]) * 1000;
+      const [inter, fall, rise] = server!.slice(1).map(Number);
+      // A stopped container's address stops answering: each failing check may wait out the connect timeout.
+      const downBound = fall * (inter + connectMs) + 10_000;
+      const strks = clientFor("STRKS", key, 0);
+      const status = () => strks.sendRelay({ method: "starknet_blockNumber", params: [] }).then(() => 200, (e: RelayError) => e.status ?? 0);
+      const until = async (want: number, boundMs: number) => {
+        const t0 = Date.now();
+        while (Date.now() - t0 < boundMs) {
+          if ((await status()) === want) return Date.now() - t0;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        throw new Error(`no ${want} within ${boundMs} ms`);
+      };
+      must("docker", ["stop", c("juno")]);
+      try {
+        const toDown = await until(503, downBound);
+        console.log(`e2e: 503 ${toDown} ms after the L2 node stopped (bound ${downBound} ms)`);
+        // The L1 route is untouched.
+        expect(Number(await clientFor("SEP1").sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
+      } finally {
+        must("docker", ["start", c("juno")]);
+      }
+      const toUp = await until(200, rise * inter + 30_000);
+      console.log(`e2e: 200 ${toUp} ms after the L2 node started`);
+    });
+
+    it("docker inspect: RPC ports only on loopback, engine/metrics/health ports unpublished, indexer non-root and reading its script", () => {
+      const published = (name: string) => JSON.parse(inspect(c(name), "{{json .HostConfig.PortBindings}}")) as Record<string, { HostIp: string; HostPort: string }[] | null>;
+      for (const name of ["geth", "lighthouse", "juno", "indexer", "sync-health", "gateway"]) {
+        for (const [port, bindings] of Object.entries(published(name))) {
+          for (const b of bindings ?? []) expect(b.HostIp, `${name} ${port}`).toBe("127.0.0.1");
+        }
+      }
+      const never: [string, string[]][] = [
+        ["geth", ["8551/tcp", "6060/tcp"]],
+        ["lighthouse", ["5052/tcp", "5054/tcp"]],
+        ["juno", ["6061/tcp", "9090/tcp"]],
+        ["sync-health", ["8080/tcp"]],
+        ["gateway", ["8405/tcp"]],
+      ];
+      for (const [name, list] of never) for (const p of list) expect(published(name)[p], `${name} ${p}`).toBeUndefined();
+      expect(Object.keys(published("geth")).sort()).toEqual(["30303/tcp", "30303/udp", "8545/tcp", "8546/tcp"]);
+      expect(Object.keys(published("juno"))).toEqual(["6060/tcp"]);
+
+      expect(must("docker", ["exec", c("indexer"), "id", "-u"])).toBe("1000");
+      expect(must("docker", ["exec", c("indexer"), "head", "-1", "/indexer/indexer.sh"])).toBe("#!/bin/sh");
+      expect(must("docker", ["exec", c("indexer"), "test", "-r", "/indexer/indexer.mjs", "-a", "-x", "/indexer/indexer.sh"])).toBe("");
+      expect(must("docker", ["exec", c("sync-health"), "id", "-u"])).toBe("1000");
+    });
+
+    it("down (without -v) and up: the JWT secret, the chain volumes and the certificate survive, and the gateway relays again", async () => {
+      const digest = (container: string, file: string) => createHash("sha256").update(must("docker", ["exec", container, "cat", file])).digest("hex");
+      const before = {
+        jwt: digest(c("geth"), "/jwt/jwt.hex"),
+        nodekey: digest(c("geth"), "/root/.ethereum/geth/nodekey"),
+        cert: digest(c("gateway"), "/certs/gateway.pem"),
+        l2Head: Number(must("docker", ["exec", c("juno"), "cat", "/var/lib/juno/standin-head"])),
+      };
+      expect(must("docker", ["exec", c("geth"), "wc", "-c", "/jwt/jwt.hex"])).toMatch(/^64 /);
+      for (const f of [...COMPOSE_FILES].reverse()) compose(f, "down");
+      const volumes = must("docker", ["volume", "ls", "-q", "--filter", `name=${prefix}`]).split("\n").sort();
+      expect(volumes).toEqual(
+        ["gateway-certs", "gateway-run", "sepolia-geth", "sepolia-jwt", "sepolia-juno", "sepolia-lighthouse"].map((v) => `${prefix}rpcstack-${v}`).sort(),
+      );
+      // Same order, without waiting on every health check again: the relay below is what counts.
+      compose("dc-l1.yaml", "up", "-d");
+      compose("dc-l2.yaml", "up", "-d");
+      compose("dc-gateway.yaml", "up", "-d");
+      expect(digest(c("geth"), "/jwt/jwt.hex")).toBe(before.jwt);
+      expect(digest(c("geth"), "/root/.ethereum/geth/nodekey")).toBe(before.nodekey);
+      expect(digest(c("gateway"), "/certs/gateway.pem")).toBe(before.cert);
+      expect(Number(must("docker", ["exec", c("juno"), "cat", "/var/lib/juno/standin-head"]))).toBeGreaterThanOrEqual(before.l2Head);
+      expect(run("docker", ["logs", c("jwt-init")]).stdout + run("docker", ["logs", c("cert-init")]).stdout).toMatch(/exists; keeping it/);
+      const t0 = Date.now();
+      for (;;) {
+        const r = await clientFor("STRKS").sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
+        if (r === "0x534e5f5345504f4c4941") break;
+        if (Date.now() - t0 > 120_000) throw new Error(`the gateway did not relay again within 120 s: ${r}`);
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+    }, 600_000);
+
+    it("Pathfinder: the L2 file for l2.client pathfinder turns healthy as uid 1000 on its volume, beside the same L1 node", async () => {
+      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e-pathfinder.yaml"), "--out", outPf, "--name-prefix", prefix, "--publish", `pathfinder:9545=${ports.pfHttp}`], { cwd: ROOT });
+      must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "up", "-d"], { cwd: outPf });
+      await waitHealthy([c("pathfinder")], 240_000);
+      expect(inspect(c("pathfinder"), "{{.Config.User}}")).toBe("1000:1000");
+      expect(must("docker", ["exec", c("pathfinder"), "stat", "-c", "%u", "/usr/share/pathfinder/data/standin-head"])).toBe("1000");
+      const r = run("npx", ["tsx", "readiness/cli.ts", "--l2", `http://127.0.0.1:${ports.pfHttp}/rpc/v0_9`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      // The RPC port on loopback only; the monitor port (health) is not published.
+      expect(JSON.parse(inspect(c("pathfinder"), "{{json .HostConfig.PortBindings}}"))).toEqual({ "9545/tcp": [{ HostIp: "127.0.0.1", HostPort: String(ports.pfHttp) }] });
+      must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf });
+    }, 400_000);
+  });
+}
