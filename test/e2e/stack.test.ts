@@ -42,6 +42,9 @@ if (missing) {
     // The Pathfinder variant of the L2 file, run beside the same L1 node at the end.
     const outPf = join(dir, "compose-pathfinder");
     const pfProject = `${prefix}rpcstack-l2-pathfinder`;
+    // The default local stack (devnet), run last under its own prefix.
+    const outDev = join(dir, "compose-devnet");
+    const devPrefix = `${prefix}dev-`;
     const key = randomBytes(32).toString("base64url");
     const ports: Record<string, number> = {};
     const c = (name: string) => `${prefix}rpcstack-${name}`;
@@ -111,6 +114,7 @@ if (missing) {
     afterAll(() => {
       run("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf, timeoutMs: 300_000 });
       const files = [...COMPOSE_FILES].reverse();
+      for (const f of files) run("docker-compose", ["-p", projectName(f, devPrefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: outDev, timeoutMs: 300_000 });
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
       // Whatever `down` could not reach (a file never written, a half-started project).
       const left = (kind: string, args: string[]) => run("docker", [kind, "ls", ...args, "-q", "--filter", `name=${prefix}`]).stdout.split("\n").filter(Boolean);
@@ -125,7 +129,7 @@ if (missing) {
     }, 600_000);
 
     // fetch over node:https trusting the gateway's own certificate (Node 20's fetch cannot be given a CA).
-    const tlsFetch = (url: string | URL, init: RequestInit = {}) =>
+    const tlsFetch = (ca: string) => (url: string | URL, init: RequestInit = {}) =>
       new Promise<Response>((resolve, reject) => {
         const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined }, (res) => {
           const chunks: Buffer[] = [];
@@ -136,14 +140,15 @@ if (missing) {
         req.on("error", reject);
         req.end(init.body as string | undefined);
       });
-    const clientFor = (chainIds: string, privateKey = key, retries = 2): RpcClient => {
+    const clientFor = (chainIds: string, privateKey = key, retries = 2, gw = { url: gatewayUrl, ca }): RpcClient => {
+      const ca = gw.ca;
       return createClient({
-        baseUrl: gatewayUrl,
+        baseUrl: gw.url,
         privateKey,
         chainIds,
         retries,
         timeoutMs: 10_000,
-        fetch: tlsFetch as typeof fetch,
+        fetch: tlsFetch(ca) as typeof fetch,
         WebSocket: class extends WebSocket {
           constructor(url: string) {
             super(url, { ca });
@@ -279,5 +284,45 @@ if (missing) {
       expect(JSON.parse(inspect(c("pathfinder"), "{{json .HostConfig.PortBindings}}"))).toEqual({ "9545/tcp": [{ HostIp: "127.0.0.1", HostPort: String(ports.pfHttp) }] });
       must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf });
     }, 400_000);
+
+    it("the default local stack (devnet: geth --dev, Starknet Devnet) runs from its export and relays per chain and interface", async () => {
+      const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
+      Object.assign(dev.config, {
+        "rpcstack:l1": { executionImage: images.gethDev },
+        "rpcstack:l2": { image: images.starknetDevnet },
+        "rpcstack:indexer": { image: images.node },
+        "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+        "rpcstack:readiness": { ...dev.config["rpcstack:readiness"], image: images.node },
+      });
+      writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify(dev));
+      const p: Record<string, number> = {};
+      for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
+      const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
+      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e-devnet.yaml"), "--out", outDev, "--keys-file", join(dir, "keys.json"), "--name-prefix", devPrefix, ...publish], { cwd: ROOT });
+      const dc = (file: (typeof COMPOSE_FILES)[number], ...args: string[]) => must("docker-compose", ["-p", projectName(file, devPrefix), "-f", file, ...args], { cwd: outDev, timeoutMs: 600_000 });
+      const d = (name: string) => `${devPrefix}rpcstack-${name}`;
+      dc("dc-l1.yaml", "up", "-d");
+      await waitHealthy([d("geth")], 240_000);
+      dc("dc-l2.yaml", "up", "-d");
+      await waitHealthy([d("starknet-devnet")], 240_000);
+      dc("dc-gateway.yaml", "up", "-d");
+      await waitHealthy([d("sync-health"), d("gateway")], 240_000);
+      const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${p.l1}`, "--l2", `http://127.0.0.1:${p.l2}/rpc`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      const pem = must("docker", ["exec", d("gateway"), "cat", "/certs/gateway.pem"]);
+      const gw = { url: `https://127.0.0.1:${p.https}`, ca: /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)![0] };
+      const l1 = clientFor("ETHDEV", key, 2, gw);
+      const l2 = clientFor("STRKDEV", key, 2, gw);
+      // The gateway opens a route once its checks rise: allow it a few check intervals.
+      const t0 = Date.now();
+      while ((await l2.sendRelay({ method: "starknet_chainId", params: [] }).catch(() => undefined)) === undefined && Date.now() - t0 < 60_000) await new Promise((res) => setTimeout(res, 1000));
+      expect(Number(await l1.sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
+      expect(await l1.sendRelayWs({ method: "eth_chainId", params: [] })).toBe("0x539");
+      expect(await l2.sendRelay({ method: "starknet_chainId", params: [] })).toBe("0x534e5f5345504f4c4941");
+      expect(await l2.sendRelayWs({ method: "starknet_blockNumber", params: [] })).toBeGreaterThanOrEqual(0);
+      const err = await clientFor("STRKDEV", `wrong-${key.slice(6)}`, 0, gw).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
+      expect(err.status).toBe(401);
+      for (const f of [...COMPOSE_FILES].reverse()) dc(f, "down", "-v");
+    }, 600_000);
   });
 }

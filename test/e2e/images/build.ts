@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { IMAGES } from "../../../config/index.js";
+import { DEVNET_IMAGES } from "../../../config/networks/images.js";
 import { parseImageRef } from "../../../config/versions.js";
 
 const HERE = __dirname;
@@ -25,6 +26,9 @@ export interface TestImages {
   readonly lighthouse: string;
   readonly juno: string;
   readonly pathfinder: string;
+  /** The devnet network's L1 and L2. */
+  readonly gethDev: string;
+  readonly starknetDevnet: string;
 }
 
 const docker = (args: string[], input?: Buffer | string) =>
@@ -139,6 +143,8 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
   try {
     const debian = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: "2.6-", certbot: "2.1-" }, log);
     cpSync(join(HERE, "standins"), join(standinCtx, "standins"), { recursive: true });
+    // The devnet stand-ins the unit tests run on loopback, reused as the containers' entrypoints.
+    cpSync(join(ROOT, "test/support/standins"), join(standinCtx, "standins"), { recursive: true });
     for (const pkg of nodeModulesClosure()) cpSync(join(ROOT, "node_modules", pkg), join(standinCtx, "node_modules", pkg), { recursive: true });
     mkdirSync(join(standinCtx, "flags"));
     for (const client of STANDIN_CLIENTS) {
@@ -150,10 +156,11 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
       "standins.Dockerfile",
       standinCtx,
       { NODE: debian.node },
-      { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder) },
+      { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder),
+        "geth-dev": versionPrefix(IMAGES.geth), "starknet-devnet": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, gethDev: standins["geth-dev"], starknetDevnet: standins["starknet-devnet"] };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {

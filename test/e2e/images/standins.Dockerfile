@@ -5,6 +5,8 @@ FROM ${NODE} AS standins
 COPY node_modules /opt/standins/node_modules
 COPY standins/ /opt/standins/
 COPY flags/ /opt/standins/flags/
+# Entry points run through the symlinks below, whatever mode the checkout gave them.
+RUN chmod 0755 /opt/standins/*.js
 
 # geth's image is Alpine: BusyBox wget (its health check uses it), sh, od and tr (jwt-init).
 FROM standins AS geth
@@ -31,3 +33,16 @@ RUN ln -s /opt/standins/pathfinder.js /usr/local/bin/pathfinder \
  && mkdir -p /usr/share/pathfinder/data && chown -R 1000:1000 /usr/share/pathfinder
 ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/pathfinder.json
 ENTRYPOINT ["pathfinder"]
+
+# The devnet network's clients, from the stand-ins in test/support/standins/ (each says what it
+# does not prove): geth --dev (Alpine image: BusyBox wget for its health check) and Starknet
+# Devnet (entrypoint `tini -- starknet-devnet --host 0.0.0.0`; BusyBox wget as well).
+FROM standins AS geth-dev
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
+ && ln -s /opt/standins/geth-dev.js /usr/local/bin/geth
+ENTRYPOINT ["geth"]
+
+FROM standins AS starknet-devnet
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
+ && ln -s /opt/standins/starknet-devnet.js /usr/local/bin/starknet-devnet
+ENTRYPOINT ["starknet-devnet", "--host", "0.0.0.0"]
