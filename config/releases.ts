@@ -66,7 +66,7 @@ export interface FlagEra {
  * How Juno takes `l2.pendingPollInterval` (the refresh of the not-yet-final block). Juno turned
  * pending polling into a flag in v0.7.0; Starknet 0.14 replaced the pending block with the
  * pre-confirmed one, and v0.16.0 removed --pending-poll-interval in favour of
- * --preconfirmed-poll-interval (added in v0.15.0, default 500 ms in current releases).
+ * --preconfirmed-poll-interval (added in v0.15.0; Juno's own default 500 ms in v0.16.x, 1 s in its current docs).
  */
 export const JUNO_POLL_FLAGS: readonly FlagEra[] = [
   { from: [0, 7, 0], until: [0, 16, 0], flag: "--pending-poll-interval", source: "NethermindEth/juno cmd/juno/juno.go at v0.7.0 .. v0.15.x" },
