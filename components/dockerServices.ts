@@ -9,8 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseImageRef } from "../config/index.js";
 import { PACKAGE_ROOT } from "./packageRoot.js";
 import { bundleSource } from "./bundle.js";
-import { LOG_OPTIONS, type FileSpec, type ServiceSpec, type VolumeSpec } from "../services/index.js";
-
+import { LOG_OPTIONS, placeFiles, type GeneratedFiles, type PlacedFile, type RoleServices, type ServiceSpec, type VolumeSpec } from "../services/index.js";
 
 export interface DeployContext {
   readonly parent: pulumi.Resource;
@@ -20,9 +19,14 @@ export interface DeployContext {
   readonly networkName: pulumi.Input<string>;
   /** Resources every container of this call waits for (another component's containers). */
   readonly dependsOn?: pulumi.Input<pulumi.Resource>[];
-  /** Contents of the specs' generated files, by name (a Pulumi secret: they can hold keys). */
-  readonly generated?: pulumi.Output<Readonly<Record<string, string>>>;
+  /** The generated file sets the specs mount; a file marked secret is uploaded as a Pulumi secret. */
+  readonly generated?: GeneratedFiles<pulumi.Input<string>>;
 }
+
+/** The containers of a role, under the names the role gives its services. */
+export type RoleContainers<S extends RoleServices> = {
+  readonly [K in keyof S]: undefined extends S[K] ? docker.Container | undefined : docker.Container;
+};
 
 export function createVolumes(ctx: DeployContext, volumes: readonly VolumeSpec[]): Map<string, docker.Volume> {
   return new Map(
@@ -38,24 +42,26 @@ export function createVolumes(ctx: DeployContext, volumes: readonly VolumeSpec[]
   );
 }
 
-/** Containers for the specs, in order; dependsOn between them follows the specs. */
-export function createContainers(
+/** Containers for a role's services, in order, keyed by role; dependsOn between them follows the specs. */
+export function createContainers<S extends RoleServices>(
   ctx: DeployContext,
-  services: readonly ServiceSpec[],
+  services: S,
   volumes: ReadonlyMap<string, docker.Volume>,
-  options: { waitHealthy?: readonly string[] } = {},
-): Map<string, docker.Container> {
+  options: { waitHealthy?: readonly (keyof S)[] } = {},
+): RoleContainers<S> {
   const images = new Map<string, docker.RemoteImage>();
   const containers = new Map<string, docker.Container>();
+  const byRole: Record<string, docker.Container> = {};
   const opts = { parent: ctx.parent, provider: ctx.provider };
-  for (const svc of services) {
+  for (const [role, svc] of Object.entries(services)) {
+    if (!svc) continue;
     let image = images.get(svc.image);
     if (!image) {
       const repo = parseImageRef(svc.image).repository.split("/").pop();
       image = new docker.RemoteImage(`${ctx.prefix}-${repo}-image`, { name: svc.image, keepLocally: true }, opts);
       images.set(svc.image, image);
     }
-    const waitHealthy = options.waitHealthy?.includes(svc.name) ?? false;
+    const waitHealthy = options.waitHealthy?.includes(role) ?? false;
     const oneShot = svc.restart === "no";
     const container = new docker.Container(
       `${ctx.prefix}-${svc.name}`,
@@ -73,11 +79,7 @@ export function createContainers(
           containerPath: m.path,
           readOnly: m.readOnly ?? false,
         })),
-        uploads: svc.files.map((f) => ({
-          file: f.path,
-          content: fileContent(ctx, f, svc.name),
-          executable: f.executable ?? false,
-        })),
+        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), executable: f.executable })),
         healthcheck: svc.healthcheck && {
           tests: [...svc.healthcheck.test],
           interval: `${svc.healthcheck.intervalSeconds}s`,
@@ -107,23 +109,20 @@ export function createContainers(
       },
     );
     containers.set(svc.name, container);
+    byRole[role] = container;
   }
-  return containers;
+  return byRole as RoleContainers<S>;
 }
 
-function fileContent(ctx: DeployContext, f: FileSpec, service: string): pulumi.Input<string> {
-  if (f.generated !== undefined) {
-    if (!ctx.generated) throw new Error(`service ${service} needs generated file "${f.generated}", which its component does not supply`);
-    const name = f.generated;
-    return pulumi.secret(
-      ctx.generated.apply((files) => {
-        const text = files[name];
-        if (text === undefined) throw new Error(`service ${service}: no generated file "${name}"`);
-        return text;
-      }),
-    );
+function fileContent(f: PlacedFile<pulumi.Input<string>>): pulumi.Input<string> {
+  switch (f.from) {
+    case "generated":
+      return f.secret ? pulumi.secret(f.content) : f.content;
+    case "bundle":
+      return bundleSource(f.source);
+    case "package":
+      return readFileSync(join(PACKAGE_ROOT, f.source), "utf8");
   }
-  return f.bundle ? bundleSource(f.source) : readFileSync(join(PACKAGE_ROOT, f.source), "utf8");
 }
 
 function volumeNamed(volumes: ReadonlyMap<string, docker.Volume>, key: string, service: string): docker.Volume {

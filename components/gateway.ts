@@ -1,14 +1,19 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
-import { buildGateway } from "../gateway/build.js";
-import { gatewayChains } from "../gateway/chains.js";
-import { gatewayOptions, gatewayServices } from "../services/index.js";
+import { keyMap } from "../gateway/build.js";
+import type { GatewayCompiled } from "../gateway/types.js";
+import { gatewayChains, gatewayFiles } from "../plan/index.js";
+import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes } from "./dockerServices.js";
 
 export interface GatewayArgs {
   readonly settings: StackSettings;
-  /** Project keys (a Pulumi secret): they end up in HAProxy's key map. */
+  /** The gateway role from services/: first certificate, HAProxy, ACME client, volumes. */
+  readonly role: GatewayRole;
+  /** haproxy.cfg and the files it reads, compiled without keys (plan/): uploaded in the clear. */
+  readonly compiled: GatewayCompiled;
+  /** Project keys (a Pulumi secret): they end up in HAProxy's key map, the one secret file. */
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   readonly provider: docker.Provider;
   readonly networkName: pulumi.Input<string>;
@@ -43,8 +48,8 @@ export function publicEndpoints(settings: StackSettings, host: string): Record<s
 }
 
 /**
- * The TLS gateway on 443: HAProxy (official image) with the generated configuration and key
- * map uploaded as secrets, a certificate volume, the ACME client for public stacks (a
+ * The TLS gateway on 443: HAProxy (official image) with the generated configuration (in the
+ * clear, so a preview shows its changes) and the key map (a secret), a certificate volume, the ACME client for public stacks (a
  * self-signed certificate on the local stack), opening after the readiness step.
  */
 export class Gateway extends pulumi.ComponentResource {
@@ -56,19 +61,11 @@ export class Gateway extends pulumi.ComponentResource {
   constructor(name: string, args: GatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:Gateway", name, {}, opts);
     const s = args.settings;
-    const group = gatewayServices(s);
-    const chains = gatewayChains(s);
-    const options = gatewayOptions(s);
-    const generated = pulumi.secret(
-      pulumi.output(args.projectKeys).apply((keys): Record<string, string> => {
-        const build = buildGateway(chains, keys, options);
-        return { "haproxy.cfg": build.config, ...build.files };
-      }),
-    );
+    const keys = pulumi.secret(pulumi.output(args.projectKeys).apply(keyMap));
+    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys) };
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated };
-    const volumes = createVolumes(ctx, group.volumes);
-    const containers = createContainers(ctx, group.services, volumes);
-    this.container = containers.get("haproxy")!;
+    const volumes = createVolumes(ctx, args.role.volumes);
+    this.container = createContainers(ctx, args.role.services, volumes).haproxy;
     this.containerName = this.container.name;
     const host = s.gateway.domain ?? "localhost";
     this.endpoints = pulumi.output(publicEndpoints(s, host));

@@ -21,7 +21,7 @@ export class Indexer extends pulumi.ComponentResource {
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.l2] };
     // The L2 dependency lives in another component; within this one the indexer stands alone.
     const service = { ...args.service, dependsOn: [] };
-    const container = createContainers(ctx, [service], new Map()).get(service.name)!;
+    const container = createContainers(ctx, { indexer: service }, new Map()).indexer;
     this.containerName = container.name;
     this.registerOutputs({ containerName: this.containerName });
   }

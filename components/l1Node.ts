@@ -1,15 +1,13 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import { DOCKER_NETWORK, type ServiceGroup } from "../services/index.js";
+import { DOCKER_NETWORK, type L1Role } from "../services/index.js";
 import { createContainers, createVolumes } from "./dockerServices.js";
 
 export interface L1NodeArgs {
-  /** The L1 service group from services/ (JWT init, geth, Lighthouse) and its volumes. */
-  readonly services: ServiceGroup;
+  /** The L1 role from services/: JWT init, execution and consensus client, volumes, in-network URLs. */
+  readonly role: L1Role;
   /** Docker provider of the host the node runs on. */
   readonly provider: docker.Provider;
-  /** In-network URLs of the execution client, from services/. */
-  readonly urls: { readonly rpcHttp: string; readonly rpcWs: string };
 }
 
 /** Ethereum L1 node: the private Docker network, data volumes, and the L1 containers. */
@@ -30,13 +28,13 @@ export class L1Node extends pulumi.ComponentResource {
       { parent: this, provider: args.provider },
     );
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: network.name };
-    const volumes = createVolumes(ctx, args.services.volumes);
-    const containers = createContainers(ctx, args.services.services, volumes);
+    const volumes = createVolumes(ctx, args.role.volumes);
+    const containers = createContainers(ctx, args.role.services, volumes);
     this.networkName = network.name;
-    this.rpcHttpUrl = pulumi.output(args.urls.rpcHttp);
-    this.rpcWsUrl = pulumi.output(args.urls.rpcWs);
-    this.executionContainer = containers.get("geth")!;
-    this.containers = [...containers.values()];
+    this.rpcHttpUrl = pulumi.output(args.role.urls.rpcHttp);
+    this.rpcWsUrl = pulumi.output(args.role.urls.rpcWs);
+    this.executionContainer = containers.execution;
+    this.containers = [containers.jwtInit, containers.execution, containers.consensus].filter((c): c is docker.Container => c !== undefined);
     this.registerOutputs({ networkName: this.networkName, rpcHttpUrl: this.rpcHttpUrl, rpcWsUrl: this.rpcWsUrl });
   }
 }

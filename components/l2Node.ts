@@ -1,20 +1,16 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { L2Urls, ServiceSpec, VolumeSpec } from "../services/index.js";
+import type { L2Role } from "../services/index.js";
 import { createContainers, createVolumes } from "./dockerServices.js";
 
 export interface L2NodeArgs {
-  /** The L2 node's spec (Juno or Pathfinder) and its data volume, from services/. */
-  readonly service: ServiceSpec;
-  readonly volumes: readonly VolumeSpec[];
-  readonly urls: L2Urls;
+  /** The L2 role from services/: the node (its indexer is a component of its own), volumes, URLs, notice. */
+  readonly role: L2Role;
   readonly provider: docker.Provider;
   /** The Docker network the L1 node created. */
   readonly networkName: pulumi.Input<string>;
   /** The L1 execution client the L2 node follows over WebSocket. */
   readonly l1: pulumi.Resource;
-  /** One line for the operator about how the node was configured (Juno's poll flag). */
-  readonly notice?: string;
 }
 
 /** Starknet L2 node (Juno or Pathfinder). `pulumi up` waits until its RPC answers. */
@@ -27,13 +23,15 @@ export class L2Node extends pulumi.ComponentResource {
 
   constructor(name: string, args: L2NodeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:L2Node", name, {}, opts);
-    if (args.notice) pulumi.log.info(args.notice, this);
+    const { role } = args;
+    // One line for the operator about how the node was configured (Juno's poll flag).
+    if (role.notice) pulumi.log.info(role.notice, this);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.l1] };
-    const volumes = createVolumes(ctx, args.volumes);
-    this.container = createContainers(ctx, [args.service], volumes, { waitHealthy: [args.service.name] }).get(args.service.name)!;
-    this.rpcHttpUrl = pulumi.output(args.urls.rpcHttp);
-    this.rpcWsUrl = pulumi.output(args.urls.rpcWs);
-    this.syncHealthUrl = pulumi.output(args.urls.syncHealth);
+    const volumes = createVolumes(ctx, role.volumes);
+    this.container = createContainers(ctx, { node: role.services.node }, volumes, { waitHealthy: ["node"] }).node;
+    this.rpcHttpUrl = pulumi.output(role.urls.rpcHttp);
+    this.rpcWsUrl = pulumi.output(role.urls.rpcWs);
+    this.syncHealthUrl = pulumi.output(role.urls.syncHealth);
     this.registerOutputs({ rpcHttpUrl: this.rpcHttpUrl, rpcWsUrl: this.rpcWsUrl, syncHealthUrl: this.syncHealthUrl });
   }
 }

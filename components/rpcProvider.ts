@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import { describeJunoPoll, type ProjectKey, type StackSettings } from "../config/index.js";
-import { buildServices } from "../services/index.js";
+import type { ProjectKey, StackSettings } from "../config/index.js";
+import { planStack } from "../plan/index.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
@@ -47,40 +47,34 @@ export class RpcProvider extends pulumi.ComponentResource {
     }
     // Said where an operator looks during `pulumi up`: the engine's diagnostics.
     if (s.network.dev) pulumi.log.warn(s.network.dev.banner, this);
-    const specs = buildServices(s);
+    const plan = planStack(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
 
-    this.l1 = new L1Node(`${name}-l1`, { services: specs.l1, provider, urls: specs.urls.l1 }, { parent: this });
-    const [l2Spec, indexerSpec] = specs.l2.services;
-    this.l2 = new L2Node(
-      `${name}-l2`,
-      {
-        service: l2Spec,
-        volumes: specs.l2.volumes,
-        urls: specs.urls.l2,
-        provider,
-        networkName: this.l1.networkName,
-        l1: this.l1.executionContainer,
-        notice: s.l2.pollFlag ? describeJunoPoll(s.l2.release, s.l2.pollFlag, s.l2.pendingPollInterval) : undefined,
-      },
-      { parent: this },
-    );
-    if (indexerSpec) {
-      this.indexer = new Indexer(
-        `${name}-indexer`,
-        { service: indexerSpec, provider, networkName: this.l1.networkName, l2: this.l2.container },
-        { parent: this },
-      );
+    this.l1 = new L1Node(`${name}-l1`, { role: plan.l1, provider }, { parent: this });
+    const networkName = this.l1.networkName;
+    this.l2 = new L2Node(`${name}-l2`, { role: plan.l2, provider, networkName, l1: this.l1.executionContainer }, { parent: this });
+    const indexer = plan.l2.services.indexer;
+    if (indexer) {
+      this.indexer = new Indexer(`${name}-indexer`, { service: indexer, provider, networkName, l2: this.l2.container }, { parent: this });
     }
     this.readiness = new SyncReadiness(
       `${name}-readiness`,
-      { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container] },
+      { settings: s, role: plan.readiness, provider, networkName, nodes: [...this.l1.containers, this.l2.container] },
       { parent: this },
     );
     this.gateway = new Gateway(
       `${name}-gateway`,
-      { settings: s, projectKeys: args.projectKeys, provider, networkName: this.l1.networkName, readiness: this.readiness.gate, publicAddress: this.host.publicAddress },
+      {
+        settings: s,
+        role: plan.gateway,
+        compiled: plan.gatewayConfig.compiled,
+        projectKeys: args.projectKeys,
+        provider,
+        networkName,
+        readiness: this.readiness.gate,
+        publicAddress: this.host.publicAddress,
+      },
       { parent: this },
     );
     this.smokeTest = new SmokeTest(

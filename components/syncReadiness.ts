@@ -3,12 +3,14 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackSettings } from "../config/index.js";
 import { RESULT_PREFIX } from "../readiness/cli.js";
 import type { NodeState } from "../readiness/syncState.js";
-import { syncCheck, syncHealth, syncHealthUrls } from "../services/index.js";
+import type { ReadinessRole } from "../services/index.js";
 import { createContainers } from "./dockerServices.js";
 import { lastTaggedJson } from "./taggedOutput.js";
 
 export interface SyncReadinessArgs {
   readonly settings: StackSettings;
+  /** The readiness role from services/: the one-shot check, the live health endpoint, its URLs. */
+  readonly role: ReadinessRole;
   readonly provider: docker.Provider;
   readonly networkName: pulumi.Input<string>;
   /** The node containers the check waits for. */
@@ -44,8 +46,7 @@ export class SyncReadiness extends pulumi.ComponentResource {
   constructor(name: string, args: SyncReadinessArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:SyncReadiness", name, {}, opts);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes };
-    const containers = createContainers(ctx, [syncCheck(args.settings), syncHealth(args.settings)], new Map());
-    const check = containers.get("sync-check")!;
+    const check = createContainers(ctx, args.role.services, new Map()).check;
     const wait = args.settings.readiness.wait;
 
     const result = pulumi.all([check.exitCode, check.containerLogs]).apply(([code, logs]) => {
@@ -60,7 +61,7 @@ export class SyncReadiness extends pulumi.ComponentResource {
     this.l1State = result.apply((r) => r.l1);
     this.l2State = result.apply((r) => r.l2);
     this.synced = result.apply((r) => r.synced);
-    this.healthUrls = pulumi.output(syncHealthUrls(args.settings));
+    this.healthUrls = pulumi.output(args.role.healthUrls);
     this.gate = check;
     this.registerOutputs({ l1State: this.l1State, l2State: this.l2State, synced: this.synced, healthUrls: this.healthUrls });
   }

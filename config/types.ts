@@ -89,14 +89,7 @@ export interface StackSettings {
     readonly consensusRelease?: string;
     readonly checkpointSyncUrl?: string;
   };
-  readonly l2: {
-    readonly client: L2ClientName;
-    readonly image: string;
-    readonly release: string;
-    readonly pendingPollInterval: string;
-    /** Juno only: the flag this release takes the poll interval under, decided once here. */
-    readonly pollFlag?: string;
-  };
+  readonly l2: L2Settings;
   readonly indexer: { readonly enabled: boolean; readonly image: string; readonly command: readonly string[] };
   readonly gateway: {
     readonly domain?: string;
@@ -118,6 +111,17 @@ export interface StackSettings {
   readonly geolocation?: string;
   readonly readiness: ReadinessConfig;
 }
+
+interface L2Common {
+  readonly image: string;
+  readonly release: string;
+  readonly pendingPollInterval: string;
+}
+
+/** The L2 node; Juno carries the flag its release takes the poll interval under, decided once in resolution. */
+export type L2Settings =
+  | (L2Common & { readonly client: "juno"; readonly pollFlag: string })
+  | (L2Common & { readonly client: Exclude<L2ClientName, "juno"> });
 
 /** In memory only: the program wraps them as Pulumi secrets before any resource sees them. */
 export interface StackSecrets {

@@ -12,7 +12,8 @@ import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
-import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
+import type { L2ClientName } from "./networks/index.js";
+import type { HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
 addFormats(ajv, ["uri", "email"]);
@@ -110,6 +111,15 @@ function safeEcho(segments: readonly (string | number)[], data: unknown): string
 const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`);
 const dedupe = (xs: string[]) => [...new Set(xs)];
 
+/** The L2 settings, with Juno's poll flag chosen for its release (the rules refused releases without one). */
+function resolveL2(client: L2ClientName, image: string, version: Version, pendingPollInterval: string): L2Settings {
+  const release = formatVersion(version);
+  if (client !== "juno") return { client, image, release, pendingPollInterval };
+  const poll = junoPollFlag(version);
+  if ("error" in poll) throw new Error(`rpcstack:l2.pendingPollInterval: cannot be honoured: ${poll.error}`);
+  return { client, image, release, pendingPollInterval, pollFlag: poll.flag };
+}
+
 function resolve(raw: RawConfig): RpcStackConfig {
   // Schema and rules have passed, so required fields are present.
   const network = NETWORKS[raw.network!];
@@ -121,7 +131,6 @@ function resolve(raw: RawConfig): RpcStackConfig {
   };
   const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
   const pendingPollInterval = raw.l2?.pendingPollInterval ?? "3s";
-  const poll = client === "juno" ? junoPollFlag(l2) : undefined;
   const consensusImage = raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
     network,
@@ -139,13 +148,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
           }
         : {}),
     },
-    l2: {
-      client,
-      image: raw.l2?.image ?? network.l2.images[client]!,
-      release: formatVersion(l2),
-      pendingPollInterval,
-      ...(poll && "flag" in poll ? { pollFlag: poll.flag } : {}),
-    },
+    l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval),
     indexer: {
       enabled: raw.indexer?.enabled ?? true,
       image: raw.indexer?.image ?? network.indexer.image,

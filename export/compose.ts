@@ -6,16 +6,15 @@
  */
 import { stringify } from "yaml";
 import type { ProjectKey, StackSettings } from "../config/index.js";
-import { buildGateway } from "../gateway/build.js";
-import { gatewayChains } from "../gateway/chains.js";
+import { keyMap } from "../gateway/build.js";
+import { gatewayFiles, planStack, type StackPlan } from "../plan/index.js";
 import {
   DOCKER_NETWORK,
   LOG_OPTIONS,
-  buildServices,
-  gatewayOptions,
-  gatewayServices,
-  syncHealth,
-  type FileSpec,
+  groupOf,
+  placeFiles,
+  type GeneratedFiles,
+  type PlacedFile,
   type ServiceGroup,
   type ServiceSpec,
 } from "../services/index.js";
@@ -64,14 +63,20 @@ export const escapeInterpolation = (s: string) => s.replace(/\$/g, "$$$$");
 const esc = (xs: readonly string[]) => xs.map(escapeInterpolation);
 
 /** Where a mounted file sits in the output folder. */
-export function mountSource(f: FileSpec): string {
-  if (f.generated !== undefined) return `gateway/${f.generated}`;
-  return f.bundle ? f.path.replace(/^\/+/, "") : f.source;
+export function mountSource(f: PlacedFile<unknown>): string {
+  switch (f.from) {
+    case "generated":
+      return `${f.set}/${f.name}`;
+    case "bundle":
+      return f.path.replace(/^\/+/, "");
+    case "package":
+      return f.source;
+  }
 }
 
 export const portKey = (service: string, container: number, protocol: string) => `${service}:${container}/${protocol}`;
 
-export function composeService(svc: ServiceSpec, opts: ExportOptions = {}): Record<string, unknown> {
+export function composeService(svc: ServiceSpec, opts: ExportOptions = {}, generated: GeneratedFiles<string> = {}): Record<string, unknown> {
   const prefix = opts.namePrefix ?? "";
   const published = svc.ports.filter((p) => p.publish);
   const internal = svc.ports.filter((p) => !p.publish);
@@ -93,7 +98,7 @@ export function composeService(svc: ServiceSpec, opts: ExportOptions = {}): Reco
   if (internal.length) out.expose = internal.map((p) => `${p.container}/${p.protocol}`);
   const volumes = [
     ...svc.volumes.map((m) => `${m.volume}:${m.path}${m.readOnly ? ":ro" : ""}`),
-    ...svc.files.map((f) => `./${mountSource(f)}:${f.path}:ro`),
+    ...placeFiles(svc, generated).map((f) => `./${mountSource(f)}:${f.path}:ro`),
   ];
   if (volumes.length) out.volumes = volumes;
   if (svc.healthcheck) {
@@ -119,7 +124,7 @@ export function composeService(svc: ServiceSpec, opts: ExportOptions = {}): Reco
 }
 
 /** One compose document. The L1 file creates the network; the others join it. */
-export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts: ExportOptions = {}): Record<string, unknown> {
+export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts: ExportOptions = {}, generated: GeneratedFiles<string> = {}): Record<string, unknown> {
   const prefix = opts.namePrefix ?? "";
   const names = new Set(group.services.map((s) => s.name));
   const network = prefix + DOCKER_NETWORK;
@@ -128,7 +133,7 @@ export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts:
       group.services.map((s) => {
         // depends_on can only name services of the same file; the files are started in order.
         const local = { ...s, dependsOn: s.dependsOn.filter((d) => names.has(d.service)) };
-        return [s.name, composeService(local, opts)];
+        return [s.name, composeService(local, opts, generated)];
       }),
     ),
     networks: { [DOCKER_NETWORK]: ownsNetwork ? { name: network } : { name: network, external: true } },
@@ -148,44 +153,40 @@ const HEADER = (file: string, settings: StackSettings, index: number, opts: Expo
   "\n";
 
 /** The gateway file's services: the live readiness service it checks, then the gateway's own. */
-export function gatewayGroup(settings: StackSettings): ServiceGroup {
-  const gw = gatewayServices(settings);
-  return { services: [syncHealth(settings), ...gw.services], volumes: gw.volumes };
+export function gatewayGroup(plan: StackPlan): ServiceGroup {
+  const gw = groupOf(plan.gateway);
+  return { services: [plan.readiness.services.health, ...gw.services], volumes: gw.volumes };
 }
 
-function mountedFiles(services: readonly ServiceSpec[], generated: Readonly<Record<string, string>>): ExportedFile[] {
+function mountedFiles(services: readonly ServiceSpec[], generated: GeneratedFiles<string>): ExportedFile[] {
   const out = new Map<string, ExportedFile>();
-  for (const svc of services) {
-    for (const f of svc.files) {
-      const path = mountSource(f);
-      // The key map holds project keys: only its owner may read it.
-      const mode = f.generated === "keys.map" ? 0o600 : f.executable ? 0o755 : 0o644;
-      const from = f.generated !== undefined ? { text: generated[f.generated] } : f.bundle ? { bundle: f.source } : { copy: f.source };
-      if (f.generated !== undefined && generated[f.generated] === undefined) throw new Error(`service ${svc.name}: no generated file "${f.generated}"`);
-      out.set(path, { path, from, mode });
-    }
+  for (const f of services.flatMap((svc) => placeFiles(svc, generated))) {
+    const path = mountSource(f);
+    // The key map holds project keys: only its owner may read it.
+    const mode = f.from === "generated" && f.secret ? 0o600 : f.executable ? 0o755 : 0o644;
+    const from = f.from === "generated" ? { text: f.content } : f.from === "bundle" ? { bundle: f.source } : { copy: f.source };
+    out.set(path, { path, from, mode });
   }
   return [...out.values()];
 }
 
 export function exportCompose(settings: StackSettings, opts: ExportOptions = {}): ComposeExport {
-  const specs = buildServices(settings);
+  const plan = planStack(settings);
   const groups: [string, ServiceGroup][] = [
-    ["dc-l1.yaml", specs.l1],
-    ["dc-l2.yaml", specs.l2],
+    ["dc-l1.yaml", groupOf(plan.l1)],
+    ["dc-l2.yaml", groupOf(plan.l2)],
   ];
   const skipped: Record<string, string> = {};
-  let generated: Record<string, string> = {};
+  let generated: GeneratedFiles<string> = {};
   if (opts.projectKeys?.length) {
-    const build = buildGateway(gatewayChains(settings), opts.projectKeys, gatewayOptions(settings));
-    generated = { "haproxy.cfg": build.config, ...build.files };
-    groups.push(["dc-gateway.yaml", gatewayGroup(settings)]);
+    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, keyMap(opts.projectKeys)) };
+    groups.push(["dc-gateway.yaml", gatewayGroup(plan)]);
   } else {
     skipped["dc-gateway.yaml"] = "no project keys given (--keys-file or RPCSTACK_PROJECT_KEYS)";
   }
   const files = Object.fromEntries(
     // YAML 1.1, as Debian's docker-compose 1.29 reads it: `no`, `on`, `yes` stay strings.
-    groups.map(([file, group], i) => [file, HEADER(file, settings, i, opts) + stringify(composeDocument(group, i === 0, opts), { lineWidth: 0, version: "1.1" })]),
+    groups.map(([file, group], i) => [file, HEADER(file, settings, i, opts) + stringify(composeDocument(group, i === 0, opts, generated), { lineWidth: 0, version: "1.1" })]),
   );
   return { files, mounted: mountedFiles(groups.flatMap(([, g]) => g.services), generated), skipped };
 }

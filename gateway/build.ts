@@ -1,8 +1,8 @@
 /**
- * Gateway chains, project keys and limits -> an HAProxy configuration plus the files it reads
- * (key map, Lua policy, JSON error pages). Pure: no I/O, no Pulumi. Each concern lives in the
- * module named for it: routes.ts, limits.ts, policy.ts, cors.ts, errors.ts, tls.ts; this file
- * puts them in the order HAProxy must run them.
+ * Gateway chains and limits -> an HAProxy configuration plus the files it reads (Lua policy,
+ * JSON error pages); project keys -> the key map, separately, since only it holds a secret.
+ * Pure: no I/O, no Pulumi. Each concern lives in the module named for it: routes.ts, limits.ts,
+ * policy.ts, cors.ts, errors.ts, tls.ts; this file puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
 import { corsRules } from "./cors.js";
@@ -12,19 +12,30 @@ import { anon, req, serialize, type Cond, type Rule, type Section } from "./mode
 import { policyLua, policyRules } from "./policy.js";
 import { chainRoutes } from "./routes.js";
 import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
-import type { GatewayBuild, GatewayChain, GatewayOptions, ProjectKey, Route } from "./types.js";
+import type { GatewayBuild, GatewayChain, GatewayCompiled, GatewayOptions, ProjectKey, Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
 export { CHECK_AGENT, parseUpstream } from "./upstreams.js";
 export * from "./types.js";
 
-/** Files the configuration reads, besides errors/<status>.http. */
-export const GATEWAY_FILES = ["keys.map", "policy.lua"] as const;
+/** The configuration's file name, and the key map's: the one file that depends on project keys. */
+export const CONFIG_FILE = "haproxy.cfg";
+export const KEY_MAP_FILE = "keys.map";
 
 /** The key map holds digests: the runtime API's `show map` and the file itself reveal no key. */
 export const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex").toUpperCase();
 
+/** The key map HAProxy reads: one `<digest> <name>` line per project key. */
+export const keyMap = (keys: readonly ProjectKey[]) => keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join("");
+
+/** The configuration and key map together (for tests and the bench, which run HAProxy on both). */
 export function buildGateway(chains: readonly GatewayChain[], keys: readonly ProjectKey[], opts: GatewayOptions): GatewayBuild {
+  const compiled = compileGateway(chains, opts);
+  return { ...compiled, files: { [KEY_MAP_FILE]: keyMap(keys), ...compiled.files } };
+}
+
+/** The configuration and the files it reads except the key map: no project key goes in. */
+export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOptions): GatewayCompiled {
   const f = (name: string) => `${opts.filesDir}/${name}`;
   const per = chains.map((c) => ({ c, r: chainRoutes(c, opts) }));
   const routes: Route[] = per.flatMap(({ r }) => r.routes);
@@ -56,7 +67,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     refuse(429, "rate limit exceeded for this address", ["public_host", ...anon("sc_http_req_rate(1)", "gt", rateAddr)]),
     refuse(404, "unknown chain or interface", ["!public_host", "!known_chain", "or", "!public_host", "!known_iface"]),
     ...guessRules(opts, gw),
-    req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f("keys.map")})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),
+    req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),
     ...countWrongKey(gw, ["!", ...anon("var(txn.keyname)", "-m", "found")]),
     refuse(401, "invalid or missing project key", ["!public_host", "!", ...anon("var(txn.keyname)", "-m", "found")]),
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
@@ -91,7 +102,6 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    "keys.map": keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""),
     "policy.lua": policyLua(chains),
     ...errorFiles(),
   };

@@ -67,13 +67,17 @@ export interface GatewayOptions {
   readonly runAs?: string;
 }
 
-export interface GatewayBuild {
+/** What the compiler returns: nothing in it depends on a project key. */
+export interface GatewayCompiled {
   readonly config: string;
-  /** File name (relative to filesDir) -> contents. keys.map holds project keys (hashed): a secret. */
+  /** File name (relative to filesDir) -> contents: the Lua policy and the error pages. */
   readonly files: Readonly<Record<string, string>>;
-  /** What is served, for outputs and tests: route -> backend. */
+  /** What is served, for tests: route -> backend. */
   readonly routes: readonly Route[];
 }
+
+/** The compiled configuration with the key map among its files (keys.map holds hashed project keys). */
+export type GatewayBuild = GatewayCompiled;
 
 export interface Route {
   readonly chain: string;

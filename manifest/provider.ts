@@ -4,7 +4,7 @@
  * and the geolocation. Pure.
  */
 import type { StackSettings } from "../config/index.js";
-import { gatewayChains } from "../gateway/chains.js";
+import { gatewayChains } from "../plan/index.js";
 
 export interface ProviderManifest {
   readonly network: string;

@@ -1,8 +1,7 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import type { StackSettings } from "../config/index.js";
-import { ERROR_STATUS_CODES, type GatewayOptions } from "../gateway/build.js";
 import { bashHttpGet } from "./health.js";
-import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
+import { groupOf, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -11,7 +10,7 @@ export const GATEWAY_PATHS = {
   acmeDir: "/acme",
 } as const;
 export const METRICS_PORT = 8405;
-const ACME_PORT = 8888;
+export const ACME_PORT = 8888;
 
 /** The names the certificate covers: the domain (or localhost) and every Cosmos hostname. */
 export function certificateNames(settings: StackSettings): string[] {
@@ -22,35 +21,6 @@ export function certificateNames(settings: StackSettings): string[] {
 /** Open files HAProxy needs for `maxConnections`: two per connection plus listeners, checks, logs. */
 export const openFilesFor = (maxConnections: number) => 2 * maxConnections + 1024;
 
-/** How HAProxy is configured inside its container. */
-export function gatewayOptions(settings: StackSettings): GatewayOptions {
-  return {
-    bindAddress: "0.0.0.0",
-    httpsPort: 443,
-    httpPort: 80,
-    // Reachable on the private Docker network only: the port is never published.
-    metrics: { address: "0.0.0.0", port: METRICS_PORT },
-    certFile: GATEWAY_PATHS.certFile,
-    filesDir: GATEWAY_PATHS.configDir,
-    acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
-    resolver: "127.0.0.11:53",
-    adminSocket: GATEWAY_PATHS.adminSocket,
-    rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
-    maxBodyBytes: settings.gateway.maxBodyKiB * 1024,
-    domain: settings.gateway.domain,
-    corsOrigins: settings.gateway.corsOrigins,
-    maxBatch: settings.gateway.maxBatch,
-    wrongKeysPerMinute: settings.gateway.wrongKeysPerMinute,
-    maxConnectionsPerAddress: settings.gateway.maxConnectionsPerAddress,
-    wsMaxConnectionsPerKey: settings.gateway.wsMaxConnectionsPerKey,
-    wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
-    checkIntervalMs: 5000,
-    caFile: "/etc/ssl/certs/ca-certificates.crt",
-    maxConnections: settings.gateway.maxConnections,
-    runAs: "haproxy",
-  };
-}
-
 export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
   return [
     { key: "certs", name: "rpcstack-gateway-certs", purpose: "the gateway's TLS certificate", retain: settings.retainData },
@@ -60,7 +30,10 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
   ];
 }
 
-export function gatewayServices(settings: StackSettings): ServiceGroup {
+/** The gateway's containers by role: the first certificate, HAProxy and, with a domain, the ACME client. */
+export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly acme?: ServiceSpec }>;
+
+export function gatewayRole(settings: StackSettings): GatewayRole {
   const names = certificateNames(settings);
   const certInit: ServiceSpec = {
     name: "cert-init",
@@ -71,7 +44,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     environment: {},
     ports: [],
     volumes: [{ volume: "certs", path: "/certs" }],
-    files: [{ path: `${GATEWAY_PATHS.acmeDir}/selfsigned.py`, source: "gateway/acme/selfsigned.py" }],
+    files: [{ from: "package", path: `${GATEWAY_PATHS.acmeDir}/selfsigned.py`, source: "gateway/acme/selfsigned.py" }],
     restart: "no",
     stopGraceSeconds: 10,
     dependsOn: [],
@@ -97,9 +70,9 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
           { volume: "haproxy-run", path: "/var/run/haproxy" },
         ],
         files: [
-          { path: `${GATEWAY_PATHS.acmeDir}/acme.sh`, source: "gateway/acme/acme.sh", executable: true },
-          { path: `${GATEWAY_PATHS.acmeDir}/deploy.sh`, source: "gateway/acme/deploy.sh", executable: true },
-          { path: `${GATEWAY_PATHS.acmeDir}/haproxy_cert.py`, source: "gateway/acme/haproxy_cert.py" },
+          { from: "package", path: `${GATEWAY_PATHS.acmeDir}/acme.sh`, source: "gateway/acme/acme.sh", executable: true },
+          { from: "package", path: `${GATEWAY_PATHS.acmeDir}/deploy.sh`, source: "gateway/acme/deploy.sh", executable: true },
+          { from: "package", path: `${GATEWAY_PATHS.acmeDir}/haproxy_cert.py`, source: "gateway/acme/haproxy_cert.py" },
         ],
         restart: "unless-stopped",
         stopGraceSeconds: 30,
@@ -122,10 +95,8 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
       { volume: "haproxy-run", path: "/var/run/haproxy" },
     ],
     files: [
-      { path: `${GATEWAY_PATHS.configDir}/haproxy.cfg`, source: "", generated: "haproxy.cfg" },
-      { path: `${GATEWAY_PATHS.configDir}/keys.map`, source: "", generated: "keys.map" },
-      { path: `${GATEWAY_PATHS.configDir}/policy.lua`, source: "", generated: "policy.lua" },
-      ...ERROR_STATUS_CODES.map((s) => ({ path: `${GATEWAY_PATHS.configDir}/errors/${s}.http`, source: "", generated: `errors/${s}.http` })),
+      // haproxy.cfg, the key map, the Lua policy and the error pages, as the gateway compiler writes them.
+      { from: "generated", dir: GATEWAY_PATHS.configDir, set: "gateway" },
     ],
     healthcheck: bashHttpGet(METRICS_PORT, "/metrics", [200], 10),
     restart: "unless-stopped",
@@ -137,5 +108,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     stopGraceSeconds: 30,
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };
-  return { services: acme ? [certInit, haproxy, acme] : [certInit, haproxy], volumes: gatewayVolumes(settings) };
+  return { services: { certInit, haproxy, ...(acme ? { acme } : {}) }, volumes: gatewayVolumes(settings) };
 }
+
+export const gatewayServices = (settings: StackSettings): ServiceGroup => groupOf(gatewayRole(settings));

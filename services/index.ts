@@ -1,26 +1,26 @@
-/** config -> service specs. The single source of truth for what runs; no Pulumi, no I/O. */
+/** config -> service specs by role. The single source of truth for what runs; no Pulumi, no I/O. */
 import type { StackSettings } from "../config/index.js";
-import { l1Services, l1Urls } from "./l1.js";
-import { l2Services, l2Urls } from "./l2.js";
-import type { ServiceGroup } from "./types.js";
+import { gatewayRole, type GatewayRole } from "./gateway.js";
+import { l1Role, type L1Role } from "./l1.js";
+import { l2Role, type L2Role } from "./l2.js";
+import { readinessRole, type ReadinessRole } from "./readiness.js";
 
 export * from "./types.js";
 export { PORTS } from "./ports.js";
-export { l1Urls, JWT_PATH } from "./l1.js";
-export { l2Urls, type L2Urls } from "./l2.js";
-export { syncCheck, syncHealth, syncHealthUrls, SYNC_HEALTH_PORT } from "./readiness.js";
+export { l1Urls, l1Role, l1Services, JWT_PATH, type L1Role, type L1Urls } from "./l1.js";
+export { l2Urls, l2Role, l2Services, type L2Role, type L2Urls } from "./l2.js";
+export { syncCheck, syncHealth, syncHealthUrls, readinessRole, SYNC_HEALTH_PORT, type ReadinessRole } from "./readiness.js";
+export { gatewayRole, gatewayServices, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, type GatewayRole } from "./gateway.js";
 
+/** Every container of one stack, by role: built once per stack, read by the components and the exporter. */
 export interface StackServices {
-  readonly l1: ServiceGroup;
-  readonly l2: ServiceGroup;
-  readonly urls: { readonly l1: ReturnType<typeof l1Urls>; readonly l2: ReturnType<typeof l2Urls> };
+  readonly l1: L1Role;
+  readonly l2: L2Role;
+  readonly readiness: ReadinessRole;
+  readonly gateway: GatewayRole;
 }
 
-export function buildServices(config: StackSettings): StackServices {
-  return {
-    l1: l1Services(config),
-    l2: l2Services(config),
-    urls: { l1: l1Urls(), l2: l2Urls(config) },
-  };
+export function buildServices(settings: StackSettings): StackServices {
+  return { l1: l1Role(settings), l2: l2Role(settings), readiness: readinessRole(settings), gateway: gatewayRole(settings) };
 }
-export { gatewayServices, gatewayOptions, certificateNames, GATEWAY_PATHS, METRICS_PORT } from "./gateway.js";
+export * from "./files.js";

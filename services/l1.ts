@@ -2,7 +2,7 @@
 import type { StackSettings } from "../config/index.js";
 import { bashHttpGet, wgetJsonRpc } from "./health.js";
 import { PORTS } from "./ports.js";
-import type { PortSpec, ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
+import { groupOf, type PortSpec, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
 
 export const JWT_PATH = "/jwt/jwt.hex";
 
@@ -17,6 +17,7 @@ const JWT_INIT_SCRIPT =
   `test "$(wc -c < ${JWT_PATH})" -eq 64`;
 
 /** The in-network URLs other services use to reach the L1 node. */
+export type L1Urls = ReturnType<typeof l1Urls>;
 export function l1Urls() {
   return {
     rpcHttp: `http://geth:${P.geth.http}`,
@@ -79,8 +80,13 @@ function gethDev(config: StackSettings, blockSeconds: number): ServiceSpec {
   };
 }
 
-export function l1Services(config: StackSettings): ServiceGroup {
-  if (config.network.dev) return { services: [gethDev(config, config.network.dev.l1BlockSeconds)], volumes: l1Volumes(config) };
+/** The L1 node's containers by role: JWT init, execution and consensus client (execution only on devnet). */
+export type L1Role = Role<{ readonly jwtInit?: ServiceSpec; readonly execution: ServiceSpec; readonly consensus?: ServiceSpec }> & { readonly urls: L1Urls };
+
+export const l1Services = (config: StackSettings): ServiceGroup => groupOf(l1Role(config));
+
+export function l1Role(config: StackSettings): L1Role {
+  if (config.network.dev) return { services: { execution: gethDev(config, config.network.dev.l1BlockSeconds) }, volumes: l1Volumes(config), urls: l1Urls() };
   const consensusImage = config.l1.consensusImage;
   const checkpointSyncUrl = config.l1.checkpointSyncUrl;
   if (!consensusImage || !checkpointSyncUrl) throw new Error(`rpcstack:l1.consensusImage: network ${config.network.name} needs a consensus client`);
@@ -178,5 +184,5 @@ export function l1Services(config: StackSettings): ServiceGroup {
       { service: "geth", condition: "service_started" },
     ],
   };
-  return { services: [jwtInit, geth, lighthouse], volumes: l1Volumes(config) };
+  return { services: { jwtInit, execution: geth, consensus: lighthouse }, volumes: l1Volumes(config), urls: l1Urls() };
 }

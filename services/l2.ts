@@ -1,9 +1,9 @@
 /** Starknet L2 (Juno or Pathfinder) and the indexer that follows it. */
-import type { StackSettings } from "../config/index.js";
+import { describeJunoPoll, type L2Settings, type StackSettings } from "../config/index.js";
 import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
-import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
+import { groupOf, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
 
 const P = PORTS;
 
@@ -54,10 +54,9 @@ function required<T>(value: T | undefined, client: string, config: StackSettings
   return value;
 }
 
-function juno(config: StackSettings): ServiceSpec {
-  // Config resolution decided the flag from the release; a settings value without one is a bug.
-  const pollFlag = config.l2.pollFlag;
-  if (!pollFlag) throw new Error(`rpcstack:l2.image: no poll-interval flag resolved for Juno ${config.l2.release}`);
+type JunoSettings = Extract<L2Settings, { client: "juno" }>;
+
+function juno(config: StackSettings, l2: JunoSettings): ServiceSpec {
   return {
     name: "juno",
     containerName: "rpcstack-juno",
@@ -75,8 +74,9 @@ function juno(config: StackSettings): ServiceSpec {
       "--db-path=/var/lib/juno",
       `--network=${required(config.network.l2.junoNetwork, "Juno", config)}`,
       `--eth-node=${l1Urls().rpcWs}`,
-      pollFlag,
-      config.l2.pendingPollInterval,
+      // The flag config resolution chose for this release.
+      l2.pollFlag,
+      l2.pendingPollInterval,
     ],
     environment: {},
     ports: [
@@ -155,9 +155,10 @@ function starknetDevnet(config: StackSettings): ServiceSpec {
 }
 
 export function l2Node(config: StackSettings): ServiceSpec {
-  switch (config.l2.client) {
+  const l2 = config.l2;
+  switch (l2.client) {
     case "juno":
-      return juno(config);
+      return juno(config, l2);
     case "pathfinder":
       return pathfinder(config);
     case "starknet-devnet":
@@ -165,8 +166,8 @@ export function l2Node(config: StackSettings): ServiceSpec {
   }
 }
 
-export function indexer(config: StackSettings): ServiceSpec {
-  const node = l2Node(config);
+/** The indexer, started once `node` is healthy. */
+export function indexer(config: StackSettings, node: ServiceSpec): ServiceSpec {
   return {
     name: "indexer",
     containerName: "rpcstack-indexer",
@@ -176,8 +177,8 @@ export function indexer(config: StackSettings): ServiceSpec {
     ports: [],
     volumes: [],
     files: [
-      { path: "/indexer/indexer.sh", source: "indexer/indexer.sh", executable: true },
-      { path: "/indexer/indexer.mjs", source: "indexer/indexer.mjs" },
+      { from: "package", path: "/indexer/indexer.sh", source: "indexer/indexer.sh", executable: true },
+      { from: "package", path: "/indexer/indexer.mjs", source: "indexer/indexer.mjs" },
     ],
     restart: "unless-stopped",
     user: "1000:1000",
@@ -186,11 +187,19 @@ export function indexer(config: StackSettings): ServiceSpec {
   };
 }
 
-/** dc-l2.yaml's worth: the L2 node, and the indexer when enabled. */
-export function l2Services(config: StackSettings): ServiceGroup {
+/** The L2 node's containers by role, and the line `pulumi up` says about how the node was configured. */
+export type L2Role = Role<{ readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & { readonly urls: L2Urls; readonly notice?: string };
+
+export function l2Role(config: StackSettings): L2Role {
   const node = l2Node(config);
+  const l2 = config.l2;
   return {
-    services: config.indexer.enabled ? [node, indexer(config)] : [node],
+    services: { node, ...(config.indexer.enabled ? { indexer: indexer(config, node) } : {}) },
     volumes: l2Volumes(config),
+    urls: l2Urls(config),
+    ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
   };
 }
+
+/** dc-l2.yaml's worth: the L2 node, and the indexer when enabled. */
+export const l2Services = (config: StackSettings): ServiceGroup => groupOf(l2Role(config));

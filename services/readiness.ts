@@ -3,11 +3,11 @@ import type { StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
 import { SYNC_HEALTH_PORT } from "./ports.js";
-import type { FileSpec, HealthCheckSpec, ServiceSpec } from "./types.js";
+import type { FileSpec, HealthCheckSpec, Role, ServiceSpec } from "./types.js";
 
 export { SYNC_HEALTH_PORT };
 
-const PROGRAM: FileSpec = { path: "/readiness/ready.js", source: "readiness/cli.ts", bundle: true };
+const PROGRAM: Extract<FileSpec, { from: "bundle" }> = { from: "bundle", path: "/readiness/ready.js", source: "readiness/cli.ts" };
 
 /** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
 export function syncHealthUrls(settings: StackSettings) {
@@ -19,11 +19,12 @@ export function syncHealthUrls(settings: StackSettings) {
 
 function ruleArgs(settings: StackSettings): string[] {
   const r = settings.readiness;
+  const l2 = l2Urls(settings);
   return [
     "--l1", l1Urls().rpcHttp,
-    "--l2", l2Urls(settings).rpcHttp,
+    "--l2", l2.rpcHttp,
     // The node's own readiness, when it has one (Starknet Devnet has none: its head decides).
-    ...(l2Urls(settings).nodeReady ? ["--l2-ready", l2Urls(settings).nodeReady!] : []),
+    ...(l2.nodeReady ? ["--l2-ready", l2.nodeReady] : []),
     "--tolerance-blocks", String(r.toleranceBlocks),
     ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
   ];
@@ -76,4 +77,11 @@ export function syncHealth(settings: StackSettings): ServiceSpec {
     healthcheck: serving,
     restart: "unless-stopped",
   };
+}
+
+/** The readiness containers by role, and the live checks the gateway uses. */
+export type ReadinessRole = Role<{ readonly check: ServiceSpec; readonly health: ServiceSpec }> & { readonly healthUrls: ReturnType<typeof syncHealthUrls> };
+
+export function readinessRole(settings: StackSettings): ReadinessRole {
+  return { services: { check: syncCheck(settings), health: syncHealth(settings) }, volumes: [], healthUrls: syncHealthUrls(settings) };
 }

@@ -17,20 +17,23 @@ export interface VolumeMount {
   readonly readOnly?: boolean;
 }
 
-/** A file shipped with the package and placed into the container (the indexer script). */
-export interface FileSpec {
-  readonly path: string;
-  /** Path relative to the package root. */
-  readonly source: string;
-  readonly executable?: boolean;
-  /** Ship `source` (TypeScript) bundled into one dependency-free JavaScript file. */
-  readonly bundle?: boolean;
+/**
+ * A file placed into the container. Where it comes from decides how it is shipped, so a
+ * generated file can never be taken for a package path.
+ */
+export type FileSpec =
+  /** A file of the package (`source` relative to the package root), copied as is. */
+  | { readonly from: "package"; readonly path: string; readonly source: string; readonly executable?: boolean }
+  /** A TypeScript entry of the package, shipped bundled into one dependency-free JavaScript file. */
+  | { readonly from: "bundle"; readonly path: string; readonly source: string; readonly executable?: boolean }
   /**
-   * Generated at deploy time instead of read from `source` (the gateway's configuration and
-   * key map): the component supplies it under this name, as a Pulumi secret.
+   * A set of files generated at deploy time (the gateway's configuration and key map), placed
+   * under `dir`: whoever deploys the spec supplies the set's files by name.
    */
-  readonly generated?: string;
-}
+  | { readonly from: "generated"; readonly dir: string; readonly set: GeneratedSet };
+
+/** The generated file sets a spec may name. */
+export type GeneratedSet = "gateway";
 
 export interface HealthCheckSpec {
   /** Docker HEALTHCHECK test, e.g. ["CMD-SHELL", "..."]. */
@@ -78,6 +81,20 @@ export interface VolumeSpec {
 export interface ServiceGroup {
   readonly services: readonly ServiceSpec[];
   readonly volumes: readonly VolumeSpec[];
+}
+
+/** A role's services, each under its name (an optional one may be absent), in start order. */
+export type RoleServices = Readonly<Record<string, ServiceSpec | undefined>>;
+
+/** One role of the stack (L1, L2, readiness, gateway): its named services and their volumes. */
+export interface Role<S extends RoleServices> {
+  readonly services: S;
+  readonly volumes: readonly VolumeSpec[];
+}
+
+/** A role's services as a list in start order, for a compose file. */
+export function groupOf(role: Role<RoleServices>): ServiceGroup {
+  return { services: Object.values(role.services).filter((s): s is ServiceSpec => s !== undefined), volumes: role.volumes };
 }
 
 /** The private Docker network every service joins. */

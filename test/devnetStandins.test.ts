@@ -19,7 +19,9 @@ const TSX = join(ROOT, "node_modules/.bin/tsx");
 
 const settings = loadConfig({ entries: { ...stackFileConfig("local"), "rpcstack:projectKeys": encodeConfigValue(TEST_PROJECT_KEYS) } });
 const specs = buildServices(settings);
-const commandOf = (name: string) => [...specs.l1.services, ...specs.l2.services].find((s) => s.name === name)!.command;
+// Devnet runs one execution client and one L2 node: the roles the stand-ins replace.
+const byName = { geth: specs.l1.services.execution, "starknet-devnet": specs.l2.services.node } as const;
+const commandOf = (name: keyof typeof byName) => byName[name].command;
 
 /** The spec's flags with every listen address on loopback and every fixed port replaced. */
 function onLoopback(args: readonly string[], ports: Record<string, number>): string[] {
@@ -53,8 +55,8 @@ afterAll(async () => {
 });
 
 /** A service's Docker health check, run as Docker runs it, against the stand-in's port. */
-function healthCheck(name: string, fromPort: number, toPort: number): number | null {
-  const spec = [...specs.l1.services, ...specs.l2.services].find((s) => s.name === name)!.healthcheck!;
+function healthCheck(name: keyof typeof byName, fromPort: number, toPort: number): number | null {
+  const spec = byName[name].healthcheck!;
   expect(spec.test[0]).toBe("CMD-SHELL");
   // Both images are Alpine: BusyBox wget, not GNU wget, first on PATH.
   const bin = mkdtempSync(join(tmpdir(), "rpcstack-busybox-"));

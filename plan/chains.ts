@@ -1,7 +1,7 @@
 /** Which chains the gateway serves: the stack's own nodes plus `gateway.chains`. Pure. */
 import type { StackSettings } from "../config/index.js";
 import { l1Urls, l2Urls, syncHealthUrls } from "../services/index.js";
-import type { GatewayChain } from "./build.js";
+import type { GatewayChain } from "../gateway/types.js";
 
 export function gatewayChains(settings: StackSettings): GatewayChain[] {
   const { l1, l2 } = settings.network.chains;

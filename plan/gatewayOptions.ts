@@ -1,0 +1,34 @@
+/** How HAProxy is configured inside its container: the gateway compiler's options from the settings. Pure. */
+import type { StackSettings } from "../config/index.js";
+import type { GatewayOptions } from "../gateway/types.js";
+import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT } from "../services/index.js";
+
+/** How HAProxy is configured inside its container. */
+export function gatewayOptions(settings: StackSettings): GatewayOptions {
+  return {
+    bindAddress: "0.0.0.0",
+    httpsPort: 443,
+    httpPort: 80,
+    // Reachable on the private Docker network only: the port is never published.
+    metrics: { address: "0.0.0.0", port: METRICS_PORT },
+    certFile: GATEWAY_PATHS.certFile,
+    filesDir: GATEWAY_PATHS.configDir,
+    acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
+    resolver: "127.0.0.11:53",
+    adminSocket: GATEWAY_PATHS.adminSocket,
+    rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
+    maxBodyBytes: settings.gateway.maxBodyKiB * 1024,
+    domain: settings.gateway.domain,
+    corsOrigins: settings.gateway.corsOrigins,
+    maxBatch: settings.gateway.maxBatch,
+    wrongKeysPerMinute: settings.gateway.wrongKeysPerMinute,
+    maxConnectionsPerAddress: settings.gateway.maxConnectionsPerAddress,
+    wsMaxConnectionsPerKey: settings.gateway.wsMaxConnectionsPerKey,
+    wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
+    checkIntervalMs: 5000,
+    caFile: "/etc/ssl/certs/ca-certificates.crt",
+    maxConnections: settings.gateway.maxConnections,
+    runAs: "haproxy",
+  };
+}
+

@@ -1,0 +1,36 @@
+/**
+ * The plan of one stack, built once: every container by role (services/), and the gateway's
+ * compiled configuration (gateway/), keyless. Components and the compose exporter read it. Pure.
+ */
+import type { StackSettings } from "../config/index.js";
+import { CONFIG_FILE, KEY_MAP_FILE, compileGateway } from "../gateway/build.js";
+import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/types.js";
+import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
+import { gatewayChains } from "./chains.js";
+import { gatewayOptions } from "./gatewayOptions.js";
+
+export { gatewayChains, gatewayOptions };
+
+export interface StackPlan extends StackServices {
+  readonly gatewayConfig: {
+    readonly chains: readonly GatewayChain[];
+    readonly options: GatewayOptions;
+    /** haproxy.cfg and the files it reads, except the key map: nothing in it is secret. */
+    readonly compiled: GatewayCompiled;
+  };
+}
+
+export function planStack(settings: StackSettings): StackPlan {
+  const chains = gatewayChains(settings);
+  const options = gatewayOptions(settings);
+  return { ...buildServices(settings), gatewayConfig: { chains, options, compiled: compileGateway(chains, options) } };
+}
+
+/** The gateway's generated files in the order they are placed; only the key map is marked secret. */
+export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K): GeneratedFile<string | K>[] {
+  return [
+    { name: CONFIG_FILE, content: compiled.config },
+    { name: KEY_MAP_FILE, content: keyMap, secret: true },
+    ...Object.entries(compiled.files).map(([name, content]) => ({ name, content })),
+  ];
+}
