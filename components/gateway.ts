@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
-import { gatewayChains, gatewayFiles } from "../plan/index.js";
+import { gatewayFiles, publicEndpoints, type ChainEndpoints } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes } from "./dockerServices.js";
 
@@ -23,29 +23,7 @@ export interface GatewayArgs {
   readonly publicAddress: pulumi.Input<string>;
 }
 
-export interface ChainEndpoints {
-  readonly chainId: string;
-  /** URLs with `<KEY>` standing for a project key. */
-  readonly endpoints: Readonly<Record<string, string>>;
-}
-
-/** What users call, per chain and interface (no key in it). */
-export function publicEndpoints(settings: StackSettings, host: string): Record<string, ChainEndpoints> {
-  const out: Record<string, ChainEndpoints> = {};
-  for (const c of gatewayChains(settings)) {
-    const e: Record<string, string> = {};
-    const base = `https://${host}/gateway/${c.path}`;
-    if (c.upstreams.rpcHttp) e.rpcHttp = `${base}/rpc-http/<KEY>`;
-    if (c.upstreams.rpcHttp && c.kind === "cosmos") e.tendermintUri = `${base}/rpc-http/<KEY>/status`;
-    if (c.upstreams.rest) e.rest = `${base}/rest/<KEY>/<rest_path>`;
-    if (c.upstreams.rpcWs) e.rpcWs = `wss://${host}/gateway/${c.path}/rpc/<KEY>?secret=null`;
-    if (c.hostnames?.tendermintRpc) (e.tendermintRpc = `https://${c.hostnames.tendermintRpc}`), (e.tendermintWs = `wss://${c.hostnames.tendermintRpc}/websocket`);
-    if (c.hostnames?.rest) e.restHost = `https://${c.hostnames.rest}`;
-    if (c.hostnames?.grpc) e.grpc = `${c.hostnames.grpc}:443`;
-    out[c.path] = { chainId: c.chainId, endpoints: e };
-  }
-  return out;
-}
+export { publicEndpoints, type ChainEndpoints } from "../plan/index.js";
 
 /**
  * The TLS gateway on 443: HAProxy (official image) with the generated configuration (in the
@@ -67,8 +45,7 @@ export class Gateway extends pulumi.ComponentResource {
     const volumes = createVolumes(ctx, args.role.volumes);
     this.container = createContainers(ctx, args.role.services, volumes).haproxy;
     this.containerName = this.container.name;
-    const host = s.gateway.domain ?? "localhost";
-    this.endpoints = pulumi.output(publicEndpoints(s, host));
+    this.endpoints = pulumi.output(publicEndpoints(s));
     this.registerOutputs({ endpoints: this.endpoints, containerName: this.containerName, publicAddress: args.publicAddress });
   }
 }

@@ -79,7 +79,7 @@ export class RpcProvider extends pulumi.ComponentResource {
     );
     this.smokeTest = new SmokeTest(
       `${name}-smoke`,
-      { settings: s, projectKeys: args.projectKeys, baseUrl: `https://${s.gateway.domain ?? "localhost"}`, gateway: this.gateway.container },
+      { settings: s, projectKeys: args.projectKeys, baseUrl: plan.surface.baseUrl, gateway: this.gateway.container },
       { parent: this },
     );
     this.providerManifest = pulumi.output(providerManifest(s));

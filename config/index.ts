@@ -5,3 +5,4 @@ export * from "./types.js";
 export * from "./validate.js";
 export * from "./versions.js";
 export * from "./releases.js";
+export * from "./publicHost.js";

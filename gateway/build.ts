@@ -12,10 +12,11 @@ import { anon, req, serialize, type Cond, type Rule, type Section } from "./mode
 import { policyLua, policyRules } from "./policy.js";
 import { chainRoutes } from "./routes.js";
 import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
-import type { GatewayBuild, GatewayChain, GatewayCompiled, GatewayOptions, ProjectKey, Route } from "./types.js";
+import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
 export { CHECK_AGENT, parseUpstream } from "./upstreams.js";
+export { HEAD_METHOD, headProbe } from "./heads.js";
 export * from "./types.js";
 
 /** The configuration's file name, and the key map's: the one file that depends on project keys. */
@@ -95,7 +96,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
       ["acl", "served", "path_beg", "/gateway/"],
       ["acl", "served", ...(hostnames.length ? ["req.hdr(host),field(1,:)", "-i", ...hostnames] : ["always_false"])],
       ["acl", "known_chain", "var(txn.chain)", "-m", "str", ...(chains.length ? chains.map((c) => c.path) : ["-"])],
-      ["acl", "known_iface", "var(txn.iface)", "-m", "str", "rpc-http", "rest", "rpc"],
+      ["acl", "known_iface", "var(txn.iface)", "-m", "str", ...INTERFACES],
     ],
     rules,
   };

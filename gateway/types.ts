@@ -2,7 +2,9 @@
 import type { ChainKind, ProjectKey } from "../config/index.js";
 
 export type { ChainKind, ProjectKey };
-export type Interface = "rpc-http" | "rest" | "rpc";
+/** The interface words of the gateway paths, `/gateway/<chain>/<interface>/<KEY>/...`. */
+export const INTERFACES = ["rpc-http", "rest", "rpc"] as const;
+export type Interface = (typeof INTERFACES)[number];
 
 export interface GatewayChain {
   readonly path: string;

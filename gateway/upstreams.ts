@@ -1,4 +1,5 @@
 /** Upstream URLs, their health checks, and the backends that relay to them. */
+import { headProbe } from "./heads.js";
 import { JSON_TYPE } from "./errors.js";
 import type { Directive, Section } from "./model.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
@@ -32,8 +33,7 @@ function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expec
   }
   if (c.upstreams.rpcHttp && c.kind !== "cosmos") {
     const u = parseUpstream(c.upstreams.rpcHttp);
-    const method = c.kind === "evm" ? "eth_blockNumber" : "starknet_blockNumber";
-    const body = JSON.stringify({ jsonrpc: "2.0", method, params: [], id: 1 });
+    const body = headProbe(c.kind);
     return {
       target: u,
       send: ["meth", "POST", "uri", u.basePath || "/", "hdr", "Content-Type", JSON_TYPE, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT, "body", body],

@@ -1,10 +1,10 @@
 /**
  * The provider manifest: what an operator submits when applying to a provider program: each
- * chain with its id, path and public URLs (never a key), the hardware tier, the client versions
- * and the geolocation. Pure.
+ * chain with its id, path and public URLs (never a key), named in the served surface's one
+ * vocabulary (plan/surface.ts), the hardware tier, the client versions and the geolocation. Pure.
  */
 import type { StackSettings } from "../config/index.js";
-import { gatewayChains } from "../plan/index.js";
+import { servedSurface, type SurfaceInterface } from "../plan/surface.js";
 
 export interface ProviderManifest {
   readonly network: string;
@@ -17,16 +17,15 @@ export interface ProviderManifest {
     readonly path: string;
     readonly kind: string;
     readonly source: "own node" | "relayed upstream";
-    readonly interfaces: Readonly<Record<string, string>>;
+    readonly interfaces: Readonly<Partial<Record<SurfaceInterface, string>>>;
   }[];
 }
 
 export function providerManifest(settings: StackSettings): ProviderManifest {
-  const host = settings.gateway.domain ?? "localhost";
-  const builtIn = new Set([settings.network.chains.l1.chainId, settings.network.chains.l2.chainId]);
+  const surface = servedSurface(settings);
   return {
     network: settings.network.name,
-    gateway: `https://${host}`,
+    gateway: surface.baseUrl,
     geolocation: settings.geolocation ?? null,
     tier: { ...settings.tier },
     clients: {
@@ -36,16 +35,12 @@ export function providerManifest(settings: StackSettings): ProviderManifest {
       ...(settings.indexer.enabled ? { indexer: settings.indexer.image } : {}),
       gateway: settings.gateway.image,
     },
-    chains: gatewayChains(settings).map((c) => {
-      const i: Record<string, string> = {};
-      const base = `https://${host}/gateway/${c.path}`;
-      if (c.upstreams.rpcHttp) i["rpc-http"] = `${base}/rpc-http/<KEY>`;
-      if (c.upstreams.rest) i.rest = `${base}/rest/<KEY>`;
-      if (c.upstreams.rpcWs) i.rpc = `wss://${host}/gateway/${c.path}/rpc/<KEY>?secret=null`;
-      if (c.hostnames?.tendermintRpc) i.tendermintRpc = `https://${c.hostnames.tendermintRpc}`;
-      if (c.hostnames?.rest) i.restHost = `https://${c.hostnames.rest}`;
-      if (c.hostnames?.grpc) i.grpc = `${c.hostnames.grpc}:443`;
-      return { chainId: c.chainId, path: c.path, kind: c.kind, source: builtIn.has(c.chainId) ? "own node" : "relayed upstream", interfaces: i };
-    }),
+    chains: surface.chains.map((c) => ({
+      chainId: c.chainId,
+      path: c.path,
+      kind: c.kind,
+      source: c.source,
+      interfaces: Object.fromEntries(c.interfaces.map((i) => [i.name, i.url])),
+    })),
   };
 }

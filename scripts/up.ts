@@ -13,7 +13,8 @@ import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { LocalWorkspace, PulumiCommand, type LocalWorkspaceOptions, type OutputMap, type UpResult } from "@pulumi/pulumi/automation";
 import type { SemVer } from "semver";
-import { NETWORKS, type NetworkName } from "../config/networks/index.js";
+import { NETWORKS, type ChainKind, type NetworkName } from "../config/networks/index.js";
+import { headProbe } from "../gateway/heads.js";
 
 /** The CLI installed when none is on PATH: the release that shipped the SDK in package-lock.json. */
 export const PULUMI_CLI_VERSION = "3.248.0";
@@ -233,10 +234,8 @@ export function elapsed(ms: number): string {
 interface ManifestChain {
   chainId: string;
   path: string;
-  kind: string;
+  kind: ChainKind;
 }
-
-const HEAD_CALL: Record<string, string> = { evm: "eth_blockNumber", starknet: "starknet_blockNumber" };
 
 /** What the terminal shows when the stack is up: endpoints, the key, one relay, the time. */
 export function summary(outputs: OutputMap, readKeyCommand: string, took: string): string {
@@ -255,10 +254,10 @@ export function summary(outputs: OutputMap, readKeyCommand: string, took: string
   const smoke = Object.entries(blocks).flatMap(([id, byIface]) => Object.entries(byIface).map(([iface, n]) => `${id} ${iface} at block ${n}`));
   if (smoke.length) lines.push("", `Smoke test relays through the gateway: ${smoke.join(", ")}.`);
   lines.push("", "The project key is a Pulumi secret (rpcstack:projectKeys); print it with:", `  ${readKeyCommand}`);
-  const target = chains.find((c) => c.kind === "starknet") ?? chains.find((c) => HEAD_CALL[c.kind]);
+  const target = chains.find((c) => c.kind === "starknet") ?? chains.find((c) => c.kind === "evm");
   const url = target && endpoints[target.path]?.endpoints.rpcHttp;
   if (target && url) {
-    const body = JSON.stringify({ jsonrpc: "2.0", method: HEAD_CALL[target.kind], params: [], id: 1 });
+    const body = headProbe(target.kind);
     // -k: the local stack's certificate is self-signed.
     lines.push(
       "",

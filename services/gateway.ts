@@ -1,5 +1,5 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
-import type { StackSettings } from "../config/index.js";
+import { publicHost, type StackSettings } from "../config/index.js";
 import { bashHttpGet } from "./health.js";
 import { groupOf, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
 
@@ -15,7 +15,7 @@ export const ACME_PORT = 8888;
 /** The names the certificate covers: the domain (or localhost) and every Cosmos hostname. */
 export function certificateNames(settings: StackSettings): string[] {
   const hostnames = settings.gateway.chains.flatMap((c) => Object.values(c.hostnames ?? {}));
-  return [settings.gateway.domain ?? "localhost", ...hostnames];
+  return [publicHost(settings), ...hostnames];
 }
 
 /** Open files HAProxy needs for `maxConnections`: two per connection plus listeners, checks, logs. */

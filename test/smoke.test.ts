@@ -7,7 +7,7 @@ import { bundleSource } from "../components/bundle.js";
 import { GATEWAY_IMAGES, IMAGES } from "../config/networks/images.js";
 import { parseSmokeOutput } from "../components/smokeTest.js";
 import type { GatewayChain } from "../gateway/build.js";
-import { smokePlan } from "../smoke/plan.js";
+import { smokePlan } from "../plan/index.js";
 import { runProgram, TEST_PROJECT_KEYS } from "./harness.js";
 import { startCosmosSim, startSwitch, type CosmosSim } from "./support/cosmosSim.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
@@ -140,6 +140,15 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
     });
     expect(m.chains.map((c: any) => [c.chainId, c.path, c.source])).toEqual([["ETH1", "eth", "own node"], ["STRK", "strk", "own node"], ["COSMOSHUB", "cosmoshub", "relayed upstream"]]);
     expect(m.chains[1].interfaces).toEqual({ "rpc-http": "https://rpc.example.com/gateway/strk/rpc-http/<KEY>", rpc: "wss://rpc.example.com/gateway/strk/rpc/<KEY>?secret=null" });
+    expect(m.chains[2].interfaces).toEqual({
+      "rpc-http": "https://rpc.example.com/gateway/cosmoshub/rpc-http/<KEY>",
+      "tendermint-uri": "https://rpc.example.com/gateway/cosmoshub/rpc-http/<KEY>/status",
+      rest: "https://rpc.example.com/gateway/cosmoshub/rest/<KEY>/<rest_path>",
+      "tendermint-rpc": "https://cosmoshub-rpc.rpc.example.com",
+      "tendermint-ws": "wss://cosmoshub-rpc.rpc.example.com/websocket",
+      "rest-host": "https://cosmoshub-rest.rpc.example.com",
+      grpc: "cosmoshub-grpc.rpc.example.com:443",
+    });
     expect(JSON.stringify(m)).not.toMatch(new RegExp(TEST_PROJECT_KEYS.map((k) => k.key).join("|")));
   });
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PulumiCommand } from "@pulumi/pulumi/automation";
 import { loadConfig } from "../config/index.js";
-import { publicEndpoints } from "../components/gateway.js";
+import { publicEndpoints } from "../plan/index.js";
 import { providerManifest } from "../manifest/provider.js";
 import { CLI_DIR, PULUMI_CLI_VERSION, STATE_DIR, dockerProblem, main, realDeps, type UpDeps } from "../scripts/up.js";
 import { makeFakePulumi, type FakePulumi } from "./support/fakePulumi.js";
@@ -31,7 +31,7 @@ function localOutputs(): Record<string, unknown> {
   const chains = providerManifest(settings).chains;
   return {
     network: settings.network.name,
-    endpoints: publicEndpoints(settings, "localhost"),
+    endpoints: publicEndpoints(settings),
     providerManifest: providerManifest(settings),
     smokeBlockNumbers: Object.fromEntries(chains.map((c) => [c.chainId, { "rpc-http": 41, rpc: 41 }])),
   };

@@ -1,0 +1,100 @@
+/**
+ * What the stack serves, at which URL: the served chains, each with its interfaces, public URLs,
+ * upstreams, health probe and head method, and the public host. The gateway's chains, the
+ * `endpoints` output, the provider manifest and the smoke plan are views of it. Pure.
+ */
+import { publicHost, type StackSettings } from "../config/index.js";
+import { HEAD_METHOD } from "../gateway/heads.js";
+import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
+import { l1Urls, l2Urls, syncHealthUrls } from "../services/index.js";
+
+/**
+ * The one vocabulary: the gateway path words, the Tendermint URI form of `rpc-http`, and the
+ * public-hostname forms of Cosmos chains.
+ */
+export const SURFACE_INTERFACES = [...INTERFACES, "tendermint-uri", "tendermint-rpc", "tendermint-ws", "rest-host", "grpc"] as const;
+export type SurfaceInterface = (typeof SURFACE_INTERFACES)[number];
+
+export interface ServedChain extends GatewayChain {
+  readonly source: "own node" | "relayed upstream";
+  readonly headMethod: string;
+  /** Public URL per interface, `<KEY>` standing for a project key, in SURFACE_INTERFACES order. */
+  readonly interfaces: readonly { readonly name: SurfaceInterface; readonly url: string }[];
+}
+
+export interface Surface {
+  /** The public host of the gateway, and its base URL. */
+  readonly host: string;
+  readonly baseUrl: string;
+  readonly chains: readonly ServedChain[];
+}
+
+/** Which interfaces a chain serves: the path words for its upstreams, the host forms for its hostnames. */
+export function chainInterfaces(c: GatewayChain): SurfaceInterface[] {
+  const has: Record<SurfaceInterface, unknown> = {
+    "rpc-http": c.upstreams.rpcHttp,
+    "tendermint-uri": c.upstreams.rpcHttp && c.kind === "cosmos",
+    rest: c.upstreams.rest,
+    rpc: c.upstreams.rpcWs,
+    "tendermint-rpc": c.hostnames?.tendermintRpc,
+    "tendermint-ws": c.hostnames?.tendermintRpc,
+    "rest-host": c.hostnames?.rest,
+    grpc: c.hostnames?.grpc,
+  };
+  const order = ["rpc-http", "tendermint-uri", "rest", "rpc", "tendermint-rpc", "tendermint-ws", "rest-host", "grpc"] as const;
+  return order.filter((i) => has[i]);
+}
+
+function interfaceUrl(name: SurfaceInterface, c: GatewayChain, host: string): string {
+  const base = `https://${host}/gateway/${c.path}`;
+  const hn = c.hostnames ?? {};
+  switch (name) {
+    case "rpc-http":
+      return `${base}/rpc-http/<KEY>`;
+    case "tendermint-uri":
+      return `${base}/rpc-http/<KEY>/status`;
+    case "rest":
+      return `${base}/rest/<KEY>/<rest_path>`;
+    case "rpc":
+      return `wss://${host}/gateway/${c.path}/rpc/<KEY>?secret=null`;
+    case "tendermint-rpc":
+      return `https://${hn.tendermintRpc}`;
+    case "tendermint-ws":
+      return `wss://${hn.tendermintRpc}/websocket`;
+    case "rest-host":
+      return `https://${hn.rest}`;
+    case "grpc":
+      return `${hn.grpc}:443`;
+  }
+}
+
+/** The chains the gateway relays: the stack's own nodes, then `gateway.chains`, with their method policy. */
+function gatewayChainsOf(settings: StackSettings): GatewayChain[] {
+  const { l1, l2 } = settings.network.chains;
+  const health = syncHealthUrls(settings);
+  const l2u = l2Urls(settings);
+  const builtIn: GatewayChain[] = [
+    { ...l1, upstreams: { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs }, healthUrl: health.l1 },
+    { ...l2, upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs }, healthUrl: health.l2 },
+  ];
+  // The method policy's per-chain additions (gateway.methodPolicy.<path>).
+  const policy = settings.gateway.methodPolicy ?? {};
+  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path] }));
+}
+
+export function servedSurface(settings: StackSettings): Surface {
+  const host = publicHost(settings);
+  const own = new Set([settings.network.chains.l1.chainId, settings.network.chains.l2.chainId]);
+  const chains = gatewayChainsOf(settings).map((c) => ({
+    ...c,
+    source: own.has(c.chainId) ? ("own node" as const) : ("relayed upstream" as const),
+    headMethod: HEAD_METHOD[c.kind],
+    interfaces: chainInterfaces(c).map((name) => ({ name, url: interfaceUrl(name, c, host) })),
+  }));
+  return { host, baseUrl: `https://${host}`, chains };
+}
+
+/** The gateway compiler's view: the chains without the surface's own fields. */
+export function gatewayChains(settings: StackSettings): GatewayChain[] {
+  return servedSurface(settings).chains.map(({ source: _s, headMethod: _h, interfaces: _i, ...c }) => c);
+}
