@@ -75,7 +75,7 @@ export function createContainers<S extends RoleServices>(
           .filter((p) => p.publish)
           .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
         volumes: svc.volumes.map((m) => ({
-          volumeName: volumeNamed(volumes, m.volume, svc.name).name,
+          volumeName: volumeNamed(ctx, volumes, m.volume, svc.name).name,
           containerPath: m.path,
           readOnly: m.readOnly ?? false,
         })),
@@ -105,7 +105,7 @@ export function createContainers<S extends RoleServices>(
       },
       {
         ...opts,
-        dependsOn: [...(ctx.dependsOn ?? []), ...svc.dependsOn.map((d) => containerNamed(containers, d.service, svc.name))],
+        dependsOn: [...(ctx.dependsOn ?? []), ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name))],
       },
     );
     containers.set(svc.name, container);
@@ -125,15 +125,15 @@ function fileContent(f: PlacedFile<pulumi.Input<string>>): pulumi.Input<string> 
   }
 }
 
-function volumeNamed(volumes: ReadonlyMap<string, docker.Volume>, key: string, service: string): docker.Volume {
+function volumeNamed(ctx: DeployContext, volumes: ReadonlyMap<string, docker.Volume>, key: string, service: string): docker.Volume {
   const v = volumes.get(key);
-  if (!v) throw new Error(`service ${service} mounts volume "${key}", which its group does not define`);
+  if (!v) throw new pulumi.ResourceError(`service ${service} mounts volume "${key}", which its group does not define`, ctx.parent);
   return v;
 }
 
-function containerNamed(containers: ReadonlyMap<string, docker.Container>, name: string, service: string): docker.Container {
+function containerNamed(ctx: DeployContext, containers: ReadonlyMap<string, docker.Container>, name: string, service: string): docker.Container {
   const c = containers.get(name);
-  if (!c) throw new Error(`service ${service} depends on "${name}", which is not created before it`);
+  if (!c) throw new pulumi.ResourceError(`service ${service} depends on "${name}", which is not created before it`, ctx.parent);
   return c;
 }
 

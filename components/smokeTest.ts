@@ -2,7 +2,7 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
 import { gatewayChains, smokePlan } from "../plan/index.js";
-import { SMOKE_PREFIX, type SmokeResult } from "../smoke/cli.js";
+import { SMOKE_PREFIX, type SmokeResult } from "../smoke/result.js";
 import { bundleSource } from "./bundle.js";
 import { lastTaggedJson } from "./taggedOutput.js";
 

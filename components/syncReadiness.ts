@@ -1,7 +1,7 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackSettings } from "../config/index.js";
-import { RESULT_PREFIX } from "../readiness/cli.js";
+import { RESULT_PREFIX } from "../readiness/result.js";
 import type { NodeState } from "../readiness/syncState.js";
 import type { ReadinessRole } from "../services/index.js";
 import { createContainers } from "./dockerServices.js";
@@ -54,7 +54,7 @@ export class SyncReadiness extends pulumi.ComponentResource {
       if (wait && code !== 0) {
         // Fails `pulumi up` with the program's own last words (timeout or unreachable node).
         const tail = (logs ?? "").trim().split("\n").slice(-3).join("\n");
-        throw new Error(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`);
+        throw new pulumi.ResourceError(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`, this);
       }
       return parsed ?? { synced: false };
     });

@@ -6,7 +6,7 @@ import Ajv, { type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
-import { GATEWAY_IMAGES, READINESS_IMAGE } from "./networks/images.js";
+import { GATEWAY_IMAGES, NODE_RUNTIME_IMAGE } from "./networks/images.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
@@ -181,7 +181,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       timeoutMinutes: raw.readiness?.timeoutMinutes ?? 60,
       toleranceBlocks: raw.readiness?.toleranceBlocks ?? 6,
       l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
-      image: raw.readiness?.image ?? READINESS_IMAGE,
+      image: raw.readiness?.image ?? NODE_RUNTIME_IMAGE,
     },
   };
 }

@@ -6,9 +6,10 @@
 import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
 import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
+import { RESULT_PREFIX } from "./result.js";
 import { describeState, type NodeState, type Observation } from "./syncState.js";
 
-export const RESULT_PREFIX = "RPCSTACK_READINESS ";
+export { RESULT_PREFIX };
 
 const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --l1 URL                   execution client JSON-RPC (eth_syncing, eth_blockNumber)

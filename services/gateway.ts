@@ -49,7 +49,9 @@ export function gatewayRole(settings: StackSettings): GatewayRole {
     stopGraceSeconds: 10,
     dependsOn: [],
   };
-  const acme: ServiceSpec | undefined = settings.gateway.domain
+  // The rules require an ACME account email with a domain: a public stack gets both.
+  const acmeEmail = settings.gateway.domain ? settings.gateway.acmeEmail : undefined;
+  const acme: ServiceSpec | undefined = acmeEmail
     ? {
         name: "acme",
         containerName: "rpcstack-acme",
@@ -58,7 +60,7 @@ export function gatewayRole(settings: StackSettings): GatewayRole {
         command: [`${GATEWAY_PATHS.acmeDir}/acme.sh`],
         environment: {
           ACME_DOMAINS: names.join(","),
-          ACME_EMAIL: settings.gateway.acmeEmail!,
+          ACME_EMAIL: acmeEmail,
           ACME_PORT: String(ACME_PORT),
           CERT_FILE: GATEWAY_PATHS.certFile,
           HAPROXY_SOCKET: GATEWAY_PATHS.adminSocket,

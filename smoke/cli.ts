@@ -7,13 +7,9 @@ import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { createClient, type RpcClient } from "../client/index.js";
 import { COSMOS_LATEST_BLOCK, HEAD_METHOD, headOf, type SmokeCheck } from "./plan.js";
+import { SMOKE_PREFIX, type SmokeResult } from "./result.js";
 
-export const SMOKE_PREFIX = "RPCSTACK_SMOKE ";
-
-export interface SmokeResult {
-  readonly ok: { chainId: string; iface: string; block: number }[];
-  readonly failed: { chainId: string; iface: string; error: string }[];
-}
+export { SMOKE_PREFIX, type SmokeResult };
 
 export async function runSmoke(base: string, key: string, plan: readonly SmokeCheck[], timeoutMs: number): Promise<SmokeResult> {
   const result: SmokeResult = { ok: [], failed: [] };

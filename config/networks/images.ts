@@ -22,8 +22,11 @@ export const GATEWAY_IMAGES = {
   certbot: "certbot/certbot:v5.6.0",
 } as const;
 
-/** Runs the bundled readiness program (sync checks and the live health endpoint). */
-export const READINESS_IMAGE = IMAGES.indexer;
+/**
+ * A plain Node.js image (the indexer's pin): it runs the bundled readiness program (sync checks
+ * and the live health endpoint), which needs nothing but Node.
+ */
+export const NODE_RUNTIME_IMAGE = IMAGES.indexer;
 
 /**
  * The devnet network's L2: Starknet Devnet (github.com/0xSpaceShard/starknet-devnet, published as
