@@ -6,20 +6,21 @@
  * median of the rounds. Writes bench/results/latest.json and bench/results/latest.svg.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import WebSocket, { WebSocketServer } from "ws";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
-import { writeGatewayFiles } from "../test/support/haproxy.js";
-import { freePort } from "../test/support/net.js";
+import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { startHardhat } from "../devtools/hardhat.js";
+import { freePort } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
+import { median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
+import { caddyfile, nginxConf } from "./proxies.js";
 
 const ROOT = join(__dirname, "..");
 const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
 const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
-const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,6 +38,8 @@ const WS_SECONDS = Number(args["ws-seconds"]);
 const ROUNDS = Number(args.rounds);
 const CONNECTIONS = Number(args.connections);
 const PROXY_THREADS = Number(args.threads);
+const wrk = (url: string, seconds = SECONDS) => wrkFor(url, seconds, CONNECTIONS);
+const wsRoundTrips = (url: string, seconds = WS_SECONDS) => wsFor(url, seconds, CONNECTIONS);
 
 const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-"));
 const children: ChildProcess[] = [];
@@ -72,92 +75,6 @@ async function waitTcp(port: number) {
   }
   throw new Error(`nothing listens on ${port}`);
 }
-
-interface Result {
-  rps: number;
-  p50ms: number;
-  p99ms: number;
-  /** CPU time the proxy's processes spent per request, in microseconds (steadier than req/s on a shared machine). */
-  cpuUsPerRequest?: number;
-}
-
-const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || "100");
-
-/** CPU milliseconds used so far by every process in a process group (a proxy and its workers). */
-function groupCpuMs(pgid: number): number {
-  let ticks = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return (ticks * 1000) / CLK_TCK;
-}
-
-/** Runs a measurement and adds the CPU the process group spent per request. */
-async function withCpu(pgid: number | undefined, measure: () => Result | Promise<Result>, seconds: number): Promise<Result> {
-  const before = pgid ? groupCpuMs(pgid) : 0;
-  const r = await measure();
-  if (!pgid) return r;
-  const requests = r.rps * seconds;
-  return { ...r, cpuUsPerRequest: Math.round(((groupCpuMs(pgid) - before) * 1000 * 10) / requests) / 10 };
-}
-
-const toMs = (v: string) => {
-  const m = /([\d.]+)(us|ms|s)/.exec(v);
-  if (!m) throw new Error(`wrk printed a latency it did not explain: ${v}`);
-  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
-};
-
-function wrk(url: string, seconds = SECONDS): Result {
-  const out = execFileSync("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", join(ROOT, "bench/post.lua"), url], { encoding: "utf8" });
-  const grab = (re: RegExp) => {
-    const m = re.exec(out);
-    if (!m) throw new Error(`wrk could not measure ${url} (no ${re.source}):\n${out}`);
-    return m[1];
-  };
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
-  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)) };
-}
-
-/** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
-async function wsRoundTrips(url: string, seconds = WS_SECONDS): Promise<Result> {
-  const latencies: number[] = [];
-  const deadline = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const ws = new WebSocket(url, { rejectUnauthorized: false });
-      await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
-      while (Date.now() < deadline) {
-        const t = process.hrtime.bigint();
-        await new Promise<void>((r) => {
-          ws.once("message", () => r());
-          ws.send(REQUEST);
-        });
-        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      }
-      ws.close();
-    }),
-  );
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 1000) / 1000;
-  return { rps: Math.round(latencies.length / seconds), p50ms: pct(50), p99ms: pct(99) };
-}
-
-const median = (xs: Result[]): Result => {
-  const mid = (f: (r: Result) => number) => {
-    const s = xs.map(f).sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
-  const cpu = xs.every((r) => r.cpuUsPerRequest !== undefined) ? { cpuUsPerRequest: mid((r) => r.cpuUsPerRequest!) } : {};
-  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), ...cpu };
-};
 
 async function main() {
   // Some of these print their version on stderr or exit non-zero after printing it.
@@ -224,75 +141,14 @@ async function main() {
     variant = { port, pid: startHaproxy(join(work, "haproxy-variant.cfg")).pid };
   }
 
-  // nginx: the same checks by hand: key via map, 401 otherwise, keep-alive to the upstream.
+  // nginx and Caddy (bench/proxies.ts): the same key check and relays, written by hand.
   const ngPort = await freePort();
-  writeFileSync(join(work, "nginx.conf"), `
-worker_processes ${PROXY_THREADS};
-daemon off;
-pid ${work}/nginx.pid;
-error_log stderr warn;
-events { worker_connections 4096; }
-http {
-  access_log ${work}/nginx-access.log;
-  client_body_temp_path ${work}/nginx-body; proxy_temp_path ${work}/nginx-proxy;
-  fastcgi_temp_path ${work}/nginx-fcgi; uwsgi_temp_path ${work}/nginx-uwsgi; scgi_temp_path ${work}/nginx-scgi;
-  map $key $key_ok { "${KEY}" 1; default 0; }
-  upstream up { server 127.0.0.1:${upPort}; keepalive 64; }
-  upstream upws { server 127.0.0.1:${wsPort}; }
-  server {
-    listen 127.0.0.1:${ngPort} ssl;
-    ssl_certificate ${cert};
-    ssl_certificate_key ${key};
-    location ~ ^/gateway/eth/rpc-http/(?<key>[^/]+)$ {
-      if ($key_ok = 0) { return 401; }
-      rewrite ^ / break;
-      proxy_pass http://up;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-    }
-    location ~ ^/gateway/eth/rpc/(?<key>[^/]+)$ {
-      if ($key_ok = 0) { return 401; }
-      rewrite ^ / break;
-      proxy_pass http://upws;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection "upgrade";
-      proxy_read_timeout 1h;
-    }
-    location / { return 404; }
-  }
-}
-`);
+  const proxyFiles = { work, cert, key, projectKey: KEY, threads: PROXY_THREADS };
+  writeFileSync(join(work, "nginx.conf"), nginxConf({ listen: ngPort, http: upPort, ws: wsPort }, proxyFiles));
   const nginx = startProc("nginx", ["-c", join(work, "nginx.conf"), "-e", "stderr"]);
 
-  // Caddy: path matchers with the key, 401 otherwise.
   const cdPort = await freePort();
-  writeFileSync(join(work, "Caddyfile"), `{
-  admin off
-  auto_https off
-  storage file_system ${work}/caddy
-}
-https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
-  bind 127.0.0.1
-  tls ${cert} ${key}
-  log {
-    output file ${work}/caddy-access.log
-  }
-  @rpc path /gateway/eth/rpc-http/${KEY}
-  handle @rpc {
-    rewrite * /
-    reverse_proxy 127.0.0.1:${upPort}
-  }
-  @ws path /gateway/eth/rpc/${KEY}
-  handle @ws {
-    rewrite * /
-    reverse_proxy 127.0.0.1:${wsPort}
-  }
-  handle {
-    respond 401
-  }
-}
-`);
+  writeFileSync(join(work, "Caddyfile"), caddyfile({ listen: cdPort, http: upPort, ws: wsPort }, proxyFiles));
   const caddy = startProc("caddy", ["run", "--config", join(work, "Caddyfile"), "--adapter", "caddyfile"], { ...process.env, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work, HOME: work, GOMAXPROCS: String(Math.max(PROXY_THREADS, 1)) });
   await sleep(1500);
 
@@ -339,7 +195,6 @@ https://localhost:${cdPort}, https://127.0.0.1:${cdPort} {
   }
 
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
-  const { startHardhat } = await import("../test/support/hardhat.js");
   const evm = await startHardhat();
   let evmFigures: { direct: Result; gateway: Result } | undefined;
   try {

@@ -14,16 +14,15 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { request } from "node:https";
-import { WebSocket } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse, stringify } from "yaml";
-import { createClient, RelayError, type RpcClient } from "../../client/index.js";
+import { RelayError, type RpcClient } from "../../client/index.js";
 import { COMPOSE_FILES, projectName } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
 import { freePort } from "../support/net.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
+import { gatewayClient } from "./client.js";
 import { engineMissing, inspect, must, run, waitHealthy } from "./docker.js";
+import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
 
 const missing = engineMissing();
 
@@ -72,24 +71,7 @@ if (missing) {
       console.log(`e2e images ready in ${Math.round((Date.now() - t0) / 1000)} s`);
       for (const p of ["https", "http", "gethHttp", "gethWs", "junoHttp", "pfHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
 
-      // The local stack on Sepolia (the variant stacks/Pulumi.local.yaml describes in its comment:
-      // geth + Lighthouse + Juno), with the test's images through the stack's own image keys.
-      const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
-      Object.assign(stack.config, {
-        "rpcstack:network": "testnet",
-        "rpcstack:tier": "minimum",
-        "rpcstack:l1": { executionImage: images.geth, consensusImage: images.lighthouse },
-        "rpcstack:l2": { client: "juno", pendingPollInterval: "3s", image: images.juno },
-        "rpcstack:indexer": { image: images.node },
-        // This CI sandbox caps open files at 20000; HAProxy needs two per connection.
-        "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
-        "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
-      });
-      writeFileSync(join(dir, "Pulumi.e2e.yaml"), stringify(stack));
-      const pf = structuredClone(stack);
-      pf.config["rpcstack:l2"] = { client: "pathfinder", image: images.pathfinder };
-      pf.config["rpcstack:indexer"] = { enabled: false };
-      writeFileSync(join(dir, "Pulumi.e2e-pathfinder.yaml"), stringify(pf));
+      writeStackFiles(dir, images);
       writeFileSync(join(dir, "keys.json"), JSON.stringify([{ name: "e2e", key }]), { mode: 0o600 });
 
       // Public ports (p2p, 80, 443) move to loopback ports of the test's choosing; the RPC ports
@@ -128,34 +110,7 @@ if (missing) {
       expect(remaining, "the test leaves nothing behind").toEqual([]);
     }, 600_000);
 
-    // fetch over node:https trusting the gateway's own certificate (Node 20's fetch cannot be given a CA).
-    const tlsFetch = (ca: string) => (url: string | URL, init: RequestInit = {}) =>
-      new Promise<Response>((resolve, reject) => {
-        const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (d: Buffer) => chunks.push(d));
-          res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers: Object.entries(res.headers).map(([k, v]): [string, string] => [k, String(v)]) })));
-          res.on("error", reject);
-        });
-        req.on("error", reject);
-        req.end(init.body as string | undefined);
-      });
-    const clientFor = (chainIds: string, privateKey = key, retries = 2, gw = { url: gatewayUrl, ca }): RpcClient => {
-      const ca = gw.ca;
-      return createClient({
-        baseUrl: gw.url,
-        privateKey,
-        chainIds,
-        retries,
-        timeoutMs: 10_000,
-        fetch: tlsFetch(ca) as typeof fetch,
-        WebSocket: class extends WebSocket {
-          constructor(url: string) {
-            super(url, { ca });
-          }
-        } as any,
-      });
-    };
+    const clientFor = (chainIds: string, privateKey = key, retries = 2, gw = { url: gatewayUrl, ca }): RpcClient => gatewayClient(gw, chainIds, privateKey, retries);
 
     it("every container turns healthy by its own health check; the init steps ran once and succeeded", () => {
       for (const name of ["geth", "lighthouse", "juno", "sync-health", "gateway"]) expect(inspect(c(name), "{{.State.Health.Status}}"), name).toBe("healthy");
@@ -287,15 +242,7 @@ if (missing) {
     }, 400_000);
 
     it("the default local stack (devnet: geth --dev, Starknet Devnet) runs from its export and relays per chain and interface", async () => {
-      const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
-      Object.assign(dev.config, {
-        "rpcstack:l1": { executionImage: images.gethDev },
-        "rpcstack:l2": { image: images.starknetDevnet },
-        "rpcstack:indexer": { image: images.node },
-        "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
-        "rpcstack:readiness": { ...dev.config["rpcstack:readiness"], image: images.node },
-      });
-      writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify(dev));
+      writeDevnetStackFile(dir, images);
       const p: Record<string, number> = {};
       for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
       const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);

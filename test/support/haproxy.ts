@@ -3,9 +3,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { ProjectKey } from "../../config/index.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
+import { writeGatewayFiles } from "../../devtools/gatewayFiles.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 import { issueCert } from "./tls.js";
 
@@ -20,13 +21,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Writes the key map and error pages of a build where its configuration expects them (filesDir). */
-export function writeGatewayFiles(filesDir: string, build: GatewayBuild): void {
-  for (const [name, text] of Object.entries(build.files)) {
-    mkdirSync(dirname(join(filesDir, name)), { recursive: true });
-    writeFileSync(join(filesDir, name), text);
-  }
-}
+export { writeGatewayFiles };
 
 export const haproxyVersion = () => execFileSync("haproxy", ["-v"], { encoding: "utf8" }).split("\n")[0];
 

@@ -1,0 +1,94 @@
+/** The bench's measurements: wrk for HTTP, WebSocket round trips, CPU per request, medians. */
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import WebSocket from "ws";
+
+const ROOT = join(__dirname, "..");
+const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+
+export interface Result {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  /** CPU time the proxy's processes spent per request, in microseconds (steadier than req/s on a shared machine). */
+  cpuUsPerRequest?: number;
+}
+
+const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || "100");
+
+/** CPU milliseconds used so far by every process in a process group (a proxy and its workers). */
+function groupCpuMs(pgid: number): number {
+  let ticks = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+
+/** Runs a measurement and adds the CPU the process group spent per request. */
+export async function withCpu(pgid: number | undefined, measure: () => Result | Promise<Result>, seconds: number): Promise<Result> {
+  const before = pgid ? groupCpuMs(pgid) : 0;
+  const r = await measure();
+  if (!pgid) return r;
+  const requests = r.rps * seconds;
+  return { ...r, cpuUsPerRequest: Math.round(((groupCpuMs(pgid) - before) * 1000 * 10) / requests) / 10 };
+}
+
+const toMs = (v: string) => {
+  const m = /([\d.]+)(us|ms|s)/.exec(v);
+  if (!m) throw new Error(`wrk printed a latency it did not explain: ${v}`);
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+};
+
+export function wrk(url: string, seconds: number, connections: number): Result {
+  const out = execFileSync("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", join(ROOT, "bench/post.lua"), url], { encoding: "utf8" });
+  const grab = (re: RegExp) => {
+    const m = re.exec(out);
+    if (!m) throw new Error(`wrk could not measure ${url} (no ${re.source}):\n${out}`);
+    return m[1];
+  };
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
+  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)) };
+}
+
+/** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
+export async function wsRoundTrips(url: string, seconds: number, connections: number): Promise<Result> {
+  const latencies: number[] = [];
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const ws = new WebSocket(url, { rejectUnauthorized: false });
+      await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+      while (Date.now() < deadline) {
+        const t = process.hrtime.bigint();
+        await new Promise<void>((r) => {
+          ws.once("message", () => r());
+          ws.send(REQUEST);
+        });
+        latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      }
+      ws.close();
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 1000) / 1000;
+  return { rps: Math.round(latencies.length / seconds), p50ms: pct(50), p99ms: pct(99) };
+}
+
+export const median = (xs: Result[]): Result => {
+  const mid = (f: (r: Result) => number) => {
+    const s = xs.map(f).sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const cpu = xs.every((r) => r.cpuUsPerRequest !== undefined) ? { cpuUsPerRequest: mid((r) => r.cpuUsPerRequest!) } : {};
+  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), ...cpu };
+};

@@ -1,0 +1,69 @@
+/** Loopback helpers for real-process tests and the bench: free ports, waiting for a server, stopping children. */
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { createServer } from "node:net";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} not ready within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ""}`);
+}
+
+export interface Child {
+  readonly proc: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts a process in its own group so stop() ends it and anything it started. */
+export function start(cmd: string, args: string[], opts: SpawnOptions = {}): Child {
+  const proc = spawn(cmd, args, { ...opts, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout?.on("data", (d) => (out += d));
+  proc.stderr?.on("data", (d) => (out += d));
+  return {
+    proc,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+        proc.once("exit", () => resolve());
+        try {
+          process.kill(-proc.pid!, "SIGTERM");
+        } catch {
+          resolve();
+        }
+        setTimeout(() => {
+          try {
+            process.kill(-proc.pid!, "SIGKILL");
+          } catch {}
+        }, 3000).unref();
+      }),
+  };
+}
+
+export async function jsonRpc(url: string, method: string, params: unknown[] = []): Promise<any> {
+  const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  const body = await res.json();
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
+}

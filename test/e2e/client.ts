@@ -1,0 +1,34 @@
+/** The client library against the gateway container, trusting the gateway's own certificate. */
+import { request } from "node:https";
+import { WebSocket } from "ws";
+import { createClient, type RpcClient } from "../../client/index.js";
+
+// fetch over node:https trusting the gateway's own certificate (Node 20's fetch cannot be given a CA).
+const tlsFetch = (ca: string) => (url: string | URL, init: RequestInit = {}) =>
+  new Promise<Response>((resolve, reject) => {
+    const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (d: Buffer) => chunks.push(d));
+      res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers: Object.entries(res.headers).map(([k, v]): [string, string] => [k, String(v)]) })));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(init.body as string | undefined);
+  });
+
+export function gatewayClient(gw: { readonly url: string; readonly ca: string }, chainIds: string, privateKey: string, retries: number): RpcClient {
+  const ca = gw.ca;
+  return createClient({
+    baseUrl: gw.url,
+    privateKey,
+    chainIds,
+    retries,
+    timeoutMs: 10_000,
+    fetch: tlsFetch(ca) as typeof fetch,
+    WebSocket: class extends WebSocket {
+      constructor(url: string) {
+        super(url, { ca });
+      }
+    } as any,
+  });
+}

@@ -1,0 +1,41 @@
+/** The stack files the end-to-end test exports: the local stack on Sepolia, its Pathfinder variant, and devnet. */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { ROOT } from "../harness.js";
+import type { TestImages } from "./images/build.js";
+
+/** Pulumi.e2e.yaml and Pulumi.e2e-pathfinder.yaml in `dir`, with the test's images through the stack's image keys. */
+export function writeStackFiles(dir: string, images: TestImages): void {
+  // The local stack on Sepolia (the variant stacks/Pulumi.local.yaml describes in its comment:
+  // geth + Lighthouse + Juno), with the test's images through the stack's own image keys.
+  const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
+  Object.assign(stack.config, {
+    "rpcstack:network": "testnet",
+    "rpcstack:tier": "minimum",
+    "rpcstack:l1": { executionImage: images.geth, consensusImage: images.lighthouse },
+    "rpcstack:l2": { client: "juno", pendingPollInterval: "3s", image: images.juno },
+    "rpcstack:indexer": { image: images.node },
+    // This CI sandbox caps open files at 20000; HAProxy needs two per connection.
+    "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+    "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
+  });
+  writeFileSync(join(dir, "Pulumi.e2e.yaml"), stringify(stack));
+  const pf = structuredClone(stack);
+  pf.config["rpcstack:l2"] = { client: "pathfinder", image: images.pathfinder };
+  pf.config["rpcstack:indexer"] = { enabled: false };
+  writeFileSync(join(dir, "Pulumi.e2e-pathfinder.yaml"), stringify(pf));
+}
+
+/** Pulumi.e2e-devnet.yaml in `dir`: the default local stack with the devnet stand-ins. */
+export function writeDevnetStackFile(dir: string, images: TestImages): void {
+  const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
+  Object.assign(dev.config, {
+    "rpcstack:l1": { executionImage: images.gethDev },
+    "rpcstack:l2": { image: images.starknetDevnet },
+    "rpcstack:indexer": { image: images.node },
+    "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+    "rpcstack:readiness": { ...dev.config["rpcstack:readiness"], image: images.node },
+  });
+  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify(dev));
+}
