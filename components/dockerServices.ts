@@ -1,6 +1,6 @@
 /**
  * Translates service specs into @pulumi/docker resources. The only place that knows how a
- * ServiceSpec field maps onto docker.Container; L1Node, L2Node and Indexer call it.
+ * ServiceSpec field maps onto docker.Container; every component that runs containers calls it.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The operator guide's sync rules as pure functions, with the corrections of FACTS.md:
+ * The operator guide's sync rules as pure functions, corrected where the clients behave otherwise:
  *  - L2: `starknet_syncing` is `false` when caught up, but also for an empty chain or while the
  *    highest block is unknown (Juno) and within 6 blocks (Pathfinder). So `false` (or current
  *    equal to highest) counts only with a non-zero, recent head, or when the node's own

@@ -26,11 +26,11 @@ export function l1Urls() {
   };
 }
 
-export function l1Volumes(config: StackSettings): VolumeSpec[] {
+export function l1Volumes(settings: StackSettings): VolumeSpec[] {
   // geth --dev without --datadir keeps its chain in memory: nothing on disk.
-  if (config.network.dev) return [];
-  const net = config.network.l1.network;
-  const retain = config.retainData;
+  if (settings.network.dev) return [];
+  const net = settings.network.l1.network;
+  const retain = settings.retainData;
   return [
     { key: "jwt", name: `rpcstack-${net}-jwt`, purpose: "engine API JWT secret shared by geth and Lighthouse", retain },
     { key: "geth", name: `rpcstack-${net}-geth`, purpose: "geth chain data (/root/.ethereum)", retain },
@@ -63,11 +63,11 @@ const RPC_PORTS: PortSpec[] = [
  * geth --dev for the devnet network: a fresh chain in memory that seals a block every
  * `l1BlockSeconds` through its simulated beacon, so no consensus client, JWT or peers.
  */
-function gethDev(config: StackSettings, blockSeconds: number): ServiceSpec {
+function gethDev(settings: StackSettings, blockSeconds: number): ServiceSpec {
   return {
     name: "geth",
     containerName: "rpcstack-geth",
-    image: config.l1.executionImage,
+    image: settings.l1.executionImage,
     command: ["--dev", `--dev.period=${blockSeconds}`, ...RPC_FLAGS, "--metrics", "--metrics.addr=0.0.0.0", `--metrics.port=${P.geth.metrics}`],
     environment: {},
     ports: [...RPC_PORTS, { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" }],
@@ -83,19 +83,19 @@ function gethDev(config: StackSettings, blockSeconds: number): ServiceSpec {
 /** The L1 node's containers by role: JWT init, execution and consensus client (execution only on devnet). */
 export type L1Role = Role<{ readonly jwtInit?: ServiceSpec; readonly execution: ServiceSpec; readonly consensus?: ServiceSpec }> & { readonly urls: L1Urls };
 
-export const l1Services = (config: StackSettings): ServiceGroup => groupOf(l1Role(config));
+export const l1Services = (settings: StackSettings): ServiceGroup => groupOf(l1Role(settings));
 
-export function l1Role(config: StackSettings): L1Role {
-  if (config.network.dev) return { services: { execution: gethDev(config, config.network.dev.l1BlockSeconds) }, volumes: l1Volumes(config), urls: l1Urls() };
-  const consensusImage = config.l1.consensusImage;
-  const checkpointSyncUrl = config.l1.checkpointSyncUrl;
-  if (!consensusImage || !checkpointSyncUrl) throw new Error(`rpcstack:l1.consensusImage: network ${config.network.name} needs a consensus client`);
-  const net = config.network.l1.network;
+export function l1Role(settings: StackSettings): L1Role {
+  if (settings.network.dev) return { services: { execution: gethDev(settings, settings.network.dev.l1BlockSeconds) }, volumes: l1Volumes(settings), urls: l1Urls() };
+  const consensusImage = settings.l1.consensusImage;
+  const checkpointSyncUrl = settings.l1.checkpointSyncUrl;
+  if (!consensusImage || !checkpointSyncUrl) throw new Error(`rpcstack:l1.consensusImage: network ${settings.network.name} needs a consensus client`);
+  const net = settings.network.l1.network;
   const jwtInit: ServiceSpec = {
     name: "jwt-init",
     containerName: "rpcstack-jwt-init",
     // The geth image is Alpine-based, so it has od/tr, and it is pulled anyway.
-    image: config.l1.executionImage,
+    image: settings.l1.executionImage,
     entrypoint: ["/bin/sh", "-c"],
     command: [JWT_INIT_SCRIPT],
     environment: {},
@@ -109,7 +109,7 @@ export function l1Role(config: StackSettings): L1Role {
   const geth: ServiceSpec = {
     name: "geth",
     containerName: "rpcstack-geth",
-    image: config.l1.executionImage,
+    image: settings.l1.executionImage,
     command: [
       `--${net}`,
       "--datadir=/root/.ethereum",
@@ -184,5 +184,5 @@ export function l1Role(config: StackSettings): L1Role {
       { service: "geth", condition: "service_started" },
     ],
   };
-  return { services: { jwtInit, execution: geth, consensus: lighthouse }, volumes: l1Volumes(config), urls: l1Urls() };
+  return { services: { jwtInit, execution: geth, consensus: lighthouse }, volumes: l1Volumes(settings), urls: l1Urls() };
 }

@@ -17,8 +17,8 @@ export interface L2Urls {
   readonly nodeReady?: string;
 }
 
-export function l2Urls(config: StackSettings): L2Urls {
-  switch (config.l2.client) {
+export function l2Urls(settings: StackSettings): L2Urls {
+  switch (settings.l2.client) {
     case "juno": {
       const ready = `http://juno:${P.juno.http}/ready/sync`;
       return { rpcHttp: `http://juno:${P.juno.http}`, rpcWs: `ws://juno:${P.juno.ws}`, syncHealth: ready, nodeReady: ready };
@@ -38,29 +38,29 @@ export function l2Urls(config: StackSettings): L2Urls {
   }
 }
 
-export function l2Volumes(config: StackSettings): VolumeSpec[] {
-  const client = config.l2.client;
+export function l2Volumes(settings: StackSettings): VolumeSpec[] {
+  const client = settings.l2.client;
   // Starknet Devnet keeps its chain in memory: nothing to keep on disk.
   if (client === "starknet-devnet") return [];
-  const net = config.network.l2.junoNetwork;
-  return [{ key: client, name: `rpcstack-${net}-${client}`, purpose: `${client} chain data`, retain: config.retainData }];
+  const net = settings.network.l2.junoNetwork;
+  return [{ key: client, name: `rpcstack-${net}-${client}`, purpose: `${client} chain data`, retain: settings.retainData }];
 }
 
 const JUNO_FIRST_START_SECONDS = 900;
 
 // Config lets Juno and Pathfinder run only on networks that name theirs; anything else is a bug.
-function required<T>(value: T | undefined, client: string, config: StackSettings): T {
-  if (value === undefined) throw new Error(`rpcstack:l2.client: ${client} has no network to follow on ${config.network.name}`);
+function required<T>(value: T | undefined, client: string, settings: StackSettings): T {
+  if (value === undefined) throw new Error(`rpcstack:l2.client: ${client} has no network to follow on ${settings.network.name}`);
   return value;
 }
 
 type JunoSettings = Extract<L2Settings, { client: "juno" }>;
 
-function juno(config: StackSettings, l2: JunoSettings): ServiceSpec {
+function juno(settings: StackSettings, l2: JunoSettings): ServiceSpec {
   return {
     name: "juno",
     containerName: "rpcstack-juno",
-    image: config.l2.image,
+    image: settings.l2.image,
     command: [
       "--http",
       `--http-port=${P.juno.http}`,
@@ -72,7 +72,7 @@ function juno(config: StackSettings, l2: JunoSettings): ServiceSpec {
       `--metrics-port=${P.juno.metrics}`,
       "--metrics-host=0.0.0.0",
       "--db-path=/var/lib/juno",
-      `--network=${required(config.network.l2.junoNetwork, "Juno", config)}`,
+      `--network=${required(settings.network.l2.junoNetwork, "Juno", settings)}`,
       `--eth-node=${l1Urls().rpcWs}`,
       // The flag config resolution chose for this release.
       l2.pollFlag,
@@ -94,15 +94,15 @@ function juno(config: StackSettings, l2: JunoSettings): ServiceSpec {
   };
 }
 
-function pathfinder(config: StackSettings): ServiceSpec {
+function pathfinder(settings: StackSettings): ServiceSpec {
   return {
     name: "pathfinder",
     containerName: "rpcstack-pathfinder",
-    image: config.l2.image,
+    image: settings.l2.image,
     command: [],
     environment: {
       RUST_LOG: "info",
-      PATHFINDER_NETWORK: required(config.network.l2.pathfinderNetwork, "Pathfinder", config),
+      PATHFINDER_NETWORK: required(settings.network.l2.pathfinderNetwork, "Pathfinder", settings),
       PATHFINDER_ETHEREUM_API_URL: l1Urls().rpcWs,
       PATHFINDER_HTTP_RPC_ADDRESS: `0.0.0.0:${P.pathfinder.rpc}`,
       PATHFINDER_WEBSOCKET_ENABLED: "true",
@@ -128,13 +128,13 @@ function pathfinder(config: StackSettings): ServiceSpec {
  * Starknet Devnet for the devnet network: a fresh chain in memory that seals a block every few
  * seconds. The image's entrypoint already is `tini -- starknet-devnet --host 0.0.0.0`.
  */
-function starknetDevnet(config: StackSettings): ServiceSpec {
-  const dev = config.network.dev;
-  if (!dev) throw new Error(`rpcstack:l2.client: starknet-devnet runs only on network devnet, not ${config.network.name}`);
+function starknetDevnet(settings: StackSettings): ServiceSpec {
+  const dev = settings.network.dev;
+  if (!dev) throw new Error(`rpcstack:l2.client: starknet-devnet runs only on network devnet, not ${settings.network.name}`);
   return {
     name: "starknet-devnet",
     containerName: "rpcstack-starknet-devnet",
-    image: config.l2.image,
+    image: settings.l2.image,
     command: [
       `--port=${P.starknetDevnet.rpc}`,
       // Periodic blocks keep the head recent, which is what readiness calls synced.
@@ -154,26 +154,26 @@ function starknetDevnet(config: StackSettings): ServiceSpec {
   };
 }
 
-export function l2Node(config: StackSettings): ServiceSpec {
-  const l2 = config.l2;
+export function l2Node(settings: StackSettings): ServiceSpec {
+  const l2 = settings.l2;
   switch (l2.client) {
     case "juno":
-      return juno(config, l2);
+      return juno(settings, l2);
     case "pathfinder":
-      return pathfinder(config);
+      return pathfinder(settings);
     case "starknet-devnet":
-      return starknetDevnet(config);
+      return starknetDevnet(settings);
   }
 }
 
 /** The indexer, started once `node` is healthy. */
-export function indexer(config: StackSettings, node: ServiceSpec): ServiceSpec {
+export function indexer(settings: StackSettings, node: ServiceSpec): ServiceSpec {
   return {
     name: "indexer",
     containerName: "rpcstack-indexer",
-    image: config.indexer.image,
-    command: [...config.indexer.command],
-    environment: { L2_RPC_URL: l2Urls(config).rpcHttp, INDEXER_POLL_SECONDS: "10" },
+    image: settings.indexer.image,
+    command: [...settings.indexer.command],
+    environment: { L2_RPC_URL: l2Urls(settings).rpcHttp, INDEXER_POLL_SECONDS: "10" },
     ports: [],
     volumes: [],
     files: [
@@ -190,16 +190,16 @@ export function indexer(config: StackSettings, node: ServiceSpec): ServiceSpec {
 /** The L2 node's containers by role, and the line `pulumi up` says about how the node was configured. */
 export type L2Role = Role<{ readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & { readonly urls: L2Urls; readonly notice?: string };
 
-export function l2Role(config: StackSettings): L2Role {
-  const node = l2Node(config);
-  const l2 = config.l2;
+export function l2Role(settings: StackSettings): L2Role {
+  const node = l2Node(settings);
+  const l2 = settings.l2;
   return {
-    services: { node, ...(config.indexer.enabled ? { indexer: indexer(config, node) } : {}) },
-    volumes: l2Volumes(config),
-    urls: l2Urls(config),
+    services: { node, ...(settings.indexer.enabled ? { indexer: indexer(settings, node) } : {}) },
+    volumes: l2Volumes(settings),
+    urls: l2Urls(settings),
     ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
   };
 }
 
 /** dc-l2.yaml's worth: the L2 node, and the indexer when enabled. */
-export const l2Services = (config: StackSettings): ServiceGroup => groupOf(l2Role(config));
+export const l2Services = (settings: StackSettings): ServiceGroup => groupOf(l2Role(settings));

@@ -1,4 +1,4 @@
-/** Container ports of the clients, as their docs give them (../shared/FACTS.md). */
+/** Container ports of the clients, as their own documentation gives them (geth, Lighthouse, Juno, Pathfinder). */
 export const PORTS = {
   geth: { http: 8545, ws: 8546, engine: 8551, p2p: 30303, metrics: 6060 },
   lighthouse: { api: 5052, metrics: 5054, p2p: 9000, quic: 9001 },
