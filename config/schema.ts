@@ -1,6 +1,9 @@
 /**
- * JSON schema of the `rpcstack:` stack configuration. `x-hint` is an annotation read by the
- * error formatter: the sentence an operator sees when a pattern or format does not match.
+ * JSON schema of the `rpcstack:` stack configuration, the one list of its keys: which keys
+ * are secrets, which are structured, and the README's configuration table (checked by a test)
+ * follow from it. Annotations: `x-hint`, read by the error formatter: the sentence an operator
+ * sees when a pattern or format does not match; `x-secret`, a key that must be set with
+ * `pulumi config set --secret`; `x-key`, how the README names the free-form keys of a map.
  */
 import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
@@ -166,6 +169,7 @@ export const configSchema = {
         wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400 },
         methodPolicy: {
           type: "object",
+          "x-key": "path",
           propertyNames: { pattern: "^[a-z0-9-]+$" },
           additionalProperties: {
             type: "object",
@@ -181,6 +185,7 @@ export const configSchema = {
     },
     projectKeys: {
       type: "array",
+      "x-secret": true,
       minItems: 1,
       items: {
         type: "object",
@@ -194,6 +199,7 @@ export const configSchema = {
     },
     sshPrivateKey: {
       type: "string",
+      "x-secret": true,
       pattern: "^-----BEGIN [A-Z ]*PRIVATE KEY-----",
       "x-hint": "must be a PEM/OpenSSH private key (-----BEGIN ... PRIVATE KEY-----)",
     },
@@ -217,8 +223,25 @@ export const configSchema = {
   additionalProperties: false,
 } as const;
 
+type TopLevel = keyof typeof configSchema.properties;
+const topLevel = Object.entries(configSchema.properties) as [TopLevel, Record<string, unknown>][];
+
 /** Top-level keys whose stack-file value is structured (JSON under the hood), not a plain string. */
-export const STRUCTURED_KEYS = new Set(["host", "l1", "l2", "indexer", "gateway", "projectKeys", "retainData", "readiness"]);
+export const STRUCTURED_KEYS: ReadonlySet<string> = new Set(topLevel.filter(([, s]) => s.type !== undefined && s.type !== "string").map(([k]) => k));
 
 /** Keys that must be set with `pulumi config set --secret`. */
-export const SECRET_KEYS = ["projectKeys", "sshPrivateKey"] as const;
+export const SECRET_KEYS: readonly TopLevel[] = topLevel.filter(([, s]) => s["x-secret"] === true).map(([k]) => k);
+
+/**
+ * Every key an operator can set, as the README's table names them: `host.region`,
+ * `gateway.chains[]`, `gateway.chains[].path`, `gateway.methodPolicy.<path>`.
+ */
+export function configKeys(schema: Record<string, any> = configSchema, prefix = ""): string[] {
+  const at = (k: string) => (prefix ? `${prefix}.${k}` : k);
+  const props = Object.entries((schema.properties ?? {}) as Record<string, Record<string, any>>);
+  const own = props.flatMap(([k, s]) => [at(k), ...configKeys(s, at(k))]);
+  const variants = ((schema.oneOf ?? []) as Record<string, any>[]).flatMap((v) => configKeys(v, prefix));
+  const items = schema.type === "array" && schema.items?.properties ? [`${prefix}[]`, ...configKeys(schema.items, `${prefix}[]`)] : [];
+  const map = typeof schema.additionalProperties === "object" ? [at(`<${schema["x-key"]}>`), ...configKeys(schema.additionalProperties, at(`<${schema["x-key"]}>`))] : [];
+  return [...new Set([...own, ...variants, ...items, ...map])];
+}

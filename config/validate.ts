@@ -18,6 +18,8 @@ import type { HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
 addFormats(ajv, ["uri", "email"]);
 ajv.addKeyword({ keyword: "x-hint", schemaType: "string" });
+ajv.addKeyword({ keyword: "x-secret", schemaType: "boolean" });
+ajv.addKeyword({ keyword: "x-key", schemaType: "string" });
 const validateSchema = ajv.compile(configSchema);
 
 export interface ConfigSource {

@@ -1,0 +1,44 @@
+/** README's configuration table against the schema: a key cannot be added, or removed, without its row. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SECRET_KEYS, configKeys } from "../config/schema.js";
+import { ROOT } from "./harness.js";
+
+/** The table under "## Configuration": key -> the rest of its row. */
+function readmeRows(): Map<string, string> {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("\n## Configuration\n"), readme.indexOf("\n## ", readme.indexOf("\n## Configuration\n") + 1));
+  const rows = [...section.matchAll(/^\| `([^`]+)` \|(.*)$/gm)];
+  return new Map(rows.map((m) => [m[1], m[2]]));
+}
+
+// `a.b[].c` stands under `a.b[]` and `a.b`; `a.<path>.c` under `a.<path>`.
+const ancestors = (key: string) => {
+  const out: string[] = [];
+  for (let i = 0; i < key.length; i++) if (key[i] === "." || key[i] === "[") out.push(key.slice(0, i));
+  return out.concat(key.endsWith("[]") ? [key.slice(0, -2)] : []);
+};
+
+describe("README's configuration table", () => {
+  const rows = readmeRows();
+  const keys = configKeys();
+
+  it("is found and names keys", () => {
+    expect(rows.size).toBeGreaterThan(20);
+  });
+
+  it("names only keys the schema has", () => {
+    expect([...rows.keys()].filter((k) => !keys.includes(k))).toEqual([]);
+  });
+
+  it("documents every key of the schema, itself, inside a documented parent, or through its documented parts", () => {
+    const documented = (k: string) => rows.has(k) || ancestors(k).some((a) => rows.has(a)) || [...rows.keys()].some((r) => ancestors(r).includes(k));
+    expect(keys.filter((k) => !documented(k))).toEqual([]);
+  });
+
+  it("says which keys are secrets, as the schema marks them", () => {
+    expect(SECRET_KEYS.length).toBeGreaterThan(0);
+    for (const k of SECRET_KEYS) expect(rows.get(k), k).toMatch(/\bsecret\b/);
+  });
+});
