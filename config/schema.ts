@@ -4,6 +4,7 @@
  * follow from it. Annotations: `x-hint`, read by the error formatter: the sentence an operator
  * sees when a pattern or format does not match; `x-secret`, a key that must be set with
  * `pulumi config set --secret`; `x-key`, how the README names the free-form keys of a map.
+ * `default` holds each default that does not depend on the network; resolve() reads it there.
  */
 import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
@@ -45,7 +46,7 @@ const cidr = {
     "^(([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])|[0-9a-fA-F:]+:[0-9a-fA-F:]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$",
   "x-hint": 'must be a CIDR block like "203.0.113.7/32"',
 };
-const port = { type: "integer", minimum: 1, maximum: 65535 };
+const port = { type: "integer", minimum: 1, maximum: 65535 } as const;
 
 const awsHost = {
   type: "object",
@@ -63,13 +64,13 @@ const awsHost = {
   required: ["kind", "region", "sshPublicKey"],
   additionalProperties: false,
 };
-const sshHost = {
+export const sshHost = {
   type: "object",
   properties: {
     kind: { const: "ssh" },
     address,
     user: { type: "string", pattern: "^[a-z_][a-z0-9_-]{0,31}$", "x-hint": "must be a Unix user name" },
-    port,
+    port: { ...port, default: 22 },
   },
   required: ["kind", "address", "user"],
   additionalProperties: false,
@@ -140,14 +141,14 @@ export const configSchema = {
         client: { enum: ["juno", "pathfinder", "starknet-devnet"] },
         image,
         version: release,
-        pendingPollInterval: duration,
+        pendingPollInterval: { ...duration, default: "3s" },
       },
       additionalProperties: false,
     },
     indexer: {
       type: "object",
       properties: {
-        enabled: { type: "boolean" },
+        enabled: { type: "boolean", default: true },
         image,
         command: { type: "array", items: { type: "string", minLength: 1 }, minItems: 1 },
       },
@@ -159,14 +160,20 @@ export const configSchema = {
         domain: hostname,
         acmeEmail: { type: "string", format: "email", "x-hint": "must be an email address" },
         chains: { type: "array", items: chain },
-        rateLimitPerSecond: { type: "integer", minimum: 1, maximum: 1000000 },
-        maxBodyKiB: { type: "integer", minimum: 1, maximum: 65536 },
-        corsOrigins: { type: "array", minItems: 1, items: { type: "string", pattern: "^(\\*|https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?)$", "x-hint": "must be \"*\" or origins like \"https://app.example.com\"" } },
-        maxBatch: { type: "integer", minimum: 1, maximum: 4096 },
-        wrongKeysPerMinute: { type: "integer", minimum: 0, maximum: 1000000 },
-        maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 1000000 },
-        wsMaxConnectionsPerKey: { type: "integer", minimum: 1, maximum: 1000000 },
-        wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400 },
+        rateLimitPerSecond: { type: "integer", minimum: 1, maximum: 1000000, default: 200 },
+        maxBodyKiB: { type: "integer", minimum: 1, maximum: 65536, default: 1024 },
+        corsOrigins: {
+          type: "array",
+          minItems: 1,
+          items: { type: "string", pattern: "^(\\*|https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?)$", "x-hint": "must be \"*\" or origins like \"https://app.example.com\"" },
+          default: ["*"],
+        },
+        // geth's own default batch limit (--rpc.batch-request-limit) is 1000 calls.
+        maxBatch: { type: "integer", minimum: 1, maximum: 4096, default: 1000 },
+        wrongKeysPerMinute: { type: "integer", minimum: 0, maximum: 1000000, default: 60 },
+        maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 1000000, default: 64 },
+        wsMaxConnectionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 100 },
+        wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400, default: 300 },
         methodPolicy: {
           type: "object",
           "x-key": "path",
@@ -177,7 +184,7 @@ export const configSchema = {
             additionalProperties: false,
           },
         },
-        maxConnections: { type: "integer", minimum: 100, maximum: 1000000 },
+        maxConnections: { type: "integer", minimum: 100, maximum: 1000000, default: 20000 },
         image,
         certbotImage: image,
       },
@@ -203,14 +210,14 @@ export const configSchema = {
       pattern: "^-----BEGIN [A-Z ]*PRIVATE KEY-----",
       "x-hint": "must be a PEM/OpenSSH private key (-----BEGIN ... PRIVATE KEY-----)",
     },
-    retainData: { type: "boolean" },
+    retainData: { type: "boolean", default: true },
     geolocation: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,31}$", "x-hint": 'must be a short region label like "EU" or "US-East"' },
     readiness: {
       type: "object",
       properties: {
-        wait: { type: "boolean" },
-        timeoutMinutes: { type: "integer", minimum: 1, maximum: 10080 },
-        toleranceBlocks: { type: "integer", minimum: 0, maximum: 10000 },
+        wait: { type: "boolean", default: true },
+        timeoutMinutes: { type: "integer", minimum: 1, maximum: 10080, default: 60 },
+        toleranceBlocks: { type: "integer", minimum: 0, maximum: 10000, default: 6 },
         l1ReferenceUrl: url(["https"]),
         image,
       },
@@ -231,6 +238,17 @@ export const STRUCTURED_KEYS: ReadonlySet<string> = new Set(topLevel.filter(([, 
 
 /** Keys that must be set with `pulumi config set --secret`. */
 export const SECRET_KEYS: readonly TopLevel[] = topLevel.filter(([, s]) => s["x-secret"] === true).map(([k]) => k);
+
+/** The schema's `default` of every key that has one, by README key name. */
+export function configDefaults(schema: Record<string, any> = configSchema, prefix = ""): Record<string, unknown> {
+  const at = (k: string) => (prefix ? `${prefix}.${k}` : k);
+  const props = Object.entries((schema.properties ?? {}) as Record<string, Record<string, any>>);
+  return Object.assign(
+    {},
+    ...props.map(([k, s]) => ({ ...(s.default !== undefined ? { [at(k)]: s.default } : {}), ...configDefaults(s, at(k)) })),
+    ...((schema.oneOf ?? []) as Record<string, any>[]).map((v) => configDefaults(v, prefix)),
+  );
+}
 
 /**
  * Every key an operator can set, as the README's table names them: `host.region`,

@@ -10,7 +10,7 @@ import { GATEWAY_IMAGES, NODE_RUNTIME_IMAGE } from "./networks/images.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
-import { STRUCTURED_KEYS, configSchema } from "./schema.js";
+import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
 import { TIERS } from "./tiers.js";
 import type { L2ClientName } from "./networks/index.js";
 import type { HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
@@ -122,6 +122,12 @@ function resolveL2(client: L2ClientName, image: string, version: Version, pendin
   return { client, image, release, pendingPollInterval, pollFlag: poll.flag };
 }
 
+// The network-independent defaults live in the schema, beside each key.
+const S = configSchema.properties;
+const G = S.gateway.properties;
+const R = S.readiness.properties;
+const SSH_PORT_DEFAULT = sshHost.properties.port.default;
+
 function resolve(raw: RawConfig): RpcStackConfig {
   // Schema and rules have passed, so required fields are present.
   const network = NETWORKS[raw.network!];
@@ -132,7 +138,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     return found ? releaseOf(found) : undefined;
   };
   const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
-  const pendingPollInterval = raw.l2?.pendingPollInterval ?? "3s";
+  const pendingPollInterval = raw.l2?.pendingPollInterval ?? S.l2.properties.pendingPollInterval.default;
   const consensusImage = raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
     network,
@@ -152,7 +158,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     },
     l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval),
     indexer: {
-      enabled: raw.indexer?.enabled ?? true,
+      enabled: raw.indexer?.enabled ?? S.indexer.properties.enabled.default,
       image: raw.indexer?.image ?? network.indexer.image,
       command: raw.indexer?.command ?? network.indexer.command,
     },
@@ -160,28 +166,27 @@ function resolve(raw: RawConfig): RpcStackConfig {
       domain: raw.gateway?.domain,
       acmeEmail: raw.gateway?.acmeEmail,
       chains: raw.gateway?.chains ?? [],
-      rateLimitPerSecond: raw.gateway?.rateLimitPerSecond ?? 200,
-      maxBodyKiB: raw.gateway?.maxBodyKiB ?? 1024,
-      corsOrigins: raw.gateway?.corsOrigins ?? ["*"],
-      // geth's own default batch limit (--rpc.batch-request-limit) is 1000 calls.
-      maxBatch: raw.gateway?.maxBatch ?? 1000,
-      wrongKeysPerMinute: raw.gateway?.wrongKeysPerMinute ?? 60,
-      maxConnectionsPerAddress: raw.gateway?.maxConnectionsPerAddress ?? 64,
-      wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? 100,
-      wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? 300,
+      rateLimitPerSecond: raw.gateway?.rateLimitPerSecond ?? G.rateLimitPerSecond.default,
+      maxBodyKiB: raw.gateway?.maxBodyKiB ?? G.maxBodyKiB.default,
+      corsOrigins: raw.gateway?.corsOrigins ?? G.corsOrigins.default,
+      maxBatch: raw.gateway?.maxBatch ?? G.maxBatch.default,
+      wrongKeysPerMinute: raw.gateway?.wrongKeysPerMinute ?? G.wrongKeysPerMinute.default,
+      maxConnectionsPerAddress: raw.gateway?.maxConnectionsPerAddress ?? G.maxConnectionsPerAddress.default,
+      wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? G.wsMaxConnectionsPerKey.default,
+      wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? G.wsIdleTimeoutSeconds.default,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
-      maxConnections: raw.gateway?.maxConnections ?? 20000,
+      maxConnections: raw.gateway?.maxConnections ?? G.maxConnections.default,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
-    retainData: raw.retainData ?? true,
+    retainData: raw.retainData ?? S.retainData.default,
     geolocation: raw.geolocation,
     readiness: {
-      wait: raw.readiness?.wait ?? true,
-      timeoutMinutes: raw.readiness?.timeoutMinutes ?? 60,
-      toleranceBlocks: raw.readiness?.toleranceBlocks ?? 6,
+      wait: raw.readiness?.wait ?? R.wait.default,
+      timeoutMinutes: raw.readiness?.timeoutMinutes ?? R.timeoutMinutes.default,
+      toleranceBlocks: raw.readiness?.toleranceBlocks ?? R.toleranceBlocks.default,
       l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
       image: raw.readiness?.image ?? NODE_RUNTIME_IMAGE,
     },
@@ -200,7 +205,7 @@ function resolveHost(h: RawHost): HostConfig {
     case "aws":
       return { ...h, allowSshFrom: h.allowSshFrom ?? [] };
     case "ssh":
-      return { ...h, port: h.port ?? 22 };
+      return { ...h, port: h.port ?? SSH_PORT_DEFAULT };
     case "local":
       return h;
   }

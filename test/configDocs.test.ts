@@ -2,7 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SECRET_KEYS, configKeys } from "../config/schema.js";
+import { SECRET_KEYS, configDefaults, configKeys } from "../config/schema.js";
+import { GATEWAY_LIMIT_DEFAULTS } from "../gateway/types.js";
 import { ROOT } from "./harness.js";
 
 /** The table under "## Configuration": key -> the rest of its row. */
@@ -35,6 +36,17 @@ describe("README's configuration table", () => {
   it("documents every key of the schema, itself, inside a documented parent, or through its documented parts", () => {
     const documented = (k: string) => rows.has(k) || ancestors(k).some((a) => rows.has(a)) || [...rows.keys()].some((r) => ancestors(r).includes(k));
     expect(keys.filter((k) => !documented(k))).toEqual([]);
+  });
+
+  it("gives each default the schema holds, in its default column", () => {
+    const defaults = Object.entries(configDefaults());
+    expect(defaults.length).toBeGreaterThan(10);
+    for (const [k, v] of defaults) expect(rows.get(k)?.split("|")[1], k).toContain(`\`${JSON.stringify(v).replace(/"([a-z0-9]+)"/g, "$1")}\``);
+  });
+
+  it("the gateway compiler's defaults for tests and the bench are the schema's", () => {
+    const gateway = Object.fromEntries(Object.entries(configDefaults()).filter(([k]) => k.startsWith("gateway.")).map(([k, v]) => [k.slice("gateway.".length), v]));
+    expect(gateway).toMatchObject(GATEWAY_LIMIT_DEFAULTS);
   });
 
   it("says which keys are secrets, as the schema marks them", () => {
