@@ -11,12 +11,17 @@ import { PACKAGE_ROOT } from "./packageRoot.js";
 import { bundleSource } from "./bundle.js";
 import { LOG_OPTIONS, placeFiles, type GeneratedFiles, type PlacedFile, type RoleServices, type ServiceSpec, type VolumeSpec } from "../services/index.js";
 
-export interface DeployContext {
+/** Where a component's containers run: the host's Docker provider and the stack's private network. */
+export interface DockerTarget {
+  readonly provider: docker.Provider;
+  /** The private Docker network the L1 node created. */
+  readonly networkName: pulumi.Input<string>;
+}
+
+export interface DeployContext extends DockerTarget {
   readonly parent: pulumi.Resource;
   /** Prefix of the Pulumi resource names: `${prefix}-<service>`. */
   readonly prefix: string;
-  readonly provider: docker.Provider;
-  readonly networkName: pulumi.Input<string>;
   /** Resources every container of this call waits for (another component's containers). */
   readonly dependsOn?: pulumi.Input<pulumi.Resource>[];
   /** The generated file sets the specs mount; a file marked secret is uploaded as a Pulumi secret. */

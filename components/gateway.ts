@@ -5,9 +5,9 @@ import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
 import { gatewayFiles, publicEndpoints, type ChainEndpoints } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
-import { createContainers, createVolumes } from "./dockerServices.js";
+import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
-export interface GatewayArgs {
+export interface GatewayArgs extends DockerTarget {
   readonly settings: StackSettings;
   /** The gateway role from services/: first certificate, HAProxy, ACME client, volumes. */
   readonly role: GatewayRole;
@@ -15,8 +15,6 @@ export interface GatewayArgs {
   readonly compiled: GatewayCompiled;
   /** Project keys (a Pulumi secret): they end up in HAProxy's key map, the one secret file. */
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
-  readonly provider: docker.Provider;
-  readonly networkName: pulumi.Input<string>;
   /** The readiness step: the gateway's routes open only after it. */
   readonly readiness: pulumi.Resource;
   /** Where the gateway is reached from the internet, for the endpoint outputs. */

@@ -1,13 +1,10 @@
-import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { ServiceSpec } from "../services/index.js";
-import { createContainers } from "./dockerServices.js";
+import { createContainers, type DockerTarget } from "./dockerServices.js";
 
-export interface IndexerArgs {
+export interface IndexerArgs extends DockerTarget {
   /** The indexer's spec from services/. */
   readonly service: ServiceSpec;
-  readonly provider: docker.Provider;
-  readonly networkName: pulumi.Input<string>;
   /** The L2 node it reads from; the indexer starts once that node answers. */
   readonly l2: pulumi.Resource;
 }

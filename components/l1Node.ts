@@ -1,13 +1,12 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import { DOCKER_NETWORK, type L1Role } from "../services/index.js";
-import { createContainers, createVolumes } from "./dockerServices.js";
+import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
-export interface L1NodeArgs {
+/** The L1 node creates the private network, so it takes only the host's Docker provider. */
+export interface L1NodeArgs extends Pick<DockerTarget, "provider"> {
   /** The L1 role from services/: JWT init, execution and consensus client, volumes, in-network URLs. */
   readonly role: L1Role;
-  /** Docker provider of the host the node runs on. */
-  readonly provider: docker.Provider;
 }
 
 /** Ethereum L1 node: the private Docker network, data volumes, and the L1 containers. */

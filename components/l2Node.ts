@@ -1,14 +1,11 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { L2Role } from "../services/index.js";
-import { createContainers, createVolumes } from "./dockerServices.js";
+import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
-export interface L2NodeArgs {
+export interface L2NodeArgs extends DockerTarget {
   /** The L2 role from services/: the node (its indexer is a component of its own), volumes, URLs, notice. */
   readonly role: L2Role;
-  readonly provider: docker.Provider;
-  /** The Docker network the L1 node created. */
-  readonly networkName: pulumi.Input<string>;
   /** The L1 execution client the L2 node follows over WebSocket. */
   readonly l1: pulumi.Resource;
 }

@@ -1,18 +1,15 @@
-import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackSettings } from "../config/index.js";
 import { RESULT_PREFIX } from "../readiness/result.js";
 import type { NodeState } from "../readiness/syncState.js";
 import type { ReadinessRole } from "../services/index.js";
-import { createContainers } from "./dockerServices.js";
+import { createContainers, type DockerTarget } from "./dockerServices.js";
 import { lastTaggedJson } from "./taggedOutput.js";
 
-export interface SyncReadinessArgs {
+export interface SyncReadinessArgs extends DockerTarget {
   readonly settings: StackSettings;
   /** The readiness role from services/: the one-shot check, the live health endpoint, its URLs. */
   readonly role: ReadinessRole;
-  readonly provider: docker.Provider;
-  readonly networkName: pulumi.Input<string>;
   /** The node containers the check waits for. */
   readonly nodes: pulumi.Input<pulumi.Resource>[];
 }

@@ -67,3 +67,8 @@ export async function jsonRpc(url: string, method: string, params: unknown[] = [
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result;
 }
+
+/** Stops each of them in order, skipping what never started (an afterAll after a failed beforeAll). */
+export async function stopEach(...running: readonly ({ stop(): Promise<void> } | undefined)[]): Promise<void> {
+  for (const r of running) await r?.stop();
+}

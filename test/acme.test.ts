@@ -11,7 +11,7 @@ import { connect as tlsConnect, type PeerCertificate } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "./harness.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
-import { freePort, start, waitFor, type Child } from "./support/net.js";
+import { freePort, start, stopEach, waitFor, type Child } from "./support/net.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
 import { caDir, issueCert } from "./support/tls.js";
 
@@ -41,12 +41,7 @@ beforeAll(async () => {
   acmePort = await freePort();
 }, 60_000);
 
-afterAll(async () => {
-  await gw?.stop();
-  await pebble?.stop();
-  await dns?.stop();
-  await sim?.stop();
-});
+afterAll(() => stopEach(gw, pebble, dns, sim));
 
 describe("ACME HTTP-01 through the gateway, against Pebble", () => {
   it("issues a certificate and HAProxy serves it without a restart or a dropped connection", async () => {

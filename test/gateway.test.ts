@@ -11,6 +11,7 @@ import { startGateway, haproxyVersion, type RunningGateway } from "./support/hap
 import { eventually, hostRequest } from "./support/http.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
+import { stopEach } from "./support/net.js";
 
 const KEY = "gw_test_key_0123456789abcdefghijkLMNOP";
 const KEYS = [{ name: "alice", key: KEY }];
@@ -51,11 +52,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await gw?.stop();
-  await evm?.stop();
-  await strk?.stop();
-  await cosmos?.stop();
-  await ethHealth?.stop();
+  await stopEach(gw, evm, strk, cosmos, ethHealth);
   grpc?.close();
 });
 

@@ -13,6 +13,7 @@ import { startCosmosSim, startSwitch, type CosmosSim } from "./support/cosmosSim
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
+import { stopEach } from "./support/net.js";
 
 const KEY = TEST_PROJECT_KEYS[0].key;
 let evm: EvmNode;
@@ -38,11 +39,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await gw?.stop();
-  await evm?.stop();
-  await strk?.stop();
-  await cosmos?.stop();
-  await strkHealth?.stop();
+  await stopEach(gw, evm, strk, cosmos, strkHealth);
   rmSync(dir, { recursive: true, force: true });
 });
 
