@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
-import { gatewayFiles, publicEndpoints, type ChainEndpoints } from "../plan/index.js";
+import { endpointsOf, gatewayFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
@@ -13,6 +13,8 @@ export interface GatewayArgs extends DockerTarget {
   readonly role: GatewayRole;
   /** haproxy.cfg and the files it reads, compiled without keys (plan/): uploaded in the clear. */
   readonly compiled: GatewayCompiled;
+  /** What is served at which URL (plan/surface.ts), for the endpoints output. */
+  readonly surface: Surface;
   /** Project keys (a Pulumi secret): they end up in HAProxy's key map, the one secret file. */
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   /** The readiness step: the gateway's routes open only after it. */
@@ -43,7 +45,7 @@ export class Gateway extends pulumi.ComponentResource {
     const volumes = createVolumes(ctx, args.role.volumes);
     this.container = createContainers(ctx, args.role.services, volumes).haproxy;
     this.containerName = this.container.name;
-    this.endpoints = pulumi.output(publicEndpoints(s));
+    this.endpoints = pulumi.output(endpointsOf(args.surface));
     this.registerOutputs({ endpoints: this.endpoints, containerName: this.containerName, publicAddress: args.publicAddress });
   }
 }

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
-import { planStack } from "../plan/index.js";
+import { planStack, smokePlan } from "../plan/index.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
@@ -69,6 +69,7 @@ export class RpcProvider extends pulumi.ComponentResource {
         settings: s,
         role: plan.gateway,
         compiled: plan.gatewayConfig.compiled,
+        surface: plan.surface,
         projectKeys: args.projectKeys,
         provider,
         networkName,
@@ -79,10 +80,10 @@ export class RpcProvider extends pulumi.ComponentResource {
     );
     this.smokeTest = new SmokeTest(
       `${name}-smoke`,
-      { settings: s, projectKeys: args.projectKeys, baseUrl: plan.surface.baseUrl, gateway: this.gateway.container },
+      { settings: s, checks: smokePlan(plan.gatewayConfig.chains), projectKeys: args.projectKeys, baseUrl: plan.surface.baseUrl, gateway: this.gateway.container },
       { parent: this },
     );
-    this.providerManifest = pulumi.output(providerManifest(s));
+    this.providerManifest = pulumi.output(providerManifest(s, plan.surface));
     this.network = pulumi.output(s.network.name);
     this.tier = pulumi.output(s.tier.name);
     this.registerOutputs({ network: this.network, tier: this.tier, publicAddress: this.host.publicAddress });

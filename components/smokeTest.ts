@@ -1,13 +1,15 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
-import { gatewayChains, smokePlan } from "../plan/index.js";
+import type { SmokeCheck } from "../smoke/plan.js";
 import { SMOKE_PREFIX, type SmokeResult } from "../smoke/result.js";
 import { bundleSource } from "./bundle.js";
 import { lastTaggedJson } from "./taggedOutput.js";
 
 export interface SmokeTestArgs {
   readonly settings: StackSettings;
+  /** The relays to make, one per chain and gateway path interface (plan/views.ts). */
+  readonly checks: readonly SmokeCheck[];
   /** Project keys (a Pulumi secret); the first one is used. */
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   /** The gateway as users reach it, e.g. https://rpc.example.com. */
@@ -31,7 +33,6 @@ export class SmokeTest extends pulumi.ComponentResource {
 
   constructor(name: string, args: SmokeTestArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:SmokeTest", name, {}, opts);
-    const plan = smokePlan(gatewayChains(args.settings));
     const local = args.settings.host.kind === "local";
     const reportOnly = !args.settings.readiness.wait;
     const run = new command.local.Command(
@@ -41,7 +42,7 @@ export class SmokeTest extends pulumi.ComponentResource {
         stdin: bundleSource("smoke/run.ts"),
         environment: {
           RPCSTACK_SMOKE_BASE: args.baseUrl,
-          RPCSTACK_SMOKE_PLAN: JSON.stringify(plan),
+          RPCSTACK_SMOKE_PLAN: JSON.stringify(args.checks),
           RPCSTACK_SMOKE_KEY: pulumi.secret(pulumi.output(args.projectKeys).apply((k) => k[0].key)),
           ...(local ? { RPCSTACK_SMOKE_INSECURE_LOCALHOST: "1" } : {}),
         },

@@ -4,7 +4,7 @@
  * vocabulary (plan/surface.ts), the hardware tier, the client versions and the geolocation. Pure.
  */
 import type { StackSettings } from "../config/index.js";
-import { servedSurface, type SurfaceInterface } from "../plan/surface.js";
+import { servedSurface, type Surface, type SurfaceInterface } from "../plan/surface.js";
 
 export interface ProviderManifest {
   readonly network: string;
@@ -21,8 +21,7 @@ export interface ProviderManifest {
   }[];
 }
 
-export function providerManifest(settings: StackSettings): ProviderManifest {
-  const surface = servedSurface(settings);
+export function providerManifest(settings: StackSettings, surface: Surface = servedSurface(settings)): ProviderManifest {
   return {
     network: settings.network.name,
     gateway: surface.baseUrl,

@@ -2,7 +2,7 @@
 import type { StackSettings } from "../config/index.js";
 import type { SmokeCheck } from "../smoke/plan.js";
 import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
-import { chainInterfaces, servedSurface, type SurfaceInterface } from "./surface.js";
+import { chainInterfaces, servedSurface, type Surface, type SurfaceInterface } from "./surface.js";
 
 export interface ChainEndpoints {
   readonly chainId: string;
@@ -26,9 +26,11 @@ export const ENDPOINT_NAMES: Readonly<Record<SurfaceInterface, string>> = {
 };
 
 /** What users call, per chain and interface (no key in it), keyed by chain path. */
-export function publicEndpoints(settings: StackSettings): Record<string, ChainEndpoints> {
+export const publicEndpoints = (settings: StackSettings) => endpointsOf(servedSurface(settings));
+
+export function endpointsOf(surface: Surface): Record<string, ChainEndpoints> {
   return Object.fromEntries(
-    servedSurface(settings).chains.map((c) => [
+    surface.chains.map((c) => [
       c.path,
       { chainId: c.chainId, endpoints: Object.fromEntries(c.interfaces.map((i) => [ENDPOINT_NAMES[i.name], i.url])) },
     ]),
