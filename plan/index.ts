@@ -6,10 +6,12 @@ import type { StackSettings } from "../config/index.js";
 import { CONFIG_FILE, KEY_MAP_FILE, compileGateway } from "../gateway/build.js";
 import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/types.js";
 import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
-import { gatewayChains, servedSurface, type Surface } from "./surface.js";
 import { gatewayOptions } from "./gatewayOptions.js";
+import { compilerChains, servedSurface, type Surface } from "./surface.js";
 
 export { gatewayOptions };
+export * from "./surface.js";
+export * from "./views.js";
 
 export interface StackPlan extends StackServices {
   /** What is served, at which URL. */
@@ -23,9 +25,10 @@ export interface StackPlan extends StackServices {
 }
 
 export function planStack(settings: StackSettings): StackPlan {
-  const chains = gatewayChains(settings);
+  const surface = servedSurface(settings);
+  const chains = compilerChains(surface);
   const options = gatewayOptions(settings);
-  return { ...buildServices(settings), surface: servedSurface(settings), gatewayConfig: { chains, options, compiled: compileGateway(chains, options) } };
+  return { ...buildServices(settings), surface, gatewayConfig: { chains, options, compiled: compileGateway(chains, options) } };
 }
 
 /** The gateway's generated files in the order they are placed; only the key map is marked secret. */
@@ -36,5 +39,3 @@ export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K): Generated
     ...Object.entries(compiled.files).map(([name, content]) => ({ name, content })),
   ];
 }
-export * from "./surface.js";
-export * from "./views.js";

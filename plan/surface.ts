@@ -95,6 +95,8 @@ export function servedSurface(settings: StackSettings): Surface {
 }
 
 /** The gateway compiler's view: the chains without the surface's own fields. */
-export function gatewayChains(settings: StackSettings): GatewayChain[] {
-  return servedSurface(settings).chains.map(({ source: _s, headMethod: _h, interfaces: _i, ...c }) => c);
+export function compilerChains(surface: Surface): GatewayChain[] {
+  return surface.chains.map(({ source: _s, headMethod: _h, interfaces: _i, ...c }) => c);
 }
+
+export const gatewayChains = (settings: StackSettings): GatewayChain[] => compilerChains(servedSurface(settings));

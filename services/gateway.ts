@@ -1,7 +1,7 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import { publicHost, type StackSettings } from "../config/index.js";
 import { bashHttpGet } from "./health.js";
-import { groupOf, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
+import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -112,5 +112,3 @@ export function gatewayRole(settings: StackSettings): GatewayRole {
   };
   return { services: { certInit, haproxy, ...(acme ? { acme } : {}) }, volumes: gatewayVolumes(settings) };
 }
-
-export const gatewayServices = (settings: StackSettings): ServiceGroup => groupOf(gatewayRole(settings));

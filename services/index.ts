@@ -8,9 +8,9 @@ import { readinessRole, type ReadinessRole } from "./readiness.js";
 export * from "./types.js";
 export { PORTS } from "./ports.js";
 export { l1Urls, l1Role, l1Services, JWT_PATH, type L1Role, type L1Urls } from "./l1.js";
-export { l2Urls, l2Role, l2Services, type L2Role, type L2Urls } from "./l2.js";
-export { syncCheck, syncHealth, syncHealthUrls, readinessRole, SYNC_HEALTH_PORT, type ReadinessRole } from "./readiness.js";
-export { gatewayRole, gatewayServices, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, type GatewayRole } from "./gateway.js";
+export { l2Urls, l2Role, type L2Role, type L2Urls } from "./l2.js";
+export { syncHealthUrls, readinessRole, SYNC_HEALTH_PORT, type ReadinessRole } from "./readiness.js";
+export { gatewayRole, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, type GatewayRole } from "./gateway.js";
 
 /** Every container of one stack, by role: built once per stack, read by the components and the exporter. */
 export interface StackServices {

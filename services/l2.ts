@@ -3,7 +3,7 @@ import { describeJunoPoll, type L2Settings, type StackSettings } from "../config
 import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
-import { groupOf, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
+import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
 
 const P = PORTS;
 
@@ -200,6 +200,3 @@ export function l2Role(settings: StackSettings): L2Role {
     ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
   };
 }
-
-/** dc-l2.yaml's worth: the L2 node, and the indexer when enabled. */
-export const l2Services = (settings: StackSettings): ServiceGroup => groupOf(l2Role(settings));
