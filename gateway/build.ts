@@ -11,6 +11,7 @@ import { bodyRules, connectionRules, countWrongKey, guessRules, rateRules, table
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { policyLua, policyRules } from "./policy.js";
 import { chainRoutes } from "./routes.js";
+import { WS_LIMIT_LUA } from "./wsLimitLua.js";
 import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import type { GatewayBuild, GatewayChain, GatewayOptions, ProjectKey, Route } from "./types.js";
 
@@ -92,7 +93,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
 
   const files: Record<string, string> = {
     "keys.map": keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""),
-    "policy.lua": policyLua(chains),
+    "policy.lua": policyLua(chains) + WS_LIMIT_LUA,
     ...errorFiles(),
   };
   const sections: Section[] = [

@@ -4,7 +4,7 @@
  * connections per key. Each function returns rules in the order they must run.
  */
 import { refuse } from "./errors.js";
-import { anon, req, type Cond, type Rule, type Section } from "./model.js";
+import { anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayOptions } from "./types.js";
 
 /** Request buffers hold a whole body (the policy reads it) plus headers; see bufferSize(). */
@@ -54,17 +54,27 @@ export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
   ];
 }
 
-/** WebSocket connections per key (sc1 tracks the key for the life of the tunnel). */
+/**
+ * WebSocket connections per key (sc1 tracks the key for the life of the tunnel). No compression
+ * extension is negotiated, so the sizes the ws_limit filter reads are the sizes a node decodes.
+ */
 export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
   return [
     req(["track-sc1", "var(txn.keyname)", "table", "st_ws"], ws),
     refuse(429, "too many WebSocket connections for this project key", [...ws, ...anon("sc_conn_cur(1)", "gt", String(o.wsMaxConnectionsPerKey))]),
+    req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-i", "websocket")),
   ];
 }
+
+/**
+ * Frames inside a relayed WebSocket (ws_limit in policy.lua): messages up to maxBodyBytes, each
+ * counted against the rate of the stick counter `sc` (0: the key; 1: the address on public hostnames).
+ */
+export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), String(o.rateLimitPerSecond * 10), String(sc)];
 
 export const tables = (): Section[] => [
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
-  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s)"]] },
+  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
 ];

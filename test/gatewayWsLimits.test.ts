@@ -1,0 +1,115 @@
+/**
+ * Limits inside a relayed WebSocket, on Debian's real HAProxy: the ws_limit Lua filter reads
+ * each frame header in the tunnel and closes the socket before an oversized message or a message
+ * over the key's rate is forwarded.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startRecorder, type Recorder } from "./support/recorder.js";
+
+const KEY = "wsl_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS";
+const MAX = 64 * 1024;
+const call = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
+const chains = (u: Recorder): GatewayChain[] => [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: u.url, rpcWs: u.wsUrl } }];
+
+interface Socket {
+  ws: WebSocket;
+  /** Resolves with the close code (1006: closed without a close frame) once the socket is closed. */
+  closed: Promise<number>;
+  /** Sends a message and resolves with the reply, or with "closed" if the socket closes first. */
+  ask(data: string | Buffer): Promise<string>;
+}
+
+function open(g: RunningGateway): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`wss://localhost:${g.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`, { rejectUnauthorized: false, maxPayload: 1 << 20 });
+    const closed = new Promise<number>((r) => ws.on("close", (code) => r(code)));
+    ws.on("error", () => {});
+    ws.on("unexpected-response", (_q, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    const ask = (data: string | Buffer) => new Promise<string>((r) => {
+      ws.once("message", (d) => r(String(d)));
+      closed.then(() => r("closed"));
+      ws.send(data, () => {});
+    });
+    ws.on("open", () => resolve({ ws, closed, ask }));
+  });
+}
+
+/** A gateway of its own for the options, stopped with its node. */
+async function withGateway(over: Partial<GatewayOptions>, body: (g: RunningGateway, node: Recorder) => Promise<void>) {
+  const node = await startRecorder();
+  const g = await startGateway(chains(node), [{ name: "ws", key: KEY }], { maxBodyBytes: MAX, ...over });
+  try {
+    await body(g, node);
+  } finally {
+    await g.stop();
+    await node.stop();
+  }
+}
+
+let up: Recorder;
+let gw: RunningGateway;
+beforeAll(async () => {
+  up = await startRecorder();
+  gw = await startGateway(chains(up), [{ name: "ws", key: KEY }], { maxBodyBytes: MAX });
+}, 60_000);
+afterAll(async () => {
+  await gw?.stop();
+  await up?.stop();
+});
+
+describe("WebSocket messages", () => {
+  it("a 16 MiB frame never reaches the node: the socket is closed before it is forwarded", async () => {
+    const s = await open(gw);
+    expect(JSON.parse(await s.ask(call(1))).result).toBe("0x1");
+    const before = [...up.wsMessages];
+    expect(await s.ask(Buffer.alloc(16 << 20, "x"))).toBe("closed");
+    expect(await s.closed).toBe(1006);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.wsMessages).toEqual(before);
+    expect(up.wsOpen()).toBe(0);
+    // The gateway still serves the next socket.
+    const next = await open(gw);
+    expect(JSON.parse(await next.ask(call(2))).result).toBe("0x1");
+    next.ws.close();
+  }, 30_000);
+
+  it("messages up to the limit are relayed whole, and no compression is negotiated", async () => {
+    const s = await open(gw);
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "eth_call", params: ["y".repeat(MAX - 100)] });
+    expect(JSON.parse(await s.ask(big)).id).toBe(3);
+    expect(up.wsMessages.at(-1)).toBe(Buffer.byteLength(big));
+    expect(s.ws.extensions).toBe("");
+    expect(up.wsHeaders.at(-1)!["sec-websocket-extensions"]).toBeUndefined();
+    s.ws.close();
+  });
+
+  it("a message fragmented past the limit is never delivered whole", async () => {
+    const s = await open(gw);
+    const before = up.wsMessages.length;
+    const piece = Buffer.alloc(40 * 1024, "z");
+    s.ws.send(piece, { fin: false });
+    s.ws.send(piece, { fin: false });
+    s.ws.send(piece, { fin: true });
+    expect(await s.closed).toBe(1006);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.wsMessages.length).toBe(before);
+  });
+
+  it("messages count against the key's rate: past it the socket is closed unforwarded", () =>
+    withGateway({ rateLimitPerSecond: 1 }, async (_g, node) => {
+      const s = await open(_g);
+      // 1/s over 10 s: the upgrade request counts 1, so 9 messages pass and the 10th closes it.
+      const replies: string[] = [];
+      for (let i = 0; i < 12; i++) replies.push(await s.ask(call(i)));
+      expect(replies.slice(0, 9).every((r) => JSON.parse(r).result === "0x1")).toBe(true);
+      expect(replies.slice(9)).toEqual(["closed", "closed", "closed"]);
+      expect(node.wsMessages.length).toBe(9);
+      // The same budget holds for HTTP: the key is over it there too.
+      const r = await fetch(`${_g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: call(99) });
+      expect(r.status).toBe(429);
+      expect(node.seen.length).toBe(0);
+    }), 30_000);
+});
