@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import WebSocket, { WebSocketServer } from "ws";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
+import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { writeGatewayFiles } from "../test/support/haproxy.js";
 import { freePort } from "../test/support/net.js";
 import { chart, type Figures } from "./chart.js";
@@ -203,7 +204,8 @@ async function main() {
   writeFileSync(join(work, "haproxy.cfg"), gw.config);
   // The access log goes where a container's stdout goes: to a reader that keeps up.
   const startHaproxy = (cfg: string) => {
-    const p = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // The environment the gateway container has (services/gateway.ts).
+    const p = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
     p.stdout!.resume();
     p.stderr!.resume();
     children.push(p);

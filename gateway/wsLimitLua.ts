@@ -54,8 +54,8 @@ function WsLimit:tcp_payload(txn, chn)
       self.size = (op == 0 and self.size or 0) + len
       if len < 0 or self.size > self.max then txn:done() end
       if b1 >= 128 then
-        txn.f:sc_inc_gpc(self.sc, 0)
-        if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(self.sc, 0) > self.rate then txn:done() end
+        txn.f:sc_inc_gpc(0, self.sc)
+        if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
       end
     end
     self.left, pos = len, pos + hlen

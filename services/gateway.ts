@@ -1,6 +1,7 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import type { StackSettings } from "../config/index.js";
 import { ERROR_STATUS_CODES, type GatewayOptions } from "../gateway/build.js";
+import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { bashHttpGet } from "./health.js";
 import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
 
@@ -111,7 +112,8 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
     containerName: "rpcstack-gateway",
     image: settings.gateway.image,
     command: ["haproxy", "-W", "-db", "-f", `${GATEWAY_PATHS.configDir}/haproxy.cfg`],
-    environment: {},
+    // Large request buffers stay in glibc's heap instead of being mapped per request (gateway/limits.ts).
+    environment: { ...HAPROXY_ENVIRONMENT },
     ports: [
       { container: 443, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 443 } },
       { container: 80, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 80 } },

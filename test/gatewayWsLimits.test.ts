@@ -113,3 +113,26 @@ describe("WebSocket messages", () => {
       expect(node.seen.length).toBe(0);
     }), 30_000);
 });
+
+describe("WebSocket on a Cosmos public hostname", () => {
+  it("Tendermint's /websocket relays a call, and an oversized frame closes it unforwarded", async () => {
+    const node = await startRecorder();
+    const host = "rpc.cosmos.test";
+    const g = await startGateway([{ path: "cosmoshub", chainId: "COSMOSHUB", kind: "cosmos", upstreams: { rpcHttp: node.url }, hostnames: { tendermintRpc: host } }], [{ name: "ws", key: KEY }], { maxBodyBytes: MAX }, ["localhost", host]);
+    try {
+      const ws = new WebSocket(`wss://127.0.0.1:${g.httpsPort}/websocket`, { servername: host, headers: { Host: host }, rejectUnauthorized: false } as WebSocket.ClientOptions);
+      const closed = new Promise<number>((r) => ws.on("close", r));
+      ws.on("error", () => {});
+      await new Promise((r) => ws.on("open", r));
+      const reply = new Promise((r) => ws.once("message", (d) => r(JSON.parse(String(d)))));
+      ws.send(call(7));
+      expect(await reply).toMatchObject({ id: 7, result: "0x1" });
+      ws.send(Buffer.alloc(MAX + 1, "x"));
+      expect(await closed).toBe(1006);
+      expect(node.wsMessages).toEqual([Buffer.byteLength(call(7))]);
+    } finally {
+      await g.stop();
+      await node.stop();
+    }
+  });
+});
