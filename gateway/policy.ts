@@ -15,7 +15,7 @@
 import { refuse } from "./errors.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
 import { POLICY_LUA } from "./policyLua.js";
-import { exactPath, on } from "./routes.js";
+import { exactPath, hostIs, on } from "./routes.js";
 import type { ChainKind, GatewayChain } from "./types.js";
 
 export const DEFAULT_DENY: Record<ChainKind, readonly string[]> = {
@@ -67,6 +67,8 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
   const rpcChains = chains.filter((c) => c.upstreams.rpcHttp);
   const rules: Rule[] = [
     req(["set-var(txn.rpc)", "var(txn.chain)"], RPC_POST, "Method policy: JSON-RPC POSTs only."),
+    // A Tendermint RPC hostname takes JSON-RPC POSTs too: the same policy, as its chain's.
+    ...chains.flatMap((c) => (c.hostnames?.tendermintRpc && c.upstreams.rpcHttp ? [req(["set-var(txn.rpc)", `str(${c.path})`], [...hostIs(c.hostnames.tendermintRpc), "METH_POST"])] : [])),
     req(["set-var(txn.rpc_method)", "req.body,json_query('$.method')"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)], "Single calls: json_query reads the method natively."),
   ];
   for (const c of rpcChains) {
@@ -93,6 +95,7 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
     const p = methodPolicy(c);
     const uri = p.deny.filter((m) => !p.allow.includes(m)).map((m) => `/${m}`);
     rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...anon("var(txn.rest),lower", "-m", "beg", ...uri)]));
+    if (c.hostnames?.tendermintRpc) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...anon("path,lower", "-m", "beg", ...uri)]));
   }
   return rules;
 }
