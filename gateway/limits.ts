@@ -103,6 +103,9 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
  */
 export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), String(o.rateLimitPerSecond * 10), String(sc)];
 
+/** gRPC messages (grpc_limit in policy.lua) up to maxBodyBytes each: gRPC bodies are streams. */
+export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
+
 export const tables = (): Section[] => [
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },

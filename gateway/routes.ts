@@ -9,7 +9,7 @@
  * Cosmos chains may also have their own hostnames (Tendermint RPC + /websocket, REST, gRPC).
  */
 import { refuse } from "./errors.js";
-import { wsFilter } from "./limits.js";
+import { grpcFilter, wsFilter } from "./limits.js";
 import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
 import { ChainBackends, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
@@ -79,7 +79,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const hn = c.hostnames ?? {};
   const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
     // Tendermint RPC hosts relay /websocket too: its messages count against the address (sc1).
-    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, role === "tendermintRpc" ? [wsFilter(opts, 1)] : [], extra);
+    const filters = role === "tendermintRpc" ? [wsFilter(opts, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
+    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
     hostUses.push(useBackend(backend, hostIs(name)));
     routes.push({ chain: c.path, iface: "hostname", backend, detail });

@@ -10,6 +10,8 @@
  *   - each complete message adds one to the tracked counter's gpc 0 (the per-key rate that HTTP
  *     requests and batch calls share); a message over the rate closes the socket unforwarded;
  *   - a control frame over 125 bytes (a protocol error) closes it too.
+ * grpc_limit does the same for gRPC messages (length-prefixed, gRPC over HTTP/2) in request
+ * bodies, which are streamed rather than waited for: a message over `max` ends the stream.
  * Closing is `txn:done()`: `return filter.ERROR` does not work from a Lua payload callback (hlua.c
  * compares the returned -1 with an unsigned length and forwards everything instead).
  * Data reach the filter through `http_req:body()`, which needs the filter handle that HAProxy
@@ -61,6 +63,41 @@ function WsLimit:tcp_payload(txn, chn)
     self.left, pos = len, pos + hlen
   end
 end
+
+-- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte
+-- prefix (flag, 32-bit length) and its bytes; one over max ends the stream before it is forwarded.
+local GrpcLimit = { id = 'rpcstack grpc_limit', flags = filter.FLT_CFG_FL_HTX }
+GrpcLimit.__index = GrpcLimit
+
+function GrpcLimit:new()
+  return setmetatable({ left = 0, max = self.max }, GrpcLimit)
+end
+
+function GrpcLimit:start_analyze(txn, chn)
+  if not chn:is_resp() then filter.register_data_filter(self, chn) end
+end
+
+function GrpcLimit:http_payload(txn, msg)
+  local avail, pos = msg:input(), 0
+  while true do
+    if self.left > 0 then
+      local n = math.min(self.left, avail - pos)
+      self.left, pos = self.left - n, pos + n
+      if self.left > 0 then return pos end
+    end
+    if pos >= avail then return pos end
+    local h = msg:body(pos, math.min(5, avail - pos)) or ''
+    if #h < 5 then return pos end
+    local len = string.unpack('>I4', h, 2)
+    if len > self.max then txn:done() end
+    self.left, pos = len, pos + 5
+  end
+end
+
+core.register_filter('grpc_limit', GrpcLimit, function(f, args)
+  f.max = tonumber(args[1])
+  return f
+end)
 
 -- filter lua.ws_limit <max message bytes> <messages + requests per 10 s> <stick counter>
 core.register_filter('ws_limit', WsLimit, function(f, args)

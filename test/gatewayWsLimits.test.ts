@@ -3,6 +3,7 @@
  * each frame header in the tunnel and closes the socket before an oversized message or a message
  * over the key's rate is forwarded.
  */
+import { connect as http2Connect, createServer as createH2cServer } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
@@ -135,4 +136,50 @@ describe("WebSocket on a Cosmos public hostname", () => {
       await node.stop();
     }
   });
+});
+
+describe("gRPC messages on a Cosmos gRPC hostname", () => {
+  it("a message over the limit ends the stream before any of it reaches the node; a small one is relayed", async () => {
+    const host = "grpc.cosmos.test";
+    const received: number[] = [];
+    const grpc = createH2cServer();
+    grpc.on("stream", (stream) => {
+      let bytes = 0;
+      stream.on("data", (d: Buffer) => (bytes += d.length));
+      stream.on("close", () => received.push(bytes));
+      stream.on("end", () => {
+        stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+        stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+        stream.end();
+      });
+      stream.on("error", () => {});
+    });
+    await new Promise<void>((r) => grpc.listen(0, "127.0.0.1", r));
+    // The chain's Tendermint RPC (a recorder) is what its health check asks.
+    const node = await startRecorder();
+    const g = await startGateway([{ path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url, grpc: `http://127.0.0.1:${(grpc.address() as { port: number }).port}` }, hostnames: { grpc: host } }], [{ name: "ws", key: KEY }], { maxBodyBytes: MAX }, ["localhost", host]);
+    const message = (size: number) => Buffer.concat([Buffer.from([0, size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.alloc(size, 7)]);
+    const unary = (body: Buffer) => new Promise<string>((resolve) => {
+      const session = http2Connect(`https://127.0.0.1:${g.httpsPort}`, { servername: host, rejectUnauthorized: false });
+      session.on("error", () => resolve("error"));
+      const s = session.request({ ":method": "POST", ":path": "/cosmos.bank.v1beta1.Query/Balance", ":authority": host, "content-type": "application/grpc", te: "trailers" });
+      s.on("response", (h) => s.on("end", () => (session.close(), resolve(String(h[":status"])))));
+      s.on("error", () => (session.close(), resolve("reset")));
+      s.on("close", () => resolve(s.rstCode ? "reset" : "closed"));
+      s.resume();
+      s.end(body);
+    });
+    try {
+      expect(await unary(message(1024))).toBe("200");
+      expect(received).toEqual([1029]);
+      expect(["reset", "error", "closed"]).toContain(await unary(message(2 << 20)));
+      await new Promise((r) => setTimeout(r, 300));
+      // At most the request's headers reached the node: none of the message's bytes.
+      expect(received.slice(1).every((b) => b === 0)).toBe(true);
+    } finally {
+      await g.stop();
+      await node.stop();
+      grpc.close();
+    }
+  }, 30_000);
 });
