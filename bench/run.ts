@@ -11,6 +11,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
+import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort } from "../devtools/net.js";
@@ -30,6 +31,10 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "32" },
     threads: { type: "string", default: "1" },
     variant: { type: "string" },
+    // name=DIR: the gateway builder of another checkout (DIR/gateway/build.ts), measured as its own case.
+    baseline: { type: "string", multiple: true },
+    // Only these cases (comma-separated), for quicker A/B runs.
+    cases: { type: "string" },
     out: { type: "string", default: join(ROOT, "bench/results") },
   },
 });
@@ -116,7 +121,8 @@ async function main() {
   writeFileSync(join(work, "haproxy.cfg"), gw.config);
   // The access log goes where a container's stdout goes: to a reader that keeps up.
   const startHaproxy = (cfg: string) => {
-    const p = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // The environment the gateway container has (services/gateway.ts).
+    const p = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
     p.stdout!.resume();
     p.stderr!.resume();
     children.push(p);
@@ -141,6 +147,20 @@ async function main() {
     variant = { port, pid: startHaproxy(join(work, "haproxy-variant.cfg")).pid };
   }
 
+  // Baselines: the same options through another checkout's builder (e.g. the config before a change).
+  const baselines: Record<string, { port: number; pid?: number }> = {};
+  for (const spec of args.baseline ?? []) {
+    const [name, dir] = spec.split("=");
+    if (!name || !dir) throw new Error(`--baseline expects name=DIR, got "${spec}"`);
+    const { buildGateway: buildOther } = await import(join(dir, "gateway/build.ts"));
+    const port = await freePort();
+    const opts = { ...gwOpts, httpsPort: port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() }, filesDir: join(work, `gw-${name}`) };
+    const b = buildOther([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], opts);
+    writeGatewayFiles(opts.filesDir, b);
+    writeFileSync(join(work, `haproxy-${name}.cfg`), b.config);
+    baselines[name] = { port, pid: startHaproxy(join(work, `haproxy-${name}.cfg`)).pid };
+  }
+
   // nginx and Caddy (bench/proxies.ts): the same key check and relays, written by hand.
   const ngPort = await freePort();
   const proxyFiles = { work, cert, key, projectKey: KEY, threads: PROXY_THREADS };
@@ -153,22 +173,25 @@ async function main() {
   await sleep(1500);
 
   const path = `/gateway/eth/rpc-http/${KEY}`;
-  const httpCases: Record<string, string> = {
+  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.split(",").includes(k))) : cases);
+  const httpCases: Record<string, string> = only({
     direct: `http://127.0.0.1:${upPort}/`,
     gateway: `https://127.0.0.1:${gwPort}${path}`,
     nginx: `https://127.0.0.1:${ngPort}${path}`,
     caddy: `https://127.0.0.1:${cdPort}${path}`,
     ...(variant ? { variant: `https://127.0.0.1:${variant.port}${path}` } : {}),
-  };
+    ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, `https://127.0.0.1:${b.port}${path}`])),
+  });
   const wsPath = `/gateway/eth/rpc/${KEY}?secret=null`;
-  const wsCases: Record<string, string> = {
+  const wsCases: Record<string, string> = only({
     direct: `ws://127.0.0.1:${wsPort}/`,
     gateway: `wss://127.0.0.1:${gwPort}${wsPath}`,
     nginx: `wss://127.0.0.1:${ngPort}${wsPath}`,
     caddy: `wss://127.0.0.1:${cdPort}${wsPath}`,
     ...(variant ? { variant: `wss://127.0.0.1:${variant.port}${wsPath}` } : {}),
-  };
-  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid, variant: variant?.pid };
+    ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, `wss://127.0.0.1:${b.port}${wsPath}`])),
+  });
+  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid, variant: variant?.pid, ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, b.pid])) };
   // Warm up and prove every case answers before measuring.
   for (const [name, url] of Object.entries(httpCases)) {
     try {
@@ -192,6 +215,14 @@ async function main() {
       (ws[name] ??= []).push(await withCpu(groups[name], () => wsRoundTrips(wsCases[name]), WS_SECONDS));
       console.log(`round ${round} ws ${name}: ${ws[name].at(-1)!.rps} round trips/s`);
     }
+  }
+  if (args.cases) {
+    // A partial run: medians only, against the first case; no results file.
+    for (const [kind, all] of [["HTTP req/s", http], ["WS rt/s", ws]] as const) {
+      const m = Object.entries(all).map(([k, v]) => [k, median(v)] as const);
+      for (const [k, r] of m) console.log(`${kind} ${k.padEnd(10)} ${String(r.rps).padStart(7)} p50 ${r.p50ms.toFixed(2)} p99 ${r.p99ms.toFixed(2)} CPU ${r.cpuUsPerRequest ?? "-"} us  x${(r.rps / m[0][1].rps).toFixed(3)}`);
+    }
+    return;
   }
 
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.

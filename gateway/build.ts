@@ -7,10 +7,11 @@
 import { createHash } from "node:crypto";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
-import { bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { policyLua, policyRules } from "./policy.js";
 import { chainRoutes } from "./routes.js";
+import { WS_LIMIT_LUA } from "./wsLimitLua.js";
 import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
@@ -53,9 +54,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
 
   const rules: Rule[] = [
     ...connectionRules(opts),
-    req(["normalize-uri", "path-merge-slashes"], [], "Paths are normalised before routing: no // or .. (plain or %2e) reaches an upstream's base path."),
-    req(["normalize-uri", "percent-decode-unreserved"]),
-    req(["normalize-uri", "path-strip-dotdot", "full"]),
+    // Each pass only where it can change something: a rewrite costs more than the test.
+    req(["normalize-uri", "path-merge-slashes"], anon("path", "-m", "sub", "//"), "Paths are normalised before routing: no // or .. (plain or %2e) reaches an upstream's base path."),
+    req(["normalize-uri", "percent-decode-unreserved"], anon("path", "-m", "sub", "%")),
+    req(["normalize-uri", "path-strip-dotdot", "full"], anon("path", "-m", "sub", "/.")),
     ...corsRules(opts.corsOrigins, served),
     req(["set-var(txn.chain)", "path,field(3,/)"], gw),
     req(["set-var(txn.iface)", "path,field(4,/)"], gw),
@@ -103,7 +105,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    "policy.lua": policyLua(chains),
+    "policy.lua": policyLua(chains) + WS_LIMIT_LUA,
     ...errorFiles(),
   };
   const sections: Section[] = [
@@ -118,6 +120,6 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     unrouted,
     ...tables(),
   ];
-  return { config: serialize({ sections }), files, routes };
+  return { config: serialize({ sections }), files, routes, environment: HAPROXY_ENVIRONMENT };
 }
 

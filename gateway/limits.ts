@@ -4,7 +4,7 @@
  * connections per key. Each function returns rules in the order they must run.
  */
 import { refuse } from "./errors.js";
-import { anon, req, type Cond, type Rule, type Section } from "./model.js";
+import { anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayOptions } from "./types.js";
 
 /** Request buffers hold a whole body (the policy reads it) plus headers; see bufferSize(). */
@@ -14,7 +14,38 @@ const MAX_REWRITE = 8192;
 export const BODY_TIMEOUT = "10s";
 
 export const bufferSize = (maxBodyBytes: number) => Math.max(16384, maxBodyBytes + HEADER_ROOM);
-export const tuneDirectives = (o: GatewayOptions) => [["tune.bufsize", String(bufferSize(o.maxBodyBytes))], ["tune.maxrewrite", String(MAX_REWRITE)]];
+
+/** What all of HAProxy's buffers together may take: requests wait for a buffer beyond it. */
+export const BUFFER_MEMORY = 1024 * 1024 * 1024;
+/** At most BUFFER_MEMORY in buffers (two per busy connection), never fewer than 256 buffers. */
+export const bufferLimit = (o: GatewayOptions) => Math.min(2 * o.maxConnections + 2, Math.max(256, Math.floor(BUFFER_MEMORY / bufferSize(o.maxBodyBytes))));
+/** Buffers each thread keeps for reuse (HAProxy 2.8+; 2.6 keeps 512 KiB, built in). */
+const HOT_BUFFERS = 16;
+
+/**
+ * Buffers hold a whole body, so they are large (1 MiB + 64 KiB by default). HAProxy's per-thread
+ * cache keeps 512 KiB, so without more room each buffer goes back to malloc, which gives large
+ * blocks back to the kernel and faults them in again: measured, the larger part of the
+ * hardening's cost per request. tune.memory.hot-size (2.8+) keeps them in the cache; on older
+ * releases HAPROXY_ENVIRONMENT keeps glibc from returning them.
+ */
+export const tuneDirectives = (o: GatewayOptions): Directive[] => [
+  ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
+  ["tune.maxrewrite", String(MAX_REWRITE)],
+  ["tune.buffers.limit", String(bufferLimit(o))],
+  [".if", "version_atleast(2.8)"],
+  ["tune.memory.hot-size", String(HOT_BUFFERS * bufferSize(o.maxBodyBytes))],
+  [".endif"],
+];
+
+/**
+ * The HAProxy process's environment: glibc serves buffers from its heap (mmap_threshold above
+ * any buffer) and keeps freed ones (trim_threshold above what buffers may take), instead of
+ * mapping and unmapping a megabyte per request. Official haproxy images are Debian (glibc).
+ */
+export const HAPROXY_ENVIRONMENT: Readonly<Record<string, string>> = {
+  GLIBC_TUNABLES: `glibc.malloc.mmap_threshold=${32 * 1024 * 1024}:glibc.malloc.trim_threshold=${2 * BUFFER_MEMORY}`,
+};
 
 /** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
 export const connectionRules = (o: GatewayOptions): Rule[] => [
@@ -54,17 +85,30 @@ export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
   ];
 }
 
-/** WebSocket connections per key (sc1 tracks the key for the life of the tunnel). */
+/**
+ * WebSocket connections per key (sc1 tracks the key for the life of the tunnel). No compression
+ * extension is negotiated, so the sizes the ws_limit filter reads are the sizes a node decodes.
+ */
 export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
   return [
     req(["track-sc1", "var(txn.keyname)", "table", "st_ws"], ws),
     refuse(429, "too many WebSocket connections for this project key", [...ws, ...anon("sc_conn_cur(1)", "gt", String(o.wsMaxConnectionsPerKey))]),
+    req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-i", "websocket")),
   ];
 }
+
+/**
+ * Frames inside a relayed WebSocket (ws_limit in policy.lua): messages up to maxBodyBytes, each
+ * counted against the rate of the stick counter `sc` (0: the key; 1: the address on public hostnames).
+ */
+export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), String(o.rateLimitPerSecond * 10), String(sc)];
+
+/** gRPC messages (grpc_limit in policy.lua) up to maxBodyBytes each: gRPC bodies are streams. */
+export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
 
 export const tables = (): Section[] => [
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
-  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s)"]] },
+  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
 ];

@@ -15,7 +15,7 @@
 import { refuse } from "./errors.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
 import { POLICY_LUA } from "./policyLua.js";
-import { exactPath, on } from "./routes.js";
+import { exactPath, hostIs, on } from "./routes.js";
 import type { ChainKind, GatewayChain } from "./types.js";
 
 export const DEFAULT_DENY: Record<ChainKind, readonly string[]> = {
@@ -45,8 +45,8 @@ const split = (xs: readonly string[]) => ({ families: xs.filter((m) => m.endsWit
 function matches(list: readonly string[]): Cond[] {
   const { families, names } = split(list);
   return [
-    ...(families.length ? [anon("var(txn.rpc_method)", "-m", "beg", ...families)] : []),
-    ...(names.length ? [anon("var(txn.rpc_method)", "-m", "str", ...names)] : []),
+    ...(families.length ? [anon("var(txn.rpc_method)", "-i", "-m", "beg", ...families)] : []),
+    ...(names.length ? [anon("var(txn.rpc_method)", "-i", "-m", "str", ...names)] : []),
   ];
 }
 
@@ -56,7 +56,8 @@ const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"
 /** The one chain-independent test: "this request is a JSON-RPC POST to a gateway chain". */
 const RPC_POST = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "METH_POST", ...exactPath, "known_chain"];
 const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
-const simple = anon("var(txn.rpc_simple)", "-m", "found");
+/** A single call whose method json_query read (the raw name: lists match ignoring case). */
+const simple = anon("var(txn.rpc_method)", "-m", "found");
 
 /**
  * Rules run for JSON-RPC POSTs once the body is in: they refuse denied methods, over-long
@@ -66,8 +67,9 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
   const rpcChains = chains.filter((c) => c.upstreams.rpcHttp);
   const rules: Rule[] = [
     req(["set-var(txn.rpc)", "var(txn.chain)"], RPC_POST, "Method policy: JSON-RPC POSTs only."),
-    req(["set-var(txn.rpc_simple)", "bool(1)"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)]),
-    req(["set-var(txn.rpc_method)", `req.body,json_query('$.method'),lower,regsub("[^a-z0-9_]","",g)`], simple, "Single calls: json_query reads the method natively."),
+    // A Tendermint RPC hostname takes JSON-RPC POSTs too: the same policy, as its chain's.
+    ...chains.flatMap((c) => (c.hostnames?.tendermintRpc && c.upstreams.rpcHttp ? [req(["set-var(txn.rpc)", `str(${c.path})`], [...hostIs(c.hostnames.tendermintRpc), "METH_POST"])] : [])),
+    req(["set-var(txn.rpc_method)", "req.body,json_query('$.method')"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)], "Single calls: json_query reads the method natively."),
   ];
   for (const c of rpcChains) {
     const p = methodPolicy(c);
@@ -78,6 +80,8 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
   }
   const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
   rules.push(
+    // Only a refused name is echoed, reduced to [a-z0-9_] (the Lua action sets it so already).
+    req(["set-var(txn.rpc_method)", `var(txn.rpc_method),lower,regsub("[^a-z0-9_]","",g)`], verdict("denied")),
     refuse(413, `batch longer than ${maxBatch} calls`, verdict("batch")),
     refuse(400, "body is not JSON the gateway can check", verdict("invalid")),
     {
@@ -91,6 +95,7 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
     const p = methodPolicy(c);
     const uri = p.deny.filter((m) => !p.allow.includes(m)).map((m) => `/${m}`);
     rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...anon("var(txn.rest),lower", "-m", "beg", ...uri)]));
+    if (c.hostnames?.tendermintRpc) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...anon("path,lower", "-m", "beg", ...uri)]));
   }
   return rules;
 }

@@ -9,6 +9,7 @@
  * Cosmos chains may also have their own hostnames (Tendermint RPC + /websocket, REST, gRPC).
  */
 import { refuse } from "./errors.js";
+import { grpcFilter, wsFilter } from "./limits.js";
 import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
 import { ChainBackends, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
@@ -67,7 +68,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcWs) {
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
-    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"]]);
+    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], wsFilter(opts, 0)]);
     gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...anon("hdr(upgrade)", "-i", "websocket")]), gate(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc", backend: ws, detail: `WebSocket -> ${c.upstreams.rpcWs}` });
@@ -77,7 +78,9 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   // methods its interface uses.
   const hn = c.hostnames ?? {};
   const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
-    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, [], extra);
+    // Tendermint RPC hosts relay /websocket too: its messages count against the address (sc1).
+    const filters = role === "tendermintRpc" ? [wsFilter(opts, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
+    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
     hostUses.push(useBackend(backend, hostIs(name)));
     routes.push({ chain: c.path, iface: "hostname", backend, detail });

@@ -76,6 +76,8 @@ export interface GatewayCompiled {
   readonly files: Readonly<Record<string, string>>;
   /** What is served, for tests: route -> backend. */
   readonly routes: readonly Route[];
+  /** Environment the HAProxy process needs for the buffers this config asks for. */
+  readonly environment: Readonly<Record<string, string>>;
 }
 
 /** The compiled configuration with the key map among its files (keys.map holds hashed project keys). */

@@ -28,7 +28,13 @@ export function planStack(settings: StackSettings): StackPlan {
   const surface = servedSurface(settings);
   const chains = compilerChains(surface);
   const options = gatewayOptions(settings);
-  return { ...buildServices(settings), surface, gatewayConfig: { chains, options, compiled: compileGateway(chains, options) } };
+  const compiled = compileGateway(chains, options);
+  const services = buildServices(settings);
+  // The compiled config decides the buffers, so it also says what HAProxy's process environment needs.
+  const { haproxy: base } = services.gateway.services;
+  const haproxy = { ...base, environment: { ...base.environment, ...compiled.environment } };
+  const gateway = { ...services.gateway, services: { ...services.gateway.services, haproxy } };
+  return { ...services, gateway, surface, gatewayConfig: { chains, options, compiled } };
 }
 
 /** The gateway's generated files in the order they are placed; only the key map is marked secret. */

@@ -86,6 +86,7 @@ export function gatewayRole(settings: StackSettings): GatewayRole {
     containerName: "rpcstack-gateway",
     image: settings.gateway.image,
     command: ["haproxy", "-W", "-db", "-f", `${GATEWAY_PATHS.configDir}/haproxy.cfg`],
+    // The compiled gateway adds what its buffers need (plan/index.ts, gateway/limits.ts).
     environment: {},
     ports: [
       { container: 443, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 443 } },

@@ -83,6 +83,20 @@ describe("method policy", () => {
     expect(await reaching(async () => jsonError(await fetch(`${gw.base}/gateway/hub/rpc-http/${KEY}/unsafe_flush_mempool`), 403, /not served/))).toBe(0);
     expect(await reaching(async () => jsonError(await post(`/gateway/hub/rpc-http/${KEY}`, call("dial_peers")), 403, /dial_peers/))).toBe(0);
   });
+
+  it("the same policy holds on the chain's Tendermint RPC hostname, JSON-RPC and URI calls alike", async () => {
+    const send = (method: string, path: string, body?: unknown) => new Promise<number>((resolve, reject) => {
+      const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: HOSTS.tendermintRpc, path, method, headers: { Host: HOSTS.tendermintRpc, "Content-Type": "application/json" } }, (res) => (res.resume(), resolve(res.statusCode!)));
+      r.on("error", reject);
+      r.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+    expect(await reaching(async () => {
+      expect(await send("POST", "/", call("unsafe_flush_mempool"))).toBe(403);
+      expect(await send("POST", "/", [call("status", 1), call("dial_seeds", 2)])).toBe(403);
+      expect(await send("GET", "/UNSAFE_flush_mempool")).toBe(403);
+    })).toBe(0);
+    expect(await reaching(async () => expect(await send("POST", "/", call("status"))).toBe(200))).toBe(1);
+  });
 });
 
 describe("batches", () => {

@@ -5,6 +5,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProjectKey } from "../../config/index.js";
+import { HAPROXY_ENVIRONMENT } from "../../gateway/limits.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
 import { writeGatewayFiles } from "../../devtools/gatewayFiles.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
@@ -57,7 +58,7 @@ export async function startGateway(
   const cfg = join(dir, "haproxy.cfg");
   writeFileSync(cfg, build.config);
   execFileSync("haproxy", ["-c", "-q", "-f", cfg], { stdio: "pipe" });
-  const child: Child = start("haproxy", ["-db", "-f", cfg]);
+  const child: Child = start("haproxy", ["-db", "-f", cfg], { env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
   try {
     await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve, reject) => {
       if (child.proc.exitCode !== null) return reject(new Error(`haproxy exited with ${child.proc.exitCode}`));

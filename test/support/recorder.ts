@@ -21,6 +21,8 @@ export interface Recorder {
   readonly seen: Seen[];
   /** WebSocket messages received, by size. */
   readonly wsMessages: number[];
+  /** The headers of each WebSocket upgrade that reached it. */
+  readonly wsHeaders: IncomingMessage["headers"][];
   wsOpen(): number;
   stop(): Promise<void>;
 }
@@ -30,6 +32,7 @@ const reply = (call: any) => ({ jsonrpc: "2.0", id: call?.id ?? null, result: "0
 export async function startRecorder(): Promise<Recorder> {
   const seen: Seen[] = [];
   const wsMessages: number[] = [];
+  const wsHeaders: IncomingMessage["headers"][] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (d) => chunks.push(d));
@@ -45,7 +48,8 @@ export async function startRecorder(): Promise<Recorder> {
     });
   });
   const wss = new WebSocketServer({ server, maxPayload: 256 * 1024 * 1024 });
-  wss.on("connection", (ws) => {
+  wss.on("connection", (ws, req) => {
+    wsHeaders.push(req.headers);
     ws.on("message", (d: Buffer) => {
       wsMessages.push(d.length);
       let call: any;
@@ -62,6 +66,7 @@ export async function startRecorder(): Promise<Recorder> {
     wsUrl: `ws://127.0.0.1:${port}`,
     seen,
     wsMessages,
+    wsHeaders,
     wsOpen: () => wss.clients.size,
     stop: async () => {
       for (const c of wss.clients) c.terminate();

@@ -1,0 +1,185 @@
+/**
+ * Limits inside a relayed WebSocket, on Debian's real HAProxy: the ws_limit Lua filter reads
+ * each frame header in the tunnel and closes the socket before an oversized message or a message
+ * over the key's rate is forwarded.
+ */
+import { connect as http2Connect, createServer as createH2cServer } from "node:http2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startRecorder, type Recorder } from "./support/recorder.js";
+
+const KEY = "wsl_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS";
+const MAX = 64 * 1024;
+const call = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
+const chains = (u: Recorder): GatewayChain[] => [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: u.url, rpcWs: u.wsUrl } }];
+
+interface Socket {
+  ws: WebSocket;
+  /** Resolves with the close code (1006: closed without a close frame) once the socket is closed. */
+  closed: Promise<number>;
+  /** Sends a message and resolves with the reply, or with "closed" if the socket closes first. */
+  ask(data: string | Buffer): Promise<string>;
+}
+
+function open(g: RunningGateway): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`wss://localhost:${g.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`, { rejectUnauthorized: false, maxPayload: 1 << 20 });
+    const closed = new Promise<number>((r) => ws.on("close", (code) => r(code)));
+    ws.on("error", () => {});
+    ws.on("unexpected-response", (_q, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    const ask = (data: string | Buffer) => new Promise<string>((r) => {
+      ws.once("message", (d) => r(String(d)));
+      closed.then(() => r("closed"));
+      ws.send(data, () => {});
+    });
+    ws.on("open", () => resolve({ ws, closed, ask }));
+  });
+}
+
+/** A gateway of its own for the options, stopped with its node. */
+async function withGateway(over: Partial<GatewayOptions>, body: (g: RunningGateway, node: Recorder) => Promise<void>) {
+  const node = await startRecorder();
+  const g = await startGateway(chains(node), [{ name: "ws", key: KEY }], { maxBodyBytes: MAX, ...over });
+  try {
+    await body(g, node);
+  } finally {
+    await g.stop();
+    await node.stop();
+  }
+}
+
+let up: Recorder;
+let gw: RunningGateway;
+beforeAll(async () => {
+  up = await startRecorder();
+  gw = await startGateway(chains(up), [{ name: "ws", key: KEY }], { maxBodyBytes: MAX });
+}, 60_000);
+afterAll(async () => {
+  await gw?.stop();
+  await up?.stop();
+});
+
+describe("WebSocket messages", () => {
+  it("a 16 MiB frame never reaches the node: the socket is closed before it is forwarded", async () => {
+    const s = await open(gw);
+    expect(JSON.parse(await s.ask(call(1))).result).toBe("0x1");
+    const before = [...up.wsMessages];
+    expect(await s.ask(Buffer.alloc(16 << 20, "x"))).toBe("closed");
+    expect(await s.closed).toBe(1006);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.wsMessages).toEqual(before);
+    expect(up.wsOpen()).toBe(0);
+    // The gateway still serves the next socket.
+    const next = await open(gw);
+    expect(JSON.parse(await next.ask(call(2))).result).toBe("0x1");
+    next.ws.close();
+  }, 30_000);
+
+  it("messages up to the limit are relayed whole, and no compression is negotiated", async () => {
+    const s = await open(gw);
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 3, method: "eth_call", params: ["y".repeat(MAX - 100)] });
+    expect(JSON.parse(await s.ask(big)).id).toBe(3);
+    expect(up.wsMessages.at(-1)).toBe(Buffer.byteLength(big));
+    expect(s.ws.extensions).toBe("");
+    expect(up.wsHeaders.at(-1)!["sec-websocket-extensions"]).toBeUndefined();
+    s.ws.close();
+  });
+
+  it("a message fragmented past the limit is never delivered whole", async () => {
+    const s = await open(gw);
+    const before = up.wsMessages.length;
+    const piece = Buffer.alloc(40 * 1024, "z");
+    s.ws.send(piece, { fin: false });
+    s.ws.send(piece, { fin: false });
+    s.ws.send(piece, { fin: true });
+    expect(await s.closed).toBe(1006);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.wsMessages.length).toBe(before);
+  });
+
+  it("messages count against the key's rate: past it the socket is closed unforwarded", () =>
+    withGateway({ rateLimitPerSecond: 1 }, async (_g, node) => {
+      const s = await open(_g);
+      // 1/s over 10 s: the upgrade request counts 1, so 9 messages pass and the 10th closes it.
+      const replies: string[] = [];
+      for (let i = 0; i < 12; i++) replies.push(await s.ask(call(i)));
+      expect(replies.slice(0, 9).every((r) => JSON.parse(r).result === "0x1")).toBe(true);
+      expect(replies.slice(9)).toEqual(["closed", "closed", "closed"]);
+      expect(node.wsMessages.length).toBe(9);
+      // The same budget holds for HTTP: the key is over it there too.
+      const r = await fetch(`${_g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: call(99) });
+      expect(r.status).toBe(429);
+      expect(node.seen.length).toBe(0);
+    }), 30_000);
+});
+
+describe("WebSocket on a Cosmos public hostname", () => {
+  it("Tendermint's /websocket relays a call, and an oversized frame closes it unforwarded", async () => {
+    const node = await startRecorder();
+    const host = "rpc.cosmos.test";
+    const g = await startGateway([{ path: "cosmoshub", chainId: "COSMOSHUB", kind: "cosmos", upstreams: { rpcHttp: node.url }, hostnames: { tendermintRpc: host } }], [{ name: "ws", key: KEY }], { maxBodyBytes: MAX }, ["localhost", host]);
+    try {
+      const ws = new WebSocket(`wss://127.0.0.1:${g.httpsPort}/websocket`, { servername: host, headers: { Host: host }, rejectUnauthorized: false } as WebSocket.ClientOptions);
+      const closed = new Promise<number>((r) => ws.on("close", r));
+      ws.on("error", () => {});
+      await new Promise((r) => ws.on("open", r));
+      const reply = new Promise((r) => ws.once("message", (d) => r(JSON.parse(String(d)))));
+      ws.send(call(7));
+      expect(await reply).toMatchObject({ id: 7, result: "0x1" });
+      ws.send(Buffer.alloc(MAX + 1, "x"));
+      expect(await closed).toBe(1006);
+      expect(node.wsMessages).toEqual([Buffer.byteLength(call(7))]);
+    } finally {
+      await g.stop();
+      await node.stop();
+    }
+  });
+});
+
+describe("gRPC messages on a Cosmos gRPC hostname", () => {
+  it("a message over the limit ends the stream before any of it reaches the node; a small one is relayed", async () => {
+    const host = "grpc.cosmos.test";
+    const received: number[] = [];
+    const grpc = createH2cServer();
+    grpc.on("stream", (stream) => {
+      let bytes = 0;
+      stream.on("data", (d: Buffer) => (bytes += d.length));
+      stream.on("close", () => received.push(bytes));
+      stream.on("end", () => {
+        stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true });
+        stream.on("wantTrailers", () => stream.sendTrailers({ "grpc-status": "0" }));
+        stream.end();
+      });
+      stream.on("error", () => {});
+    });
+    await new Promise<void>((r) => grpc.listen(0, "127.0.0.1", r));
+    // The chain's Tendermint RPC (a recorder) is what its health check asks.
+    const node = await startRecorder();
+    const g = await startGateway([{ path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url, grpc: `http://127.0.0.1:${(grpc.address() as { port: number }).port}` }, hostnames: { grpc: host } }], [{ name: "ws", key: KEY }], { maxBodyBytes: MAX }, ["localhost", host]);
+    const message = (size: number) => Buffer.concat([Buffer.from([0, size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.alloc(size, 7)]);
+    const unary = (body: Buffer) => new Promise<string>((resolve) => {
+      const session = http2Connect(`https://127.0.0.1:${g.httpsPort}`, { servername: host, rejectUnauthorized: false });
+      session.on("error", () => resolve("error"));
+      const s = session.request({ ":method": "POST", ":path": "/cosmos.bank.v1beta1.Query/Balance", ":authority": host, "content-type": "application/grpc", te: "trailers" });
+      s.on("response", (h) => s.on("end", () => (session.close(), resolve(String(h[":status"])))));
+      s.on("error", () => (session.close(), resolve("reset")));
+      s.on("close", () => resolve(s.rstCode ? "reset" : "closed"));
+      s.resume();
+      s.end(body);
+    });
+    try {
+      expect(await unary(message(1024))).toBe("200");
+      expect(received).toEqual([1029]);
+      expect(["reset", "error", "closed"]).toContain(await unary(message(2 << 20)));
+      await new Promise((r) => setTimeout(r, 300));
+      // At most the request's headers reached the node: none of the message's bytes.
+      expect(received.slice(1).every((b) => b === 0)).toBe(true);
+    } finally {
+      await g.stop();
+      await node.stop();
+      grpc.close();
+    }
+  }, 30_000);
+});
