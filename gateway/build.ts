@@ -5,6 +5,7 @@
  * puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
+import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules, cachedChains } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
@@ -19,7 +20,7 @@ export { CHECK_AGENT, parseUpstream } from "./upstreams.js";
 export * from "./types.js";
 
 /** Files the configuration reads, besides errors/<status>.http. */
-export const GATEWAY_FILES = ["keys.map", "policy.lua"] as const;
+export const GATEWAY_FILES = ["keys.map", "policy.lua", "cache.lua"] as const;
 
 /** The key map holds digests: the runtime API's `show map` and the file itself reveal no key. */
 export const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex").toUpperCase();
@@ -65,6 +66,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     ...rateRules(opts, keyed),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),
+    ...cacheRules(chains, opts),
     ...per.flatMap(({ r }) => r.hostUses),
     ...per.flatMap(({ r }) => r.uses),
     // Anything no route took: http-request rules run before use_backend, so this is a backend.
@@ -94,15 +96,16 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     "keys.map": keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""),
     "policy.lua": policyLua(chains),
     ...errorFiles(),
+    ...(cachedChains(chains, opts).length ? { [CACHE_FILE]: cacheLua(chains, opts) } : {}),
   };
   const sections: Section[] = [
-    globalSection(opts, f("policy.lua")),
+    globalSection(opts, f("policy.lua"), cacheGlobal(chains, opts)),
     defaultsSection(opts),
     errorsSection(opts),
     ...resolverSections(opts),
     https,
     ...httpSections(opts, hostnames),
-    metricsSection(opts),
+    metricsSection(opts, cacheMetricsDirectives(chains, opts)),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

@@ -1,5 +1,6 @@
 /** What the gateway compiler takes and returns. Pure types. */
 import type { ChainKind, ProjectKey } from "../config/index.js";
+import type { CacheOptions } from "./cache.js";
 
 export type { ChainKind, ProjectKey };
 export type Interface = "rpc-http" | "rest" | "rpc";
@@ -16,6 +17,8 @@ export interface GatewayChain {
   readonly allowMethods?: readonly string[];
   /** JSON-RPC methods (or `prefix_` families) refused in addition to the kind's default list. */
   readonly denyMethods?: readonly string[];
+  /** Response cache for this chain's JSON-RPC over HTTP (evm, starknet); on unless false. */
+  readonly cache?: boolean;
 }
 
 export interface GatewayOptions {
@@ -65,6 +68,8 @@ export interface GatewayOptions {
   readonly maxConnections: number;
   /** Started as root (ports 80/443, runtime socket), then run as this user and group. */
   readonly runAs?: string;
+  /** The response cache (gateway/cache.ts); absent: no cache. */
+  readonly cache?: CacheOptions;
 }
 
 export interface GatewayBuild {

@@ -1,0 +1,130 @@
+/**
+ * JSON reading in HAProxy's Lua, without lua-cjson (Debian's re-encodes `[]` as `{}`, and the
+ * official image may not ship it): string decoding shared by the method policy (policy.lua) and
+ * the response cache (cache.lua), and span scanning for the cache, which must keep the node's
+ * bytes exactly as they came and so never decodes a value it does not need.
+ */
+
+/** ESC, skip(s, i): the next non-blank index; str(s, i): the decoded string at s[i] and the index after it. */
+export const JSON_LUA = String.raw`
+local ESC = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+
+local function skip(s, i)
+  return s:find('[^ \t\r\n]', i) or #s + 1
+end
+
+local function str(s, i)
+  local out, j = {}, i + 1
+  while true do
+    local a = s:find('["\\%c]', j)
+    if not a then error('unterminated string') end
+    out[#out + 1] = s:sub(j, a - 1)
+    local c = s:sub(a, a)
+    if c == '"' then return table.concat(out), a + 1 end
+    if c ~= '\\' then error('control character in string') end
+    local e = s:sub(a + 1, a + 1)
+    if e == 'u' then
+      local hex = s:match('^%x%x%x%x', a + 2)
+      if not hex then error('bad \\u escape') end
+      local cp, nxt = tonumber(hex, 16), a + 6
+      if cp >= 0xD800 and cp <= 0xDBFF then
+        local lo = s:match('^\\u(%x%x%x%x)', nxt)
+        local l = lo and tonumber(lo, 16)
+        if l and l >= 0xDC00 and l <= 0xDFFF then cp, nxt = 0x10000 + (cp - 0xD800) * 0x400 + (l - 0xDC00), nxt + 6 end
+      end
+      if cp >= 0xD800 and cp <= 0xDFFF then cp = 0xFFFD end
+      out[#out + 1] = utf8.char(cp)
+      j = nxt
+    elseif ESC[e] then
+      out[#out + 1] = ESC[e]
+      j = a + 2
+    else
+      error('bad escape')
+    end
+  end
+end
+`;
+
+/**
+ * skipv(s, i, depth): the index after the value at s[i] (no decoding);
+ * members(s, i): an object's members as name -> { a, b, k } (raw span of the value, name as sent),
+ *   with names lower-cased; nil when a name repeats in any case (servers disagree on which counts);
+ * elements(s, i): an array's items as a list of { a, b }.
+ */
+export const JSON_SPANS_LUA = String.raw`
+local function skipv(s, i, depth)
+  if depth > 64 then error('too deep') end
+  local c = s:sub(i, i)
+  if c == '"' then
+    local j = i + 1
+    while true do
+      local a = s:find('["\\%c]', j)
+      if not a then error('unterminated string') end
+      local d = s:sub(a, a)
+      if d == '"' then return a + 1 end
+      if d ~= '\\' then error('control character in string') end
+      j = a + 2
+    end
+  elseif c == '{' or c == '[' then
+    local close = c == '{' and '}' or ']'
+    i = skip(s, i + 1)
+    if s:sub(i, i) == close then return i + 1 end
+    while true do
+      if c == '{' then
+        if s:sub(i, i) ~= '"' then error('expected a key') end
+        i = skip(s, skipv(s, i, depth + 1))
+        if s:sub(i, i) ~= ':' then error('expected :') end
+        i = skip(s, i + 1)
+      end
+      i = skip(s, skipv(s, i, depth + 1))
+      local d = s:sub(i, i)
+      if d == close then return i + 1 end
+      if d ~= ',' then error('expected , or ' .. close) end
+      i = skip(s, i + 1)
+    end
+  end
+  local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i) or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
+  if not lit or #lit == 0 then error('unexpected character') end
+  return i + #lit
+end
+
+local function members(s, i)
+  if s:sub(i, i) ~= '{' then return nil end
+  local m = {}
+  i = skip(s, i + 1)
+  if s:sub(i, i) == '}' then return m, i + 1 end
+  while true do
+    if s:sub(i, i) ~= '"' then error('expected a key') end
+    local k
+    k, i = str(s, i)
+    i = skip(s, i)
+    if s:sub(i, i) ~= ':' then error('expected :') end
+    i = skip(s, i + 1)
+    local e = skipv(s, i, 1)
+    local lk = k:lower()
+    if m[lk] then return nil end
+    m[lk] = { a = i, b = e - 1, k = k }
+    i = skip(s, e)
+    local c = s:sub(i, i)
+    if c == '}' then return m, i + 1 end
+    if c ~= ',' then error('expected , or }') end
+    i = skip(s, i + 1)
+  end
+end
+
+local function elements(s, i)
+  if s:sub(i, i) ~= '[' then return nil end
+  local items = {}
+  i = skip(s, i + 1)
+  if s:sub(i, i) == ']' then return items, i + 1 end
+  while true do
+    local e = skipv(s, i, 1)
+    items[#items + 1] = { a = i, b = e - 1 }
+    i = skip(s, e)
+    local c = s:sub(i, i)
+    if c == ']' then return items, i + 1 end
+    if c ~= ',' then error('expected , or ]') end
+    i = skip(s, i + 1)
+  end
+end
+`;
