@@ -174,6 +174,16 @@ export const configSchema = {
           },
         },
         maxConnections: { type: "integer", minimum: 100, maximum: 1000000 },
+        cache: {
+          type: "object",
+          properties: {
+            enabled: { type: "boolean" },
+            maxBytes: { type: "integer", minimum: 1048576, maximum: 68719476736 },
+            maxObjectBytes: { type: "integer", minimum: 2097152, maximum: 268435456 },
+            chains: { type: "object", propertyNames: { pattern: "^[a-z0-9-]+$" }, additionalProperties: { type: "boolean" } },
+          },
+          additionalProperties: false,
+        },
         image,
         certbotImage: image,
       },

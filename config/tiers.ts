@@ -18,6 +18,20 @@ export const TIERS: Readonly<Record<TierName, Tier & { readonly name: TierName }
 
 export const TIER_NAMES = Object.keys(TIERS) as TierName[];
 
+/**
+ * Default byte budget of the gateway's response cache per tier (gateway.cache.maxBytes): a small
+ * share of what the nodes leave. The minimum tier's 4 GiB is already taken by geth, Lighthouse and
+ * the L2 node, so the cache gets 64 MiB (1.5%); the recommended tier's 16 GiB leaves a few GiB,
+ * most of which the nodes use as page cache, so the cache gets 512 MiB (about 3%). A devnet
+ * chain is small: 64 MiB holds all of it. HAProxy's own memory runs about 1.3x the budget (Lua
+ * garbage between collections): see README.
+ */
+export const CACHE_BUDGET_BYTES: Readonly<Record<TierName | "devnet", number>> = {
+  minimum: 64 * 1024 * 1024,
+  recommended: 512 * 1024 * 1024,
+  devnet: 64 * 1024 * 1024,
+};
+
 export interface InstanceType {
   readonly vcpus: number;
   readonly memoryGiB: number;

@@ -11,7 +11,7 @@ import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
-import { TIERS } from "./tiers.js";
+import { CACHE_BUDGET_BYTES, TIERS } from "./tiers.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
@@ -165,6 +165,12 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? 100,
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? 300,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
+      cache: {
+        enabled: raw.gateway?.cache?.enabled ?? true,
+        maxBytes: raw.gateway?.cache?.maxBytes ?? CACHE_BUDGET_BYTES[(network.dev?.requirements ?? TIERS[raw.tier!]).name],
+        maxObjectBytes: raw.gateway?.cache?.maxObjectBytes ?? 4 * 1024 * 1024,
+        chains: raw.gateway?.cache?.chains ?? {},
+      },
       maxConnections: raw.gateway?.maxConnections ?? 20000,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,

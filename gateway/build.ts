@@ -5,7 +5,7 @@
  * puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
-import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules, cachedChains } from "./cache.js";
+import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
@@ -96,7 +96,7 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
     "keys.map": keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""),
     "policy.lua": policyLua(chains),
     ...errorFiles(),
-    ...(cachedChains(chains, opts).length ? { [CACHE_FILE]: cacheLua(chains, opts) } : {}),
+    ...(opts.cache ? { [CACHE_FILE]: cacheLua(chains, opts) } : {}),
   };
   const sections: Section[] = [
     globalSection(opts, f("policy.lua"), cacheGlobal(chains, opts)),

@@ -12,5 +12,6 @@ export function gatewayChains(settings: StackSettings): GatewayChain[] {
   ];
   // The method policy's per-chain additions (gateway.methodPolicy.<path>).
   const policy = settings.gateway.methodPolicy ?? {};
-  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path] }));
+  const cache = settings.gateway.cache?.chains ?? {};
+  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path], ...(cache[c.path] === false ? { cache: false } : {}) }));
 }

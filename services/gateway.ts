@@ -1,6 +1,7 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import type { StackSettings } from "../config/index.js";
 import { ERROR_STATUS_CODES, type GatewayOptions } from "../gateway/build.js";
+import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { bashHttpGet } from "./health.js";
 import type { ServiceGroup, ServiceSpec, VolumeSpec } from "./types.js";
 
@@ -48,6 +49,9 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     caFile: "/etc/ssl/certs/ca-certificates.crt",
     maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",
+    ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache
+      ? { cache: { maxBytes: settings.gateway.cache.maxBytes, maxObjectBytes: settings.gateway.cache.maxObjectBytes, pollIntervalMs: CACHE_DEFAULTS.pollIntervalMs } }
+      : {}),
   };
 }
 
@@ -125,6 +129,7 @@ export function gatewayServices(settings: StackSettings): ServiceGroup {
       { path: `${GATEWAY_PATHS.configDir}/haproxy.cfg`, source: "", generated: "haproxy.cfg" },
       { path: `${GATEWAY_PATHS.configDir}/keys.map`, source: "", generated: "keys.map" },
       { path: `${GATEWAY_PATHS.configDir}/policy.lua`, source: "", generated: "policy.lua" },
+      ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache ? [{ path: `${GATEWAY_PATHS.configDir}/cache.lua`, source: "", generated: "cache.lua" }] : []),
       ...ERROR_STATUS_CODES.map((s) => ({ path: `${GATEWAY_PATHS.configDir}/errors/${s}.http`, source: "", generated: `errors/${s}.http` })),
     ],
     healthcheck: bashHttpGet(METRICS_PORT, "/metrics", [200], 10),
