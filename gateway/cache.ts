@@ -87,6 +87,12 @@ export const FALLBACK_DEPTH = 64;
 export const CACHE_POLL_AGENT = `${CHECK_AGENT}-cache-poll`;
 export const CACHE_FILE = "cache.lua";
 export const CACHE_HEADER = "X-Cache";
+/**
+ * Hits up to this size are answered by the lookup action itself (txn:done with a reply, which
+ * must fit in one buffer: HAProxy's default tune.bufsize is 16 KiB, of which tune.maxrewrite
+ * 8 KiB stay reserved); larger ones are streamed by the service.
+ */
+export const REPLY_MAX = 7 * 1024;
 
 /** Chains whose JSON-RPC over HTTP is cached: evm and starknet with an rpcHttp upstream, unless switched off. */
 export const cachedChains = (chains: readonly GatewayChain[], o: GatewayOptions): GatewayChain[] =>
@@ -115,6 +121,7 @@ export function cacheLua(chains: readonly GatewayChain[], o: GatewayOptions): st
     "STATS = {}",
     `BUDGET, MAX_OBJECT, POLL_MS = ${o.cache!.maxBytes}, ${o.cache!.maxObjectBytes}, ${o.cache!.pollIntervalMs}`,
     `POLL_AGENT = ${JSON.stringify(CACHE_POLL_AGENT)}`,
+    `REPLY_MAX = ${REPLY_MAX}`,
     CACHE_LUA,
   ].join("\n");
 }

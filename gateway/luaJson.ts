@@ -14,6 +14,9 @@ local function skip(s, i)
 end
 
 local function str(s, i)
+  -- Most strings hold no escape: one search, no table.
+  local q = s:find('["\\%c]', i + 1)
+  if q and s:byte(q) == 34 then return s:sub(i + 1, q - 1), q + 1 end
   local out, j = {}, i + 1
   while true do
     local a = s:find('["\\%c]', j)
