@@ -7,7 +7,7 @@
  * Adds ratios.cache and cache to bench/results/latest.json (written by bench/run.ts first).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -30,7 +30,26 @@ const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-cache-"));
 const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Result { rps: number; p50ms: number; p99ms: number; hitRatio?: number }
+interface Result {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  requests: number;
+  hitRatio?: number;
+  /** CPU the node and the gateway spent per request, in microseconds (steadier than req/s on a shared machine). */
+  cpuUsPerRequest?: number;
+}
+
+/** CPU milliseconds used so far by these processes (HAProxy runs its threads in one process). */
+const cpuMs = (pids: number[]) =>
+  pids.reduce((sum, pid) => {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return sum + ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  }, 0);
+
+/** The hardhat process serving `port` (its pid is not exported by the test support). */
+const pidOnPort = (port: number) =>
+  Number(readdirSync("/proc").find((d) => /^\d+$/.test(d) && (() => { try { return readFileSync(`/proc/${d}/cmdline`, "utf8").includes(`\0--port\0${port}\0`); } catch { return false; } })()));
 
 const toMs = (v: string) => {
   const m = /([\d.]+)(us|ms|s)/.exec(v)!;
@@ -42,7 +61,7 @@ function wrk(url: string, script: string, seconds: number): Result {
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
   const grab = (re: RegExp) => re.exec(out)?.[1] ?? "NaN";
-  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)) };
+  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)), requests: Number(grab(/(\d+) requests in/)) };
 }
 
 /** The read mix as a wrk script: the request bodies are chosen per call, the id counts up. */
@@ -90,7 +109,7 @@ async function startGw(name: string, upstream: string, cache: GatewayOptions["ca
 
 const median = (xs: Result[]): Result => {
   const mid = (f: (r: Result) => number) => xs.map(f).sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), ...(xs[0].hitRatio !== undefined ? { hitRatio: mid((r) => r.hitRatio!) } : {}) };
+  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), requests: mid((r) => r.requests), cpuUsPerRequest: mid((r) => r.cpuUsPerRequest ?? NaN), ...(xs[0].hitRatio !== undefined ? { hitRatio: mid((r) => r.hitRatio!) } : {}) };
 };
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
@@ -112,10 +131,11 @@ async function main() {
     const plain = await startGw("nocache", node.url, undefined);
     const cached = await startGw("cache", node.url, { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS });
     const path = "/gateway/eth/rpc-http/" + KEY;
-    const cases: Record<string, { url: string; script: string; metricsPort?: number }> = {
-      node: { url: node.url, script: mixScript("/", head - 10, txs) },
-      noCache: { url: plain.url, script: mixScript(path, head - 10, txs) },
-      cache: { url: cached.url, script: mixScript(path, head - 10, txs), metricsPort: cached.metricsPort },
+    const nodePid = pidOnPort(node.port);
+    const cases: Record<string, { url: string; script: string; metricsPort?: number; pids: number[] }> = {
+      node: { url: node.url, script: mixScript("/", head - 10, txs), pids: [nodePid] },
+      noCache: { url: plain.url, script: mixScript(path, head - 10, txs), pids: [nodePid, plain.pid] },
+      cache: { url: cached.url, script: mixScript(path, head - 10, txs), metricsPort: cached.metricsPort, pids: [nodePid, cached.pid] },
     };
     for (const c of Object.values(cases)) wrk(c.url, c.script, 2); // warm-up (fills the cache as traffic would)
     const runs: Record<string, Result[]> = {};
@@ -125,13 +145,16 @@ async function main() {
       for (const name of order) {
         const c = cases[name];
         const before = c.metricsPort ? await cacheMetrics(c.metricsPort) : "";
+        const cpu0 = cpuMs(c.pids);
         const r = wrk(c.url, c.script, SECONDS);
+        r.cpuUsPerRequest = Math.round(((cpuMs(c.pids) - cpu0) * 1000) / r.requests);
         if (c.metricsPort) {
           const after = await cacheMetrics(c.metricsPort);
-          r.hitRatio = Math.round(((metric(after, "hits_total") - metric(before, "hits_total")) / (metric(after, "requests_total") - metric(before, "requests_total"))) * 1000) / 1000;
+          // Hits over every request wrk completed (the cache sees only calls that name a cacheable method).
+          r.hitRatio = Math.round(((metric(after, "hits_total") - metric(before, "hits_total")) / r.requests) * 1000) / 1000;
         }
         (runs[name] ??= []).push(r);
-        console.log(`round ${round} read mix ${name}: ${r.rps} req/s${r.hitRatio !== undefined ? `, hit ratio ${r.hitRatio}` : ""}`);
+        console.log(`round ${round} read mix ${name}: ${r.rps} req/s, ${r.cpuUsPerRequest} us CPU/req${r.hitRatio !== undefined ? `, hit ratio ${r.hitRatio}` : ""}`);
       }
     }
     const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
@@ -165,21 +188,32 @@ async function main() {
     };
 
     const results = existsSync(join(args.out as string, "latest.json")) ? JSON.parse(readFileSync(join(args.out as string, "latest.json"), "utf8")) : { date: new Date().toISOString() };
-    results.ratios = { ...results.ratios, cache: { gatewayOverNode: ratio(M.cache.rps, M.node.rps), cacheOverNoCache: ratio(M.cache.rps, M.noCache.rps), noCacheOverNode: ratio(M.noCache.rps, M.node.rps) } };
+    results.ratios = {
+      ...results.ratios,
+      cache: {
+        gatewayOverNode: ratio(M.cache.rps, M.node.rps),
+        cacheOverNoCache: ratio(M.cache.rps, M.noCache.rps),
+        noCacheOverNode: ratio(M.noCache.rps, M.node.rps),
+        // CPU per request of node + gateway, node alone over cached gateway (higher: the cache saves more).
+        cpuNodeOverCache: ratio(M.node.cpuUsPerRequest!, M.cache.cpuUsPerRequest!),
+        cpuNoCacheOverCache: ratio(M.noCache.cpuUsPerRequest!, M.cache.cpuUsPerRequest!),
+      },
+    };
     results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, raw: runs };
     mkdirSync(args.out as string, { recursive: true });
     writeFileSync(join(args.out as string, "latest.json"), JSON.stringify(results, null, 2) + "\n");
 
     console.log(`\nRead mix on hardhat (${head} blocks, ${txs.length} transactions), ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
-    console.log("| case                  |    req/s | p50 ms  | p99 ms  | vs node | hit ratio |");
-    console.log("| --------------------- | -------- | ------- | ------- | ------- | --------- |");
+    console.log("| case                  |    req/s | p50 ms  | p99 ms  | vs node | hit ratio | CPU us/req |");
+    console.log("| --------------------- | -------- | ------- | ------- | ------- | --------- | ---------- |");
     const label: Record<string, string> = { node: "node alone", noCache: "gateway without cache", cache: "gateway with cache" };
     for (const k of ["node", "noCache", "cache"]) {
       const r = M[k];
-      console.log(`| ${label[k].padEnd(21)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} | ${ratio(r.rps, M.node.rps).toFixed(3).padStart(7)} | ${(r.hitRatio?.toFixed(3) ?? "-").padStart(9)} |`);
+      console.log(`| ${label[k].padEnd(21)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} | ${ratio(r.rps, M.node.rps).toFixed(3).padStart(7)} | ${(r.hitRatio?.toFixed(3) ?? "-").padStart(9)} | ${String(r.cpuUsPerRequest).padStart(10)} |`);
     }
     const rc = results.ratios.cache;
     console.log(`\nratios (read mix req/s): cache/node ${rc.gatewayOverNode}, cache/no cache ${rc.cacheOverNoCache}, no cache/node ${rc.noCacheOverNode}; hit ratio ${M.cache.hitRatio}`);
+    console.log(`ratios (CPU per request, node + gateway): node alone/cache ${rc.cpuNodeOverCache}, no cache/cache ${rc.cpuNoCacheOverCache}`);
     console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
     console.log(`wrote ratios.cache and cache into ${join(args.out as string, "latest.json")}`);
   } finally {

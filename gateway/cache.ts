@@ -142,7 +142,13 @@ export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): 
   if (!cached.length) return [];
   return [
     ...cached.map((c, i) =>
-      req(["lua.rpc_cache_lookup", c.path], [...on(c, "rpc-http"), "METH_POST", ...exactPath], i ? undefined : "Response cache: after the policy, key, rate and health checks (a hit skips none of them)."),
+      req(
+        ["lua.rpc_cache_lookup", c.path],
+        // Only bodies that name a cacheable method reach Lua (a cheap native test; a body that
+        // spells its method otherwise simply goes to the node).
+        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...anon("req.body", "-m", "sub", ...Object.keys(CACHE_POLICY[c.kind as "evm" | "starknet"]))],
+        i ? undefined : "Response cache: after the policy, key, rate and health checks (a hit skips none of them).",
+      ),
     ),
     req(["use-service", "lua.rpc_cache"], anon("var(txn.cache_tok)", "-m", "found")),
   ];

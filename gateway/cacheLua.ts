@@ -41,9 +41,15 @@ local function push(e)
   if not TAIL then TAIL = e end
 end
 
+-- Aliases: a body with its id cut out -> the entry it asks for. Without a backslash no string can
+-- hold a quote, so the text outside the id fixes the call, and a body equal to one already read
+-- in full (but for its id) needs no second reading. Each entry keeps a few, counted in its size.
+local ALIAS, ALIASES_PER_ENTRY = {}, 4
+
 local function drop(e, evicted)
   unlink(e)
   STORE[e.key] = nil
+  for _, a in ipairs(e.aliases) do ALIAS[a] = nil end
   BYTES, COUNT = BYTES - e.size, COUNT - 1
   local st = STATS[e.chain]
   st.stored, st.bytes = st.stored - 1, st.bytes - e.size
@@ -52,22 +58,66 @@ end
 
 local function put(chain, key, pre, post)
   local size = #key + #pre + #post + OVERHEAD
-  if size > MAX_OBJECT or size > BUDGET then return end
+  if size > MAX_OBJECT or size > BUDGET then return nil end
   local old = STORE[key]
   if old then drop(old, false) end
   while BYTES + size > BUDGET and TAIL do drop(TAIL, true) end
-  local e = { key = key, pre = pre, post = post, size = size, chain = chain }
+  local e = { key = key, pre = pre, post = post, size = size, chain = chain, aliases = {} }
   STORE[key] = e
   push(e)
   BYTES, COUNT = BYTES + size, COUNT + 1
   local st = STATS[chain]
   st.stored, st.bytes = st.stored + 1, st.bytes + size
+  return e
+end
+
+local function alias(e, mk)
+  if not e or not mk or ALIAS[mk] or #e.aliases >= ALIASES_PER_ENTRY or STORE[e.key] ~= e then return end
+  local add = #mk + OVERHEAD
+  while BYTES + add > BUDGET and TAIL and TAIL ~= e do drop(TAIL, true) end
+  if BYTES + add > BUDGET then return end
+  e.aliases[#e.aliases + 1] = mk
+  ALIAS[mk] = e
+  e.size, BYTES = e.size + add, BYTES + add
+  STATS[e.chain].bytes = STATS[e.chain].bytes + add
+end
+
+-- The body with its id cut out, and the id's span; nil when the body has a backslash or an id
+-- that is not a plain number, string or null.
+local function unid(s)
+  if find(s, '\\', 1, true) then return nil end
+  local _, e = find(s, '[{,]%s*"id"%s*:%s*')
+  if not e then return nil end
+  local a, b = e + 1, nil
+  if byte(s, a) == 34 then
+    _, b = find(s, '^"[^"%c]*"', a)
+  elseif sub(s, a, a + 3) == 'null' then
+    b = a + 3
+  elseif not find(s, '^-?0%d', a) then
+    _, b = find(s, '^-?%d+', a)
+    local _, f = find(s, '^%.%d+', (b or a) + 1)
+    if b and f then b = f end
+    local _, g = find(s, '^[eE][-+]?%d+', (b or a) + 1)
+    if b and g then b = g end
+  end
+  if not b then return nil end
+  return sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
 end
 
 local function get(key)
   local e = STORE[key]
   if e and e ~= HEAD then unlink(e); push(e) end
   return e
+end
+
+local function answer(txn, st, e, id, token)
+  if #e.pre + #e.post + #id <= REPLY_MAX then
+    -- A small hit is answered from here, without handing over to the service.
+    st.hits = st.hits + 1
+    txn:done({ status = 200, headers = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }, body = e.pre .. id .. e.post })
+    return true
+  end
+  token.hit, token.id = e, id
 end
 
 -- Canonical forms of the arguments a rule names; nil: not cacheable (the node decides).
@@ -102,6 +152,65 @@ local CANON = {
   end,
 }
 
+-- The common body is one flat call: no escape, no nested object, arrays of scalars only. It is
+-- read here with a handful of searches; anything else takes the general reader (members).
+local function literal(s, i)
+  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
+  if not e then return nil end
+  local lit = sub(s, i, e)
+  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then return nil end
+  return e
+end
+
+local function flatarray(s, i)
+  local items = {}
+  local close = find(s, ']', i, true)
+  if not close or find(s, '[', i + 1, true) and find(s, '[', i + 1, true) < close then return nil end
+  i = ws(s, i + 1)
+  if i == close then return items end
+  while true do
+    local e
+    if byte(s, i) == 34 then _, e = find(s, '^"[^"%c]*"', i) else e = literal(s, i) end
+    if not e then return nil end
+    items[#items + 1] = { a = i, b = e }
+    i = ws(s, e + 1)
+    local c = byte(s, i)
+    if c == 93 then return items, i + 1 end
+    if c ~= 44 then return nil end
+    i = ws(s, i + 1)
+  end
+end
+
+local function flatcall(s, i)
+  if byte(s, i) ~= 123 or find(s, '[\\{]', i + 1) then return nil end
+  local m = {}
+  i = ws(s, i + 1)
+  while true do
+    if byte(s, i) ~= 34 then return nil end
+    local _, q = find(s, '^"[^"%c]*"', i)
+    if not q then return nil end
+    local k = sub(s, i + 1, q - 1)
+    if m[k] or find(k, '%u') then return nil end
+    i = ws(s, q + 1)
+    if byte(s, i) ~= 58 then return nil end
+    i = ws(s, i + 1)
+    local c, e, items = byte(s, i), nil, nil
+    if c == 34 then _, e = find(s, '^"[^"%c]*"', i)
+    elseif c == 91 then
+      local after
+      items, after = flatarray(s, i)
+      e = after and after - 1
+    else e = literal(s, i) end
+    if not e then return nil end
+    m[k] = { a = i, b = e, k = k, items = items }
+    i = ws(s, e + 1)
+    c = byte(s, i)
+    if c == 125 then return m, i + 1 end
+    if c ~= 44 then return nil end
+    i = ws(s, i + 1)
+  end
+end
+
 -- The key of one call (the members of a call object), and its rule; nil when not cacheable.
 local function plan(chain, c, s, m)
   if not m or not m.jsonrpc or not m.method or not m.id then return nil end
@@ -117,7 +226,7 @@ local function plan(chain, c, s, m)
   local args = {}
   if m.params then
     local p = m.params
-    local items = elements(s, p.a)
+    local items = p.items or elements(s, p.a)
     if items then
       for i, it in ipairs(items) do args[i] = it end
     else
@@ -185,7 +294,14 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   local s = txn.f:req_body() or ''
   local first = skip(s, 1)
   st.requests = st.requests + 1
-  local token
+  local mk, ia, ib = unid(s)
+  mk = mk and (chain .. '|' .. mk)
+  local known = mk and ALIAS[mk]
+  local token = {}
+  if known and STORE[known.key] == known then
+    get(known.key)
+    if answer(txn, st, known, sub(s, ia, ib), token) then return end
+  end
   if s:sub(first, first) == '[' then
     local ok2, items, e = pcall(elements, s, first)
     if not ok2 or not items or #items == 0 or skip(s, e) <= #s then return end
@@ -199,20 +315,24 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
     end
     for _, p in ipairs(parts) do get(p.e.key) end
     token = { batch = parts }
-  else
-    local okm, m, e = pcall(members, s, first)
-    if not okm or not m or skip(s, e) <= #s then return end
+  elseif not token.hit then
+    local m, e = flatcall(s, first)
+    if not m then
+      local okm
+      okm, m, e = pcall(members, s, first)
+      if not okm then return end
+    end
+    if not m or skip(s, e) <= #s then return end
     local key, rule = plan(chain, c, s, m)
     if not key then return end
     local hit = get(key)
-    local id = s:sub(m.id.a, m.id.b)
-    if hit and #hit.pre + #hit.post + #id <= REPLY_MAX then
-      -- A small hit is answered from here, without handing over to the service.
-      st.hits = st.hits + 1
-      local body = hit.pre .. id .. hit.post
-      return txn:done({ status = 200, headers = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }, body = body })
+    -- The alias counts only where the id it cut out is the call's own.
+    if mk and (ia ~= m.id.a or ib ~= m.id.b) then mk = nil end
+    token = { key = key, rule = rule, body = s, mk = mk }
+    if hit then
+      alias(hit, mk)
+      if answer(txn, st, hit, sub(s, m.id.a, m.id.b), token) then return end
     end
-    token = { key = key, rule = rule, id = id, body = s, hit = hit }
   end
   SEQ = SEQ + 1
   token.at = core.now().sec
@@ -248,7 +368,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   local body = res.body or ''
   if res.status == 200 then
     local okp, pre, post = pcall(storable, chain, p.rule, body)
-    if okp and pre then put(chain, p.key, pre, post) end
+    if okp and pre then alias(put(chain, p.key, pre, post), p.mk) end
   end
   reply(applet, res.status, body, 'MISS')
   -- A big answer leaves several copies of itself as garbage (the client's buffer, the halves):
@@ -305,10 +425,10 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     '# HELP rpcstack_cache_budget_bytes Byte budget of the response cache (gateway.cache.maxBytes).',
     '# TYPE rpcstack_cache_budget_bytes gauge', 'rpcstack_cache_budget_bytes ' .. BUDGET,
     '# HELP rpcstack_cache_lua_memory_bytes Memory of the Lua state that holds the cache.',
-    '# TYPE rpcstack_cache_lua_memory_bytes gauge', string.format('rpcstack_cache_lua_memory_bytes %d', collectgarbage('count') * 1024),
+    '# TYPE rpcstack_cache_lua_memory_bytes gauge', string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
   }
   local series = {
-    { 'requests_total', 'counter', 'requests', 'JSON-RPC POSTs the cache looked at.' },
+    { 'requests_total', 'counter', 'requests', 'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
     { 'hits_total', 'counter', 'hits', 'Calls answered from the cache.' },
     { 'misses_total', 'counter', 'misses', 'Cacheable calls fetched from the node.' },
     { 'evictions_total', 'counter', 'evictions', 'Entries dropped to stay within the budget.' },

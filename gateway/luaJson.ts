@@ -55,79 +55,89 @@ end
  * elements(s, i): an array's items as a list of { a, b }.
  */
 export const JSON_SPANS_LUA = String.raw`
+local byte, find, sub = string.byte, string.find, string.sub
+-- Bytes: " 34, [ 91, ] 93, { 123, } 125, , 44, : 58, \ 92.
+local function ws(s, i)
+  local c = byte(s, i)
+  if c == 32 or c == 9 or c == 10 or c == 13 then return find(s, '[^ \t\r\n]', i) or #s + 1 end
+  return i
+end
+
 local function skipv(s, i, depth)
   if depth > 64 then error('too deep') end
-  local c = s:sub(i, i)
-  if c == '"' then
+  local c = byte(s, i)
+  if c == 34 then
     local j = i + 1
     while true do
-      local a = s:find('["\\%c]', j)
+      local a = find(s, '["\\%c]', j)
       if not a then error('unterminated string') end
-      local d = s:sub(a, a)
-      if d == '"' then return a + 1 end
-      if d ~= '\\' then error('control character in string') end
+      local d = byte(s, a)
+      if d == 34 then return a + 1 end
+      if d ~= 92 then error('control character in string') end
       j = a + 2
     end
-  elseif c == '{' or c == '[' then
-    local close = c == '{' and '}' or ']'
-    i = skip(s, i + 1)
-    if s:sub(i, i) == close then return i + 1 end
+  elseif c == 123 or c == 91 then
+    local close = c + 2
+    i = ws(s, i + 1)
+    if byte(s, i) == close then return i + 1 end
     while true do
-      if c == '{' then
-        if s:sub(i, i) ~= '"' then error('expected a key') end
-        i = skip(s, skipv(s, i, depth + 1))
-        if s:sub(i, i) ~= ':' then error('expected :') end
-        i = skip(s, i + 1)
+      if c == 123 then
+        if byte(s, i) ~= 34 then error('expected a key') end
+        i = ws(s, skipv(s, i, depth + 1))
+        if byte(s, i) ~= 58 then error('expected :') end
+        i = ws(s, i + 1)
       end
-      i = skip(s, skipv(s, i, depth + 1))
-      local d = s:sub(i, i)
+      i = ws(s, skipv(s, i, depth + 1))
+      local d = byte(s, i)
       if d == close then return i + 1 end
-      if d ~= ',' then error('expected , or ' .. close) end
-      i = skip(s, i + 1)
+      if d ~= 44 then error('expected a comma') end
+      i = ws(s, i + 1)
     end
   end
-  local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i) or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
-  if not lit or #lit == 0 then error('unexpected character') end
-  return i + #lit
+  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
+  if not e then error('unexpected character') end
+  local lit = sub(s, i, e)
+  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then error('bad literal') end
+  return e + 1
 end
 
 local function members(s, i)
-  if s:sub(i, i) ~= '{' then return nil end
+  if byte(s, i) ~= 123 then return nil end
   local m = {}
-  i = skip(s, i + 1)
-  if s:sub(i, i) == '}' then return m, i + 1 end
+  i = ws(s, i + 1)
+  if byte(s, i) == 125 then return m, i + 1 end
   while true do
-    if s:sub(i, i) ~= '"' then error('expected a key') end
+    if byte(s, i) ~= 34 then error('expected a key') end
     local k
     k, i = str(s, i)
-    i = skip(s, i)
-    if s:sub(i, i) ~= ':' then error('expected :') end
-    i = skip(s, i + 1)
+    i = ws(s, i)
+    if byte(s, i) ~= 58 then error('expected :') end
+    i = ws(s, i + 1)
     local e = skipv(s, i, 1)
-    local lk = k:lower()
+    local lk = find(k, '%u') and k:lower() or k
     if m[lk] then return nil end
     m[lk] = { a = i, b = e - 1, k = k }
-    i = skip(s, e)
-    local c = s:sub(i, i)
-    if c == '}' then return m, i + 1 end
-    if c ~= ',' then error('expected , or }') end
-    i = skip(s, i + 1)
+    i = ws(s, e)
+    local c = byte(s, i)
+    if c == 125 then return m, i + 1 end
+    if c ~= 44 then error('expected , or }') end
+    i = ws(s, i + 1)
   end
 end
 
 local function elements(s, i)
-  if s:sub(i, i) ~= '[' then return nil end
+  if byte(s, i) ~= 91 then return nil end
   local items = {}
-  i = skip(s, i + 1)
-  if s:sub(i, i) == ']' then return items, i + 1 end
+  i = ws(s, i + 1)
+  if byte(s, i) == 93 then return items, i + 1 end
   while true do
     local e = skipv(s, i, 1)
     items[#items + 1] = { a = i, b = e - 1 }
-    i = skip(s, e)
-    local c = s:sub(i, i)
-    if c == ']' then return items, i + 1 end
-    if c ~= ',' then error('expected , or ]') end
-    i = skip(s, i + 1)
+    i = ws(s, e)
+    local c = byte(s, i)
+    if c == 93 then return items, i + 1 end
+    if c ~= 44 then error('expected , or ]') end
+    i = ws(s, i + 1)
   end
 end
 `;

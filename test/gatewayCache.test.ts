@@ -28,6 +28,7 @@ beforeAll(async () => {
     { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: eth.url } },
     { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url } },
     { path: "raw", chainId: "RAW", kind: "evm", upstreams: { rpcHttp: eth.url }, cache: false },
+    { path: "twin", chainId: "TWIN", kind: "evm", upstreams: { rpcHttp: eth.url } },
   ];
   gw = await startGateway(chains, [{ name: "alice", key: KEY }], { cache: CACHE });
   // Blocks to read, and the cache's first finality poll.
@@ -151,6 +152,13 @@ describe("Ethereum: final answers never reach the node twice", () => {
     expect(mixed).toMatchObject({ status: 200, reached: 1 });
     expect(mixed.cache).toBeNull();
     expect(JSON.parse(mixed.text)).toHaveLength(2);
+  });
+
+  it("each chain has its own entries: the same call on another chain is fetched from its node", async () => {
+    const body = call("eth_getBlockByNumber", ["0x5", false], 77);
+    await through(eth, "eth", body);
+    expect(await through(eth, "eth", body)).toMatchObject({ cache: "HIT", reached: 0 });
+    expect(await through(eth, "twin", body)).toMatchObject({ cache: "MISS", reached: 1 });
   });
 
   it("a chain with the cache switched off relays every call", async () => {
