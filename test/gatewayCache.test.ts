@@ -161,6 +161,19 @@ describe("Ethereum: final answers never reach the node twice", () => {
     expect(await through(eth, "twin", body)).toMatchObject({ cache: "MISS", reached: 1 });
   });
 
+  it("a node without the finalized tag gets a block cached by number only 64 blocks below its head", async () => {
+    eth.finality.noTag = true;
+    try {
+      await new Promise((r) => setTimeout(r, 600));
+      const head = parseInt(await jsonRpc(node.url, "eth_blockNumber"), 16);
+      const body = call("eth_getBlockByNumber", [hex(head - 2), false]);
+      expect((await through(eth, "twin", body)).reached + (await through(eth, "twin", body)).reached).toBe(2);
+    } finally {
+      eth.finality.noTag = false;
+    }
+    await new Promise((r) => setTimeout(r, 600));
+  });
+
   it("a chain with the cache switched off relays every call", async () => {
     const body = call("eth_getBlockByNumber", ["0x3", true]);
     for (let i = 0; i < 2; i++) expect(await through(eth, "raw", body)).toMatchObject({ status: 200, cache: null, reached: 1 });
@@ -214,6 +227,13 @@ describe("Starknet: blocks and receipts once accepted on L1", () => {
     for (const body of [call("starknet_getBlockWithTxHashes", [{ block_number: 95 }]), call("starknet_getBlockWithTxHashes", ["latest"]), call("starknet_getBlockWithTxHashes", [{ block_number: 80, junk: 1 }])]) {
       expect((await through(strk, "strk", body)).reached + (await through(strk, "strk", body)).reached, body).toBe(2);
     }
+  });
+
+  it("a class at a block number is held only at or below the l1_accepted block the node reports", async () => {
+    const at = (n: number) => call("starknet_getClassHashAt", [{ block_number: n }, "0x123"]);
+    expect(await through(strk, "strk", at(85))).toMatchObject({ cache: "MISS", reached: 1 });
+    expect(await through(strk, "strk", at(85))).toMatchObject({ cache: "HIT", reached: 0, text: await direct(sim.url, at(85)) });
+    expect((await through(strk, "strk", at(95))).reached + (await through(strk, "strk", at(95))).reached).toBe(2);
   });
 
   it("a receipt is held once its finality status is ACCEPTED_ON_L1", async () => {

@@ -57,6 +57,8 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
         return "0x534e5f5345504f4c4941"; // SN_SEPOLIA
       case "starknet_specVersion":
         return "0.9.0";
+      case "starknet_getClassHashAt":
+        return `0xc1a55${String((Array.isArray(params) ? params[1] : params?.contract_address) ?? "").slice(2)}`;
       case "starknet_getTransactionReceipt": {
         const h = String(params?.[0] ?? params?.transaction_hash);
         const n = parseInt(h.slice(2, -2), 16);
