@@ -8,6 +8,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -113,6 +114,16 @@ const median = (xs: Result[]): Result => {
 };
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
+/** One POST to the gateway's TLS listener (its certificate is the bench's own, self-signed). */
+const postTls = (url: string, body: string) =>
+  new Promise<string>((resolve, reject) => {
+    const req = httpsRequest(url, { method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json" } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve(text));
+    });
+    req.on("error", reject).end(body);
+  });
+
 async function main() {
   const cert = join(work, "cert.pem");
   const key = join(work, "key.pem");
@@ -173,11 +184,23 @@ async function main() {
     let peakRss = 0;
     for (const hash of big) {
       for (const body of [`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",true]}`, `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",false]}`]) {
-        execFileSync("curl", ["-sk", "-o", "/dev/null", "-H", "Content-Type: application/json", "--data-binary", body, small.url]);
+        await postTls(small.url, body);
         peakRss = Math.max(peakRss, rssKiB(small.pid));
       }
     }
     const mm = await cacheMetrics(small.metricsPort);
+    // And many small answers (~1-3 KB) through a 1 MiB budget: every block both ways, every receipt.
+    const tinyBudget = 1024 * 1024;
+    const tiny = await startGw("tiny", node.url, { maxBytes: tinyBudget, ...CACHE_DEFAULTS });
+    const tinyBodies = [
+      ...Array.from({ length: head }, (_, n) => [`"0x${(n + 1).toString(16)}",true`, `"0x${(n + 1).toString(16)}",false`]).flat().map((p) => `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":[${p}]}`),
+      ...txs.map((t) => `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["${t}"]}`),
+    ];
+    let tinyOffered = 0;
+    for (const body of tinyBodies) {
+      tinyOffered += (await postTls(tiny.url, body)).length;
+    }
+    const tm = await cacheMetrics(tiny.metricsPort);
     const memory = {
       budgetBytes: budget,
       heldBytes: metric(mm, "bytes"),
@@ -185,6 +208,16 @@ async function main() {
       evictions: metric(mm, "evictions_total"),
       luaMemoryBytes: metric(mm, "lua_memory_bytes"),
       haproxyRssKiB: { withoutCache: rssNoCache, cacheEmpty: rssBefore, cacheFilledPeak: peakRss, cacheFilledEnd: rssKiB(small.pid) },
+      small: {
+        budgetBytes: tinyBudget,
+        offeredBytes: tinyOffered,
+        answers: tinyBodies.length,
+        heldBytes: metric(tm, "bytes"),
+        entries: metric(tm, "entries"),
+        evictions: metric(tm, "evictions_total"),
+        luaMemoryBytes: metric(tm, "lua_memory_bytes"),
+        haproxyRssKiB: rssKiB(tiny.pid),
+      },
     };
 
     const results = existsSync(join(args.out as string, "latest.json")) ? JSON.parse(readFileSync(join(args.out as string, "latest.json"), "utf8")) : { date: new Date().toISOString() };
@@ -215,6 +248,8 @@ async function main() {
     console.log(`\nratios (read mix req/s): cache/node ${rc.gatewayOverNode}, cache/no cache ${rc.cacheOverNoCache}, no cache/node ${rc.noCacheOverNode}; hit ratio ${M.cache.hitRatio}`);
     console.log(`ratios (CPU per request, node + gateway): node alone/cache ${rc.cpuNodeOverCache}, no cache/cache ${rc.cpuNoCacheOverCache}`);
     console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
+    const sm = memory.small;
+    console.log(`memory, small answers: budget ${sm.budgetBytes} bytes; ${sm.answers} answers (${sm.offeredBytes} bytes) offered; held ${sm.heldBytes} bytes in ${sm.entries} entries after ${sm.evictions} evictions; Lua state ${Math.round(sm.luaMemoryBytes / 1024)} KiB; HAProxy RSS ${sm.haproxyRssKiB} KiB`);
     console.log(`wrote ratios.cache and cache into ${join(args.out as string, "latest.json")}`);
   } finally {
     await node.stop();

@@ -84,7 +84,7 @@ end
 
 -- The body with its id cut out, and the id's span; nil when the body has a backslash or an id
 -- that is not a plain number, string or null.
-local function unid(s)
+local function unid(s, chain)
   if find(s, '\\', 1, true) then return nil end
   local _, e = find(s, '[{,]%s*"id"%s*:%s*')
   if not e then return nil end
@@ -101,7 +101,8 @@ local function unid(s)
     if b and g then b = g end
   end
   if not b then return nil end
-  return sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
+  -- The chain (no "|" in a chain path) is part of the alias: the same call on another chain is another entry.
+  return chain .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
 end
 
 local function get(key)
@@ -110,14 +111,17 @@ local function get(key)
   return e
 end
 
-local function answer(txn, st, e, id, token)
+local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
+
+-- A small hit is answered from here, without handing over to the service; a large one returns
+-- the hand-over for the service.
+local function answer(txn, st, e, id)
   if #e.pre + #e.post + #id <= REPLY_MAX then
-    -- A small hit is answered from here, without handing over to the service.
     st.hits = st.hits + 1
-    txn:done({ status = 200, headers = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }, body = e.pre .. id .. e.post })
-    return true
+    txn:done({ status = 200, headers = HIT_HEADERS, body = e.pre .. id .. e.post })
+    return nil
   end
-  token.hit, token.id = e, id
+  return { hit = e, id = id }
 end
 
 -- Canonical forms of the arguments a rule names; nil: not cacheable (the node decides).
@@ -294,13 +298,13 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   local s = txn.f:req_body() or ''
   local first = skip(s, 1)
   st.requests = st.requests + 1
-  local mk, ia, ib = unid(s)
-  mk = mk and (chain .. '|' .. mk)
+  local mk, ia, ib = unid(s, chain)
   local known = mk and ALIAS[mk]
-  local token = {}
+  local token
   if known and STORE[known.key] == known then
     get(known.key)
-    if answer(txn, st, known, sub(s, ia, ib), token) then return end
+    token = answer(txn, st, known, sub(s, ia, ib))
+    if not token then return end
   end
   if s:sub(first, first) == '[' then
     local ok2, items, e = pcall(elements, s, first)
@@ -315,7 +319,7 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
     end
     for _, p in ipairs(parts) do get(p.e.key) end
     token = { batch = parts }
-  elseif not token.hit then
+  elseif not token then
     local m, e = flatcall(s, first)
     if not m then
       local okm
@@ -328,10 +332,12 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
     local hit = get(key)
     -- The alias counts only where the id it cut out is the call's own.
     if mk and (ia ~= m.id.a or ib ~= m.id.b) then mk = nil end
-    token = { key = key, rule = rule, body = s, mk = mk }
     if hit then
       alias(hit, mk)
-      if answer(txn, st, hit, sub(s, m.id.a, m.id.b), token) then return end
+      token = answer(txn, st, hit, sub(s, m.id.a, m.id.b))
+      if not token then return end
+    else
+      token = { key = key, rule = rule, body = s, mk = mk }
     end
   end
   SEQ = SEQ + 1
