@@ -109,7 +109,10 @@ async function startGw(name: string, upstream: string, cache: GatewayOptions["ca
 }
 
 const median = (xs: Result[]): Result => {
-  const mid = (f: (r: Result) => number) => xs.map(f).sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const mid = (f: (r: Result) => number) => {
+    const s = xs.map(f).sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
   return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), requests: mid((r) => r.requests), cpuUsPerRequest: mid((r) => r.cpuUsPerRequest ?? NaN), ...(xs[0].hitRatio !== undefined ? { hitRatio: mid((r) => r.hitRatio!) } : {}) };
 };
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;

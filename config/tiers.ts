@@ -20,15 +20,15 @@ export const TIER_NAMES = Object.keys(TIERS) as TierName[];
 
 /**
  * Default byte budget of the gateway's response cache per tier (gateway.cache.maxBytes): a small
- * share of what the nodes leave. The minimum tier's 4 GiB is already taken by geth, Lighthouse and
- * the L2 node, so the cache gets 64 MiB (1.5%); the recommended tier's 16 GiB leaves a few GiB,
- * most of which the nodes use as page cache, so the cache gets 512 MiB (about 3%). A devnet
- * chain is small: 64 MiB holds all of it. HAProxy's own memory runs about 1.3x the budget (Lua
- * garbage between collections): see README.
+ * share of what the nodes leave. HAProxy's memory grows by up to about 2.5x the budget (Lua's
+ * strings and tables, garbage between collections, malloc arenas: measured by bench/cache.ts).
+ * The minimum tier's 4 GiB is already taken by geth, Lighthouse and the L2 node, so 64 MiB
+ * (at most ~160 MB, 4%); the recommended tier's 16 GiB leaves a few GiB that the nodes use as
+ * page cache, so 256 MiB (at most ~640 MB, 4%). A devnet chain is small: 64 MiB holds all of it.
  */
 export const CACHE_BUDGET_BYTES: Readonly<Record<TierName | "devnet", number>> = {
   minimum: 64 * 1024 * 1024,
-  recommended: 512 * 1024 * 1024,
+  recommended: 256 * 1024 * 1024,
   devnet: 64 * 1024 * 1024,
 };
 
