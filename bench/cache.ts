@@ -113,7 +113,7 @@ const median = (xs: Result[]): Result => {
     const s = xs.map(f).sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), requests: mid((r) => r.requests), cpuUsPerRequest: mid((r) => r.cpuUsPerRequest ?? NaN), ...(xs[0].hitRatio !== undefined ? { hitRatio: mid((r) => r.hitRatio!) } : {}) };
+  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), requests: mid((r) => r.requests), cpuUsPerRequest: mid((r) => r.cpuUsPerRequest ?? NaN), ...(xs[0].hitRatio !== undefined ? { hitRatio: Math.round(mid((r) => r.hitRatio!) * 1000) / 1000 } : {}) };
 };
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
