@@ -36,9 +36,12 @@ const atFinal = (second: CacheArg, names: string[]): CacheRule => ({ args: ["blo
 /**
  * What is cached, per chain kind. Never: tags (`latest`, `pending`, `safe`, `pre_confirmed`,
  * `l1_accepted`), calls and sends, errors and null results; everything not listed goes to the node.
- * Ethereum finality: the node's `finalized` block tag (execution-apis, eth_getBlockByNumber), polled.
- * Starknet finality: a block's own `status` ("ACCEPTED_ON_L1", every spec version), a receipt's
- * `finality_status`, and for reads at a block number the `l1_accepted` block tag (spec v0.9+), polled.
+ * Ethereum finality: the node's `finalized` block tag (Ethereum execution API's block tags; geth
+ * rpc/types.go FinalizedBlockNumber), polled with eth_getBlockByNumber("finalized").
+ * Starknet finality: a block's own `status` ("ACCEPTED_ON_L1", in every spec version), a receipt's
+ * `finality_status`, and for reads at a block number the `l1_accepted` block tag of the newer
+ * spec versions (polled; whether Juno v0.17.0 and Pathfinder v0.24.1 answer it is unverified: a
+ * node that refuses it gets no class cached by number, nothing else changes).
  */
 export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>> = {
   evm: {

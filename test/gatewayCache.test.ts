@@ -209,7 +209,7 @@ describe("Ethereum: final answers never reach the node twice", () => {
 
   it("counts hits, misses and bytes per chain on the private metrics port", async () => {
     const before = await metrics(gw.metricsPort);
-    await through(eth, "eth", call("eth_getBlockByNumber", ["0x3", true]));
+    expect(await through(eth, "eth", call("eth_getBlockByNumber", ["0x3", true]))).toMatchObject({ cache: "HIT", reached: 0 });
     const after = await metrics(gw.metricsPort);
     expect(metric(after, "hits_total", "eth")).toBe(metric(before, "hits_total", "eth") + 1);
     expect(metric(after, "misses_total", "eth")).toBe(metric(before, "misses_total", "eth"));
