@@ -129,12 +129,16 @@ export function cacheLua(chains: readonly GatewayChain[], o: GatewayOptions): st
   ].join("\n");
 }
 
-/** Global lines: the Lua file, and the httpclient's CA and resolver for upstreams by name or over TLS. */
+/**
+ * Global lines: the Lua file, and the httpclient's CA (only with an https upstream, as the
+ * servers' ca-file: an image without the bundle must still start) and resolver.
+ */
 export function cacheGlobal(chains: readonly GatewayChain[], o: GatewayOptions): Directive[] {
-  if (!cachedChains(chains, o).length) return [];
+  const cached = cachedChains(chains, o);
+  if (!cached.length) return [];
   return [
     ["lua-load", `${o.filesDir}/${CACHE_FILE}`],
-    ["httpclient.ssl.ca-file", o.caFile],
+    ...(cached.some((c) => parseUpstream(c.upstreams.rpcHttp!).tls) ? [["httpclient.ssl.ca-file", o.caFile]] : []),
     ...(o.resolver ? [["httpclient.resolvers.id", "docker"]] : []),
   ];
 }
