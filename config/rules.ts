@@ -113,6 +113,16 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     }
   }
 
+  if (isObj(gw.cache) && isObj(gw.cache.chains) && network) {
+    const served = [network.chains.l1.path, network.chains.l2.path, ...(Array.isArray(gw.chains) ? gw.chains.map((c) => (isObj(c) ? c.path : undefined)) : [])];
+    for (const path of Object.keys(gw.cache.chains)) {
+      if (!served.includes(path)) out.push(problem(["gateway", "cache", "chains", path], `is not a chain this gateway serves (${served.filter(isStr).join(", ")})`));
+    }
+  }
+  if (isObj(gw.cache) && typeof gw.cache.maxBytes === "number" && typeof gw.cache.maxObjectBytes === "number" && gw.cache.maxObjectBytes > gw.cache.maxBytes) {
+    out.push(problem(["gateway", "cache", "maxObjectBytes"], `is larger than rpcstack:gateway.cache.maxBytes (${gw.cache.maxBytes}): no answer that size could be held`));
+  }
+
   // Project keys: unique names and keys.
   if (Array.isArray(raw.projectKeys)) {
     const names = new Map<string, number>();

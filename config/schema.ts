@@ -185,6 +185,16 @@ export const configSchema = {
           },
         },
         maxConnections: { type: "integer", minimum: 100, maximum: 1000000, default: 20000 },
+        cache: {
+          type: "object",
+          properties: {
+            enabled: { type: "boolean", default: true },
+            maxBytes: { type: "integer", minimum: 1048576, maximum: 68719476736 },
+            maxObjectBytes: { type: "integer", minimum: 2097152, maximum: 268435456, default: 4194304 },
+            chains: { type: "object", "x-key": "path", propertyNames: { pattern: "^[a-z0-9-]+$" }, additionalProperties: { type: "boolean" } },
+          },
+          additionalProperties: false,
+        },
         image,
         certbotImage: image,
       },

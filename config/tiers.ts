@@ -18,6 +18,20 @@ export const TIERS: Readonly<Record<TierName, Tier & { readonly name: TierName }
 
 export const TIER_NAMES = Object.keys(TIERS) as TierName[];
 
+/**
+ * Default byte budget of the gateway's response cache per tier (gateway.cache.maxBytes): a small
+ * share of what the nodes leave. HAProxy's memory grows by up to about 2.5x the budget (Lua's
+ * strings and tables, garbage between collections, malloc arenas: measured by bench/cache.ts).
+ * The minimum tier's 4 GiB is already taken by geth, Lighthouse and the L2 node, so 64 MiB
+ * (at most ~160 MB, 4%); the recommended tier's 16 GiB leaves a few GiB that the nodes use as
+ * page cache, so 256 MiB (at most ~640 MB, 4%). A devnet chain is small: 64 MiB holds all of it.
+ */
+export const CACHE_BUDGET_BYTES: Readonly<Record<TierName | "devnet", number>> = {
+  minimum: 64 * 1024 * 1024,
+  recommended: 256 * 1024 * 1024,
+  devnet: 64 * 1024 * 1024,
+};
+
 export interface InstanceType {
   readonly vcpus: number;
   readonly memoryGiB: number;

@@ -9,7 +9,7 @@ export interface RawConfig {
   l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
   l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; image?: string; certbotImage?: string } & Partial<GatewayLimits>;
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; image?: string; certbotImage?: string } & Partial<Omit<GatewayLimits, "cache">> & { cache?: Partial<GatewayCache> };
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
@@ -64,6 +64,19 @@ export interface GatewayLimits {
   readonly wsIdleTimeoutSeconds: number;
   /** Per chain path: methods (or `prefix_` families) opened or refused beyond the kind's defaults. */
   readonly methodPolicy: Readonly<Record<string, { readonly allowMethods?: readonly string[]; readonly denyMethods?: readonly string[] }>>;
+  /** The response cache (`gateway.cache.*`). */
+  readonly cache: GatewayCache;
+}
+
+/** `gateway.cache`: final JSON-RPC answers held in the gateway, within a byte budget. */
+export interface GatewayCache {
+  readonly enabled: boolean;
+  /** Bytes held in all (answers, keys, per-entry overhead); default by tier (config/tiers.ts). */
+  readonly maxBytes: number;
+  /** Largest answer held (at least 2 MiB: full mainnet blocks). */
+  readonly maxObjectBytes: number;
+  /** Per chain path: false switches the cache off for that chain. */
+  readonly chains: Readonly<Record<string, boolean>>;
 }
 
 export interface ReadinessConfig {

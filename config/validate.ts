@@ -11,7 +11,7 @@ import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
-import { TIERS } from "./tiers.js";
+import { CACHE_BUDGET_BYTES, TIERS } from "./tiers.js";
 import type { L2ClientName } from "./networks/index.js";
 import type { HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
@@ -175,6 +175,12 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? G.wsMaxConnectionsPerKey.default,
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? G.wsIdleTimeoutSeconds.default,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
+      cache: {
+        enabled: raw.gateway?.cache?.enabled ?? G.cache.properties.enabled.default,
+        maxBytes: raw.gateway?.cache?.maxBytes ?? CACHE_BUDGET_BYTES[(network.dev?.requirements ?? TIERS[raw.tier!]).name],
+        maxObjectBytes: raw.gateway?.cache?.maxObjectBytes ?? G.cache.properties.maxObjectBytes.default,
+        chains: raw.gateway?.cache?.chains ?? {},
+      },
       maxConnections: raw.gateway?.maxConnections ?? G.maxConnections.default,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,

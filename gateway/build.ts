@@ -5,6 +5,7 @@
  * policy.ts, cors.ts, errors.ts, tls.ts; this file puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
+import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
@@ -79,6 +80,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...rateRules(opts, keyed),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),
+    ...cacheRules(chains, opts),
     ...per.flatMap(({ r }) => r.hostUses),
     ...per.flatMap(({ r }) => r.uses),
     // Anything no route took: http-request rules run before use_backend, so this is a backend.
@@ -107,15 +109,16 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const files: Record<string, string> = {
     "policy.lua": policyLua(chains) + WS_LIMIT_LUA,
     ...errorFiles(),
+    ...(opts.cache ? { [CACHE_FILE]: cacheLua(chains, opts) } : {}),
   };
   const sections: Section[] = [
-    globalSection(opts, f("policy.lua")),
+    globalSection(opts, f("policy.lua"), cacheGlobal(chains, opts)),
     defaultsSection(opts),
     errorsSection(opts),
     ...resolverSections(opts),
     https,
     ...httpSections(opts, hostnames),
-    metricsSection(opts),
+    metricsSection(opts, cacheMetricsDirectives(chains, opts)),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

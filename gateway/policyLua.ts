@@ -7,44 +7,10 @@
  * "method" key of a call is checked: Go's decoder matches keys case-insensitively and keeps the
  * last duplicate, JavaScript keeps the last, others the first.
  */
+import { JSON_LUA } from "./luaJson.js";
+
 export const POLICY_LUA = String.raw`
-local ESC = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
-
-local function skip(s, i)
-  return s:find('[^ \t\r\n]', i) or #s + 1
-end
-
-local function str(s, i)
-  local out, j = {}, i + 1
-  while true do
-    local a = s:find('["\\%c]', j)
-    if not a then error('unterminated string') end
-    out[#out + 1] = s:sub(j, a - 1)
-    local c = s:sub(a, a)
-    if c == '"' then return table.concat(out), a + 1 end
-    if c ~= '\\' then error('control character in string') end
-    local e = s:sub(a + 1, a + 1)
-    if e == 'u' then
-      local hex = s:match('^%x%x%x%x', a + 2)
-      if not hex then error('bad \\u escape') end
-      local cp, nxt = tonumber(hex, 16), a + 6
-      if cp >= 0xD800 and cp <= 0xDBFF then
-        local lo = s:match('^\\u(%x%x%x%x)', nxt)
-        local l = lo and tonumber(lo, 16)
-        if l and l >= 0xDC00 and l <= 0xDFFF then cp, nxt = 0x10000 + (cp - 0xD800) * 0x400 + (l - 0xDC00), nxt + 6 end
-      end
-      if cp >= 0xD800 and cp <= 0xDFFF then cp = 0xFFFD end
-      out[#out + 1] = utf8.char(cp)
-      j = nxt
-    elseif ESC[e] then
-      out[#out + 1] = ESC[e]
-      j = a + 2
-    else
-      error('bad escape')
-    end
-  end
-end
-
+${JSON_LUA}
 -- Parses one value at s[i]; objects come back as { methods = {...} } (only what the policy needs).
 local value
 value = function(s, i, depth)

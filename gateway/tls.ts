@@ -4,11 +4,11 @@
  * clear), the ACME responder and the metrics listener.
  */
 import { ERRORS_SECTION, errorFilesDirectives, refuse, refuseDirective } from "./errors.js";
-import { anon, req, type Section } from "./model.js";
+import { anon, req, type Directive, type Section } from "./model.js";
 import { tuneDirectives } from "./limits.js";
 import type { GatewayOptions } from "./types.js";
 
-export function globalSection(o: GatewayOptions, lua: string): Section {
+export function globalSection(o: GatewayOptions, lua: string, extra: readonly Directive[] = []): Section {
   return {
     header: ["global"],
     directives: [
@@ -22,6 +22,7 @@ export function globalSection(o: GatewayOptions, lua: string): Section {
       // normalize-uri is marked experimental in HAProxy 2.6 (no longer in later releases).
       ["expose-experimental-directives"],
       ["lua-load", lua],
+      ...extra,
       ...tuneDirectives(o),
       // Mozilla "intermediate" TLS: TLS 1.2+ with forward-secret AEAD ciphers.
       ["ssl-default-bind-options", "ssl-min-ver", "TLSv1.2"],
@@ -88,13 +89,14 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
   return [frontend, ...acmeBackend];
 }
 
-export const metricsSection = (o: GatewayOptions): Section => ({
+export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = []): Section => ({
   header: ["frontend", "metrics"],
   comment: "Prometheus metrics, on the private network only.",
   directives: [
     ["bind", `${o.metrics.address}:${o.metrics.port}`],
     ["no", "log"],
     ["http-request", "use-service", "prometheus-exporter", "if", ...anon("path", "/metrics")],
-    refuseDirective(404, "only /metrics is served here"),
+    ...extra,
+    refuseDirective(404, "only /metrics (and /metrics/cache) is served here"),
   ],
 });

@@ -1,5 +1,6 @@
 /** What the gateway compiler takes and returns. Pure types. */
 import type { ChainKind, ProjectKey } from "../config/index.js";
+import type { CacheOptions } from "./cache.js";
 
 export type { ChainKind, ProjectKey };
 /** The interface words of the gateway paths, `/gateway/<chain>/<interface>/<KEY>/...`. */
@@ -18,6 +19,8 @@ export interface GatewayChain {
   readonly allowMethods?: readonly string[];
   /** JSON-RPC methods (or `prefix_` families) refused in addition to the kind's default list. */
   readonly denyMethods?: readonly string[];
+  /** Response cache for this chain's JSON-RPC over HTTP (evm, starknet); on unless false. */
+  readonly cache?: boolean;
 }
 
 export interface GatewayOptions {
@@ -67,6 +70,8 @@ export interface GatewayOptions {
   readonly maxConnections: number;
   /** Started as root (ports 80/443, runtime socket), then run as this user and group. */
   readonly runAs?: string;
+  /** The response cache (gateway/cache.ts); absent: no cache. */
+  readonly cache?: CacheOptions;
 }
 
 /** What the compiler returns: nothing in it depends on a project key. */

@@ -1,5 +1,6 @@
 /** How HAProxy is configured inside its container: the gateway compiler's options from the settings. Pure. */
 import type { StackSettings } from "../config/index.js";
+import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
 import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT } from "../services/index.js";
 
@@ -29,6 +30,9 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     caFile: "/etc/ssl/certs/ca-certificates.crt",
     maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",
+    ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache
+      ? { cache: { maxBytes: settings.gateway.cache.maxBytes, maxObjectBytes: settings.gateway.cache.maxObjectBytes, pollIntervalMs: CACHE_DEFAULTS.pollIntervalMs } }
+      : {}),
   };
 }
 

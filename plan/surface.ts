@@ -79,7 +79,9 @@ function gatewayChainsOf(settings: StackSettings): GatewayChain[] {
   ];
   // The method policy's per-chain additions (gateway.methodPolicy.<path>).
   const policy = settings.gateway.methodPolicy ?? {};
-  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path] }));
+  // The response cache is on for every chain unless gateway.cache.chains.<path> is false.
+  const cache = settings.gateway.cache?.chains ?? {};
+  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path], ...(cache[c.path] === false ? { cache: false } : {}) }));
 }
 
 export function servedSurface(settings: StackSettings): Surface {

@@ -186,6 +186,12 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["WebSocket idle timeout too short", () => set(base(), "gateway.wsIdleTimeoutSeconds", 1), "rpcstack:gateway.wsIdleTimeoutSeconds", />= 10/],
   ["method name with a dot", () => set(base(), "gateway.methodPolicy", { sep1: { allowMethods: ["debug.trace"] } }), "rpcstack:gateway.methodPolicy.sep1.allowMethods[0]", /method names or families/],
   ["method policy for an unknown chain", () => set(base(), "gateway.methodPolicy", { doge: { denyMethods: ["eth_sign"] } }), "rpcstack:gateway.methodPolicy.doge", /not a chain this gateway serves/],
+  ["cache budget below 1 MiB", () => set(base(), "gateway.cache", { maxBytes: 1000 }), "rpcstack:gateway.cache.maxBytes", />= 1048576/],
+  ["cache object limit below 2 MiB", () => set(base(), "gateway.cache", { maxObjectBytes: 1048576 }), "rpcstack:gateway.cache.maxObjectBytes", />= 2097152/],
+  ["cache object limit over the budget", () => set(base(), "gateway.cache", { maxBytes: 4194304, maxObjectBytes: 8388608 }), "rpcstack:gateway.cache.maxObjectBytes", /larger than rpcstack:gateway.cache.maxBytes/],
+  ["cache switch for an unknown chain", () => set(base(), "gateway.cache", { chains: { doge: false } }), "rpcstack:gateway.cache.chains.doge", /not a chain this gateway serves/],
+  ["cache switch not boolean", () => set(base(), "gateway.cache", { chains: { sep1: "off" } }), "rpcstack:gateway.cache.chains.sep1", /must be a boolean/],
+  ["unknown cache key", () => set(base(), "gateway.cache", { ttl: 5 }), "rpcstack:gateway.cache.ttl", /not a known key/],
   ["guessable project key", () => set(base(), "projectKeys", [{ name: "a", key: "a".repeat(32) }]), "rpcstack:projectKeys[0].key", /too easy to guess/],
   ["project key of two characters", () => set(base(), "projectKeys", [{ name: "a", key: "ab".repeat(20) }]), "rpcstack:projectKeys[0].key", /too easy to guess/],
   ["no project keys", () => set(base(), "projectKeys", undefined), "rpcstack:projectKeys", /is required/],
@@ -250,5 +256,14 @@ describe("all problems at once", () => {
       ]),
     );
     expect(err!.message.split("\n")).toHaveLength(err!.problems.length + 1);
+  });
+});
+
+describe("gateway.cache", () => {
+  it("is on by default with a byte budget per tier, and switches off per chain", () => {
+    expect(load(base()).gateway.cache).toEqual({ enabled: true, maxBytes: 64 * 1024 * 1024, maxObjectBytes: 4 * 1024 * 1024, chains: {} });
+    expect(load(awsBase()).gateway.cache.maxBytes).toBe(256 * 1024 * 1024);
+    const off = load(set(base(), "gateway.cache", { maxBytes: 8388608, chains: { sep1: false } })).gateway.cache;
+    expect(off).toMatchObject({ maxBytes: 8388608, chains: { sep1: false } });
   });
 });

@@ -16,6 +16,8 @@ export interface StarknetSimOptions {
   readonly syncingOverride?: unknown;
   /** A node with no block yet: starknet_syncing false, the latest block not found (as Juno). */
   readonly emptyChain?: boolean;
+  /** Blocks up to this one are accepted on L1 (their status, receipts and the l1_accepted tag). */
+  readonly l1Accepted?: number;
 }
 
 export interface StarknetSim {
@@ -53,12 +55,25 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
         return current;
       case "starknet_chainId":
         return "0x534e5f5345504f4c4941"; // SN_SEPOLIA
+      case "starknet_specVersion":
+        return "0.9.0";
+      case "starknet_getClassHashAt":
+        return `0xc1a55${String((Array.isArray(params) ? params[1] : params?.contract_address) ?? "").slice(2)}`;
+      case "starknet_getTransactionReceipt": {
+        const h = String(params?.[0] ?? params?.transaction_hash);
+        const n = parseInt(h.slice(2, -2), 16);
+        const l1 = opts.l1Accepted !== undefined && n <= opts.l1Accepted;
+        return { transaction_hash: h, block_number: n, finality_status: l1 ? "ACCEPTED_ON_L1" : "ACCEPTED_ON_L2", execution_status: "SUCCEEDED", events: [], messages_sent: [] };
+      }
       case "starknet_getBlockWithTxHashes": {
         if (opts.emptyChain) throw Object.assign(new Error("Block not found"), { code: 24 });
-        const n = params?.[0]?.block_number ?? current;
+        const id = Array.isArray(params) ? params[0] : params?.block_id;
+        if (id === "l1_accepted" && opts.l1Accepted === undefined) throw Object.assign(new Error("Invalid block id"), { code: -32602 });
+        const n = id === "l1_accepted" ? opts.l1Accepted! : (id?.block_number ?? current);
         // The head is a few seconds old, as on a live chain; older blocks are dated back from it.
         const timestamp = Math.floor(Date.now() / 1000) - 2 - (current - n) * 2;
-        return { block_hash: hash(n), block_number: n, timestamp, transactions: [`0x${n.toString(16)}01`, `0x${n.toString(16)}02`] };
+        const status = opts.l1Accepted !== undefined && n <= opts.l1Accepted ? "ACCEPTED_ON_L1" : "ACCEPTED_ON_L2";
+        return { status, block_hash: hash(n), block_number: n, timestamp, transactions: [`0x${n.toString(16)}01`, `0x${n.toString(16)}02`] };
       }
       case "starknet_getEvents": {
         const n = params?.[0]?.from_block?.block_number ?? current;

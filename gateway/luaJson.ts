@@ -1,0 +1,143 @@
+/**
+ * JSON reading in HAProxy's Lua, without lua-cjson (Debian's re-encodes `[]` as `{}`, and the
+ * official image may not ship it): string decoding shared by the method policy (policy.lua) and
+ * the response cache (cache.lua), and span scanning for the cache, which must keep the node's
+ * bytes exactly as they came and so never decodes a value it does not need.
+ */
+
+/** ESC, skip(s, i): the next non-blank index; str(s, i): the decoded string at s[i] and the index after it. */
+export const JSON_LUA = String.raw`
+local ESC = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+
+local function skip(s, i)
+  return s:find('[^ \t\r\n]', i) or #s + 1
+end
+
+local function str(s, i)
+  -- Most strings hold no escape: one search, no table.
+  local q = s:find('["\\%c]', i + 1)
+  if q and s:byte(q) == 34 then return s:sub(i + 1, q - 1), q + 1 end
+  local out, j = {}, i + 1
+  while true do
+    local a = s:find('["\\%c]', j)
+    if not a then error('unterminated string') end
+    out[#out + 1] = s:sub(j, a - 1)
+    local c = s:sub(a, a)
+    if c == '"' then return table.concat(out), a + 1 end
+    if c ~= '\\' then error('control character in string') end
+    local e = s:sub(a + 1, a + 1)
+    if e == 'u' then
+      local hex = s:match('^%x%x%x%x', a + 2)
+      if not hex then error('bad \\u escape') end
+      local cp, nxt = tonumber(hex, 16), a + 6
+      if cp >= 0xD800 and cp <= 0xDBFF then
+        local lo = s:match('^\\u(%x%x%x%x)', nxt)
+        local l = lo and tonumber(lo, 16)
+        if l and l >= 0xDC00 and l <= 0xDFFF then cp, nxt = 0x10000 + (cp - 0xD800) * 0x400 + (l - 0xDC00), nxt + 6 end
+      end
+      if cp >= 0xD800 and cp <= 0xDFFF then cp = 0xFFFD end
+      out[#out + 1] = utf8.char(cp)
+      j = nxt
+    elseif ESC[e] then
+      out[#out + 1] = ESC[e]
+      j = a + 2
+    else
+      error('bad escape')
+    end
+  end
+end
+`;
+
+/**
+ * skipv(s, i, depth): the index after the value at s[i] (no decoding);
+ * members(s, i): an object's members as name -> { a, b, k } (raw span of the value, name as sent),
+ *   with names lower-cased; nil when a name repeats in any case (servers disagree on which counts);
+ * elements(s, i): an array's items as a list of { a, b }.
+ */
+export const JSON_SPANS_LUA = String.raw`
+local byte, find, sub = string.byte, string.find, string.sub
+-- Bytes: " 34, [ 91, ] 93, { 123, } 125, , 44, : 58, \ 92.
+local function ws(s, i)
+  local c = byte(s, i)
+  if c == 32 or c == 9 or c == 10 or c == 13 then return find(s, '[^ \t\r\n]', i) or #s + 1 end
+  return i
+end
+
+local function skipv(s, i, depth)
+  if depth > 64 then error('too deep') end
+  local c = byte(s, i)
+  if c == 34 then
+    local j = i + 1
+    while true do
+      local a = find(s, '["\\%c]', j)
+      if not a then error('unterminated string') end
+      local d = byte(s, a)
+      if d == 34 then return a + 1 end
+      if d ~= 92 then error('control character in string') end
+      j = a + 2
+    end
+  elseif c == 123 or c == 91 then
+    local close = c + 2
+    i = ws(s, i + 1)
+    if byte(s, i) == close then return i + 1 end
+    while true do
+      if c == 123 then
+        if byte(s, i) ~= 34 then error('expected a key') end
+        i = ws(s, skipv(s, i, depth + 1))
+        if byte(s, i) ~= 58 then error('expected :') end
+        i = ws(s, i + 1)
+      end
+      i = ws(s, skipv(s, i, depth + 1))
+      local d = byte(s, i)
+      if d == close then return i + 1 end
+      if d ~= 44 then error('expected a comma') end
+      i = ws(s, i + 1)
+    end
+  end
+  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
+  if not e then error('unexpected character') end
+  local lit = sub(s, i, e)
+  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then error('bad literal') end
+  return e + 1
+end
+
+local function members(s, i)
+  if byte(s, i) ~= 123 then return nil end
+  local m = {}
+  i = ws(s, i + 1)
+  if byte(s, i) == 125 then return m, i + 1 end
+  while true do
+    if byte(s, i) ~= 34 then error('expected a key') end
+    local k
+    k, i = str(s, i)
+    i = ws(s, i)
+    if byte(s, i) ~= 58 then error('expected :') end
+    i = ws(s, i + 1)
+    local e = skipv(s, i, 1)
+    local lk = find(k, '%u') and k:lower() or k
+    if m[lk] then return nil end
+    m[lk] = { a = i, b = e - 1, k = k }
+    i = ws(s, e)
+    local c = byte(s, i)
+    if c == 125 then return m, i + 1 end
+    if c ~= 44 then error('expected , or }') end
+    i = ws(s, i + 1)
+  end
+end
+
+local function elements(s, i)
+  if byte(s, i) ~= 91 then return nil end
+  local items = {}
+  i = ws(s, i + 1)
+  if byte(s, i) == 93 then return items, i + 1 end
+  while true do
+    local e = skipv(s, i, 1)
+    items[#items + 1] = { a = i, b = e - 1 }
+    i = ws(s, e)
+    local c = byte(s, i)
+    if c == 93 then return items, i + 1 end
+    if c ~= 44 then error('expected , or ]') end
+    i = ws(s, i + 1)
+  end
+end
+`;

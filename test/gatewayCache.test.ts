@@ -1,0 +1,287 @@
+/**
+ * The response cache on Debian's real HAProxy in front of a real EVM node (hardhat) and the
+ * Starknet simulator, each behind a counting relay: every test checks what the client got and
+ * how many calls reached the node.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayChain } from "../gateway/build.js";
+import { CACHE_DEFAULTS } from "../gateway/cache.js";
+import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startHardhat, type EvmNode } from "./support/hardhat.js";
+import { jsonRpc, waitFor } from "./support/net.js";
+import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
+
+const KEY = "cache_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj";
+const CACHE = { maxBytes: 32 * 1024 * 1024, ...CACHE_DEFAULTS, pollIntervalMs: 200 };
+
+let node: EvmNode;
+let sim: StarknetSim;
+let eth: CountingRelay;
+let strk: CountingRelay;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  [node, sim] = await Promise.all([startHardhat(), startStarknetSim({ from: 100, to: 100, l1Accepted: 90 })]);
+  [eth, strk] = await Promise.all([startCountingRelay(node.url), startCountingRelay(sim.url)]);
+  const chains: GatewayChain[] = [
+    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: eth.url } },
+    { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url } },
+    { path: "raw", chainId: "RAW", kind: "evm", upstreams: { rpcHttp: eth.url }, cache: false },
+    { path: "twin", chainId: "TWIN", kind: "evm", upstreams: { rpcHttp: eth.url } },
+  ];
+  gw = await startGateway(chains, [{ name: "alice", key: KEY }], { cache: CACHE });
+  // Blocks to read, and the cache's first finality poll.
+  await waitFor("8 blocks", async () => (parseInt(await jsonRpc(node.url, "eth_blockNumber"), 16) >= 8 ? true : undefined), 30_000);
+  await waitFor("a finality poll", async () => (eth.polls() > 0 && strk.polls() > 0 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 300));
+}, 90_000);
+
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.all([eth?.stop(), strk?.stop()]);
+  await Promise.all([node?.stop(), sim?.stop()]);
+});
+
+const post = (chain: string, body: string, key = KEY) =>
+  fetch(`${gw.base}/gateway/${chain}/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+const direct = async (url: string, body: string) => (await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body })).text();
+const call = (method: string, params: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+
+/** Sends `body` and returns the answer, its X-Cache header and how many requests reached the node. */
+async function through(relay: CountingRelay, chain: string, body: string) {
+  const before = relay.calls.length;
+  const res = await post(chain, body);
+  const text = await res.text();
+  return { status: res.status, text, cache: res.headers.get("x-cache"), reached: relay.calls.length - before };
+}
+
+const metrics = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics/cache`)).text();
+const metric = (text: string, name: string, chain: string) => Number(text.match(new RegExp(`^rpcstack_cache_${name}\\{chain="${chain}"\\} (\\d+)$`, "m"))?.[1]);
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+describe("Ethereum: final answers never reach the node twice", () => {
+  it("a final block by number is fetched once, then answered byte-equal from the cache", async () => {
+    const body = call("eth_getBlockByNumber", ["0x3", true]);
+    const first = await through(eth, "eth", body);
+    expect(first).toMatchObject({ status: 200, cache: "MISS", reached: 1 });
+    expect(eth.calls.at(-1)!.body).toBe(body);
+    const again = await through(eth, "eth", body);
+    expect(again).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+    expect(again.text).toBe(await direct(node.url, body));
+    expect(again.text).toBe(first.text);
+  });
+
+  it("a hit carries the request's id exactly as sent, whatever it is, with the node's result byte for byte", async () => {
+    const template = await direct(node.url, call("eth_getBlockByNumber", ["0x2", false], 1));
+    expect((await through(eth, "eth", call("eth_getBlockByNumber", ["0x2", false], 7))).cache).toBe("MISS");
+    for (const id of ["9007199254740991", '"q\\"uo\\\\te\\u2028"', '"\u2028 raw"', "null", '"plain"', "-0", "1.5e3"]) {
+      const body = `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByNumber","params":["0x2",false]}`;
+      const r = await through(eth, "eth", body);
+      expect(r).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+      expect(r.text).toBe(template.replace('"id":1,', `"id":${id},`));
+    }
+  });
+
+  it("chain id and net version are held; a hash in upper case is the same key", async () => {
+    for (const m of ["eth_chainId", "net_version"]) {
+      expect(await through(eth, "eth", call(m, []))).toMatchObject({ cache: "MISS", reached: 1 });
+      expect(await through(eth, "eth", call(m, [], 2))).toMatchObject({ cache: "HIT", reached: 0, text: await direct(node.url, call(m, [], 2)) });
+    }
+    const { hash } = await jsonRpc(node.url, "eth_getBlockByNumber", ["0x1", false]);
+    expect(await through(eth, "eth", call("eth_getBlockByHash", [hash, false]))).toMatchObject({ cache: "MISS", reached: 1 });
+    const upper = `0x${hash.slice(2).toUpperCase()}`;
+    expect(await through(eth, "eth", call("eth_getBlockByHash", [upper, false]))).toMatchObject({ cache: "HIT", reached: 0, text: await direct(node.url, call("eth_getBlockByHash", [upper, false])) });
+  });
+
+  it("never holds tags, calls, errors, nulls, extra params or spellings the node may read otherwise", async () => {
+    await through(eth, "eth", call("eth_getBlockByNumber", ["0x3", true]));
+    const never = [
+      call("eth_getBlockByNumber", ["latest", false]),
+      call("eth_getBlockByNumber", ["pending", false]),
+      call("eth_getBlockByNumber", ["finalized", false]),
+      call("eth_blockNumber", []),
+      call("eth_call", [{ to: "0x0000000000000000000000000000000000000001", data: "0x" }, "0x1"]),
+      call("eth_getBlockByNumber", ["0x3", true, "junk"]),
+      call("eth_getBlockByNumber", ["0x3"]),
+      call("eth_getBlockByNumber", ["0x03", true]),
+      call("eth_getBlockByHash", [`0x${"ab".repeat(32)}`, false]),
+      call("eth_getTransactionReceipt", [`0x${"cd".repeat(32)}`]),
+    ];
+    for (const [i, body] of never.entries()) {
+      const a = await through(eth, "eth", body);
+      const b = await through(eth, "eth", body);
+      expect(a.reached + b.reached, body).toBe(2);
+      expect(b.cache, body).not.toBe("HIT");
+      // The node's own answer (the first four move with every block, so only the rest compare).
+      if (i >= 4) expect(b.text.replace(/"id":\d+/, ""), body).toBe((await direct(node.url, body)).replace(/"id":\d+/, ""));
+    }
+    // The node's own error for the extra parameter, not the cached block.
+    expect(JSON.parse((await through(eth, "eth", call("eth_getBlockByNumber", ["0x3", true, "junk"]))).text).error).toBeTruthy();
+  });
+
+  it("blocks, transactions and receipts above the finalized block go to the node until it is final", async () => {
+    const [from] = await jsonRpc(node.url, "eth_accounts");
+    const tx = await jsonRpc(node.url, "eth_sendTransaction", [{ from, to: from, value: "0x1" }]);
+    const receipt = await waitFor("receipt", async () => (await jsonRpc(node.url, "eth_getTransactionReceipt", [tx])) ?? undefined);
+    const n = parseInt(receipt.blockNumber, 16);
+    eth.finality.finalized = n - 1;
+    await new Promise((r) => setTimeout(r, 600));
+    const reads = [call("eth_getTransactionReceipt", [tx]), call("eth_getTransactionByHash", [tx]), call("eth_getBlockByHash", [receipt.blockHash, false]), call("eth_getBlockByNumber", [hex(n), false])];
+    for (const body of reads) {
+      expect((await through(eth, "eth", body)).reached + (await through(eth, "eth", body)).reached, body).toBe(2);
+    }
+    eth.finality.finalized = undefined;
+    await waitFor("finality past the block", async () => ((await through(eth, "eth", reads[3])).cache === "HIT" ? true : undefined), 10_000);
+    for (const body of reads) {
+      await through(eth, "eth", body);
+      const r = await through(eth, "eth", body);
+      expect(r, body).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+      expect(r.text).toBe(await direct(node.url, body));
+    }
+  });
+
+  it("a batch is answered from the cache when every call hits, and relayed whole otherwise", async () => {
+    await through(eth, "eth", call("eth_getBlockByNumber", ["0x4", false]));
+    await through(eth, "eth", call("eth_chainId", []));
+    const hit = await through(eth, "eth", `[${call("eth_getBlockByNumber", ["0x4", false], "a")}, ${call("eth_chainId", [], 9)}]`);
+    expect(hit).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+    const answers = JSON.parse(hit.text);
+    expect(answers.map((a: any) => a.id)).toEqual(["a", 9]);
+    expect(hit.text).toBe(`[${(await direct(node.url, call("eth_getBlockByNumber", ["0x4", false], "a")))},${await direct(node.url, call("eth_chainId", [], 9))}]`);
+    const mixed = await through(eth, "eth", `[${call("eth_getBlockByNumber", ["0x4", false], 1)}, ${call("eth_blockNumber", [], 2)}]`);
+    expect(mixed).toMatchObject({ status: 200, reached: 1 });
+    expect(mixed.cache).toBeNull();
+    expect(JSON.parse(mixed.text)).toHaveLength(2);
+  });
+
+  it("each chain has its own entries: the same call on another chain is fetched from its node", async () => {
+    const body = call("eth_getBlockByNumber", ["0x5", false], 77);
+    await through(eth, "eth", body);
+    expect(await through(eth, "eth", body)).toMatchObject({ cache: "HIT", reached: 0 });
+    expect(await through(eth, "twin", body)).toMatchObject({ cache: "MISS", reached: 1 });
+  });
+
+  it("a node without the finalized tag gets a block cached by number only 64 blocks below its head", async () => {
+    eth.finality.noTag = true;
+    try {
+      await new Promise((r) => setTimeout(r, 600));
+      const head = parseInt(await jsonRpc(node.url, "eth_blockNumber"), 16);
+      const body = call("eth_getBlockByNumber", [hex(head - 2), false]);
+      expect((await through(eth, "twin", body)).reached + (await through(eth, "twin", body)).reached).toBe(2);
+    } finally {
+      eth.finality.noTag = false;
+    }
+    await new Promise((r) => setTimeout(r, 600));
+  });
+
+  it("a chain with the cache switched off relays every call", async () => {
+    const body = call("eth_getBlockByNumber", ["0x3", true]);
+    for (let i = 0; i < 2; i++) expect(await through(eth, "raw", body)).toMatchObject({ status: 200, cache: null, reached: 1 });
+  });
+
+  it("a block of over 1 MiB is answered from the cache on its second request, past the gateway's buffers", async () => {
+    const [from] = await jsonRpc(node.url, "eth_accounts");
+    // Zero bytes keep the calldata's gas low; the block with full transactions is then ~1.2 MB of JSON.
+    const tx = await jsonRpc(node.url, "eth_sendTransaction", [{ from, to: from, gas: "0x7a1200", data: `0x${"00".repeat(600 * 1024)}` }]);
+    const receipt = await waitFor("big receipt", async () => (await jsonRpc(node.url, "eth_getTransactionReceipt", [tx])) ?? undefined);
+    await new Promise((r) => setTimeout(r, 600));
+    const body = call("eth_getBlockByNumber", [receipt.blockNumber, true]);
+    expect(await through(eth, "eth", body)).toMatchObject({ status: 200, cache: "MISS", reached: 1 });
+    const r = await through(eth, "eth", body);
+    expect(r).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+    expect(r.text.length).toBeGreaterThan(1024 * 1024);
+    expect(r.text).toBe(await direct(node.url, body));
+    expect(gw.build.config).toMatch(/tune\.bufsize 13107[0-9]/);
+  });
+
+  it("the key check and the method policy come first: cached calls get their 401 and 403, and nothing reaches the node", async () => {
+    const body = call("eth_getBlockByNumber", ["0x3", true]);
+    const before = eth.calls.length;
+    const res = await post("eth", body, "wrong_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("x-cache")).toBeNull();
+    const denied = await post("eth", `[${body}, ${call("debug_traceTransaction", [`0x${"ab".repeat(32)}`], 2)}]`);
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get("x-cache")).toBeNull();
+    expect(eth.calls.length).toBe(before);
+  });
+
+  it("counts hits, misses and bytes per chain on the private metrics port", async () => {
+    const before = await metrics(gw.metricsPort);
+    expect(await through(eth, "eth", call("eth_getBlockByNumber", ["0x3", true]))).toMatchObject({ cache: "HIT", reached: 0 });
+    const after = await metrics(gw.metricsPort);
+    expect(metric(after, "hits_total", "eth")).toBe(metric(before, "hits_total", "eth") + 1);
+    expect(metric(after, "misses_total", "eth")).toBe(metric(before, "misses_total", "eth"));
+    expect(metric(after, "bytes", "eth")).toBeGreaterThan(1024 * 1024);
+    expect(metric(after, "entries", "raw")).toBeNaN();
+  });
+});
+
+describe("Starknet: blocks and receipts once accepted on L1", () => {
+  it("chain id and spec version are held", async () => {
+    for (const m of ["starknet_chainId", "starknet_specVersion"]) {
+      expect(await through(strk, "strk", call(m, []))).toMatchObject({ cache: "MISS", reached: 1 });
+      expect(await through(strk, "strk", call(m, [], 3))).toMatchObject({ cache: "HIT", reached: 0, text: await direct(sim.url, call(m, [], 3)) });
+    }
+  });
+
+  it("a block accepted on L1 is held under positional and named params; an L2 block and latest are not", async () => {
+    expect(await through(strk, "strk", call("starknet_getBlockWithTxHashes", [{ block_number: 80 }]))).toMatchObject({ cache: "MISS", reached: 1 });
+    const named = call("starknet_getBlockWithTxHashes", { block_id: { block_number: 80 } }, "n");
+    expect(await through(strk, "strk", named)).toMatchObject({ cache: "HIT", reached: 0 });
+    for (const body of [call("starknet_getBlockWithTxHashes", [{ block_number: 95 }]), call("starknet_getBlockWithTxHashes", ["latest"]), call("starknet_getBlockWithTxHashes", [{ block_number: 80, junk: 1 }])]) {
+      expect((await through(strk, "strk", body)).reached + (await through(strk, "strk", body)).reached, body).toBe(2);
+    }
+  });
+
+  it("a class at a block number is held only at or below the l1_accepted block the node reports", async () => {
+    const at = (n: number) => call("starknet_getClassHashAt", [{ block_number: n }, "0x123"]);
+    expect(await through(strk, "strk", at(85))).toMatchObject({ cache: "MISS", reached: 1 });
+    expect(await through(strk, "strk", at(85))).toMatchObject({ cache: "HIT", reached: 0, text: await direct(sim.url, at(85)) });
+    expect((await through(strk, "strk", at(95))).reached + (await through(strk, "strk", at(95))).reached).toBe(2);
+  });
+
+  it("a receipt is held once its finality status is ACCEPTED_ON_L1", async () => {
+    const l1 = call("starknet_getTransactionReceipt", ["0x5001"]);
+    expect(await through(strk, "strk", l1)).toMatchObject({ cache: "MISS", reached: 1 });
+    expect(await through(strk, "strk", l1)).toMatchObject({ cache: "HIT", reached: 0 });
+    const l2 = call("starknet_getTransactionReceipt", ["0x5f01"]);
+    expect((await through(strk, "strk", l2)).reached + (await through(strk, "strk", l2)).reached).toBe(2);
+  });
+});
+
+describe("a bounded cache", () => {
+  let small: RunningGateway;
+  beforeAll(async () => {
+    small = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: eth.url } }], [{ name: "alice", key: KEY }], {
+      cache: { ...CACHE, maxBytes: 8 * 1024 },
+      rateLimitPerSecond: 2,
+    });
+    await waitFor("a finality poll", async () => ((await metrics(small.metricsPort)).includes("rpcstack_cache_budget_bytes 8192") ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+  });
+  afterAll(async () => small?.stop());
+
+  const viaSmall = async (body: string) => {
+    const before = eth.calls.length;
+    const res = await fetch(`${small.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+    return { status: res.status, cache: res.headers.get("x-cache"), reached: eth.calls.length - before };
+  };
+
+  it("stays within its byte budget by evicting the least recently used answers", async () => {
+    for (let n = 0; n < 8; n++) expect((await viaSmall(call("eth_getBlockByNumber", [hex(n), false]))).cache).toBe("MISS");
+    const m = await metrics(small.metricsPort);
+    expect(metric(m, "bytes", "eth")).toBeLessThanOrEqual(8192);
+    expect(metric(m, "evictions_total", "eth")).toBeGreaterThan(0);
+    expect(await viaSmall(call("eth_getBlockByNumber", [hex(7), false]))).toMatchObject({ cache: "HIT", reached: 0 });
+    expect(await viaSmall(call("eth_getBlockByNumber", [hex(0), false]))).toMatchObject({ cache: "MISS", reached: 1 });
+  });
+
+  it("rate limits apply to cached answers too", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await viaSmall(call("eth_getBlockByNumber", [hex(7), false]))).status);
+    expect(statuses).toContain(429);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(20);
+  });
+});

@@ -1,0 +1,46 @@
+/** What the generated configuration holds for the response cache, per chain and option (pure). */
+import { describe, expect, it } from "vitest";
+import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayChain, type GatewayOptions } from "../gateway/build.js";
+import { CACHE_DEFAULTS } from "../gateway/cache.js";
+
+const OPTS: GatewayOptions = {
+  bindAddress: "127.0.0.1", httpsPort: 8443, httpPort: 8080, metrics: { address: "127.0.0.1", port: 8405 },
+  certFile: "/c/gw.pem", filesDir: "/g", rateLimitPerSecond: 100, maxBodyBytes: 65536, checkIntervalMs: 1000,
+  caFile: "/etc/ssl/certs/ca-certificates.crt", maxConnections: 1000, ...GATEWAY_LIMIT_DEFAULTS,
+  cache: { maxBytes: 64 << 20, ...CACHE_DEFAULTS },
+};
+const CHAINS: GatewayChain[] = [
+  { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: "http://geth:8545" } },
+  { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: "http://juno:6060/rpc/v0_9" } },
+  { path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: "http://hub:26657", rest: "http://hub:1317" } },
+];
+
+describe("the cache in the generated configuration", () => {
+  it("covers evm and starknet chains over HTTP, never cosmos, and fetches misses from each chain's own URL", () => {
+    const b = buildGateway(CHAINS, [], OPTS);
+    expect(b.config).toContain("lua-load /g/cache.lua");
+    expect(b.config).toMatch(/http-request lua\.rpc_cache_lookup eth if/);
+    expect(b.config).toMatch(/http-request lua\.rpc_cache_lookup strk if/);
+    expect(b.config).not.toMatch(/rpc_cache_lookup hub/);
+    expect(b.files["cache.lua"]).toContain('["url"] = "http://juno:6060/rpc/v0_9"');
+    // http upstreams only: no CA bundle is required of the image.
+    expect(b.config).not.toContain("httpclient.ssl.ca-file");
+    expect(b.config).toContain("use-service lua.rpc_cache_metrics if { path /metrics/cache }");
+  });
+
+  it("is switched off per chain or as a whole", () => {
+    const off = buildGateway(CHAINS.map((c) => (c.path === "eth" ? { ...c, cache: false } : c)), [], OPTS);
+    expect(off.config).not.toMatch(/rpc_cache_lookup eth/);
+    expect(off.config).toMatch(/rpc_cache_lookup strk/);
+    const none = buildGateway(CHAINS, [], { ...OPTS, cache: undefined });
+    expect(none.config).not.toMatch(/cache\.lua|rpc_cache/);
+    expect(none.files["cache.lua"]).toBeUndefined();
+  });
+
+  it("an https upstream brings the httpclient's CA bundle; the budget and object limit reach the Lua", () => {
+    const b = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "https://rpc.example.net/v1" } }], [], OPTS);
+    expect(b.config).toContain("httpclient.ssl.ca-file /etc/ssl/certs/ca-certificates.crt");
+    expect(b.files["cache.lua"]).toContain(`BUDGET, MAX_OBJECT, POLL_MS = ${64 << 20}, ${CACHE_DEFAULTS.maxObjectBytes}, ${CACHE_DEFAULTS.pollIntervalMs}`);
+    expect(b.files["cache.lua"]).toContain('["url"] = "https://rpc.example.net:443/v1"');
+  });
+});
