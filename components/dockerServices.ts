@@ -22,6 +22,8 @@ export interface DeployContext {
   readonly dependsOn?: pulumi.Input<pulumi.Resource>[];
   /** Contents of the specs' generated files, by name (a Pulumi secret: they can hold keys). */
   readonly generated?: pulumi.Output<Readonly<Record<string, string>>>;
+  /** Values of the specs' `secretEnvironment` names (an external L1's URLs), as a Pulumi secret. */
+  readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
 export function createVolumes(ctx: DeployContext, volumes: readonly VolumeSpec[]): Map<string, docker.Volume> {
@@ -64,7 +66,7 @@ export function createContainers(
         image: image.imageId,
         entrypoints: svc.entrypoint ? [...svc.entrypoint] : undefined,
         command: [...svc.command],
-        envs: Object.entries(svc.environment).map(([k, v]) => `${k}=${v}`),
+        envs: environment(ctx, svc),
         ports: svc.ports
           .filter((p) => p.publish)
           .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
@@ -109,6 +111,25 @@ export function createContainers(
     containers.set(svc.name, container);
   }
   return containers;
+}
+
+/** The container's variables; with secret ones the whole list is a Pulumi secret. */
+function environment(ctx: DeployContext, svc: ServiceSpec): pulumi.Input<string[]> {
+  const plain = Object.entries(svc.environment).map(([k, v]) => `${k}=${v}`);
+  const wanted = Object.entries(svc.secretEnvironment ?? {});
+  if (!wanted.length) return plain;
+  if (!ctx.secrets) throw new Error(`service ${svc.name} needs secrets its component does not supply`);
+  return pulumi.secret(
+    ctx.secrets.apply((values) =>
+      plain.concat(
+        wanted.map(([k, name]) => {
+          const v = values[name];
+          if (v === undefined) throw new Error(`service ${svc.name}: no secret "${name}"`);
+          return `${k}=${v}`;
+        }),
+      ),
+    ),
+  );
 }
 
 function fileContent(ctx: DeployContext, f: FileSpec, service: string): pulumi.Input<string> {

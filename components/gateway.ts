@@ -1,6 +1,6 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { ProjectKey, StackSettings } from "../config/index.js";
+import type { L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
 import { buildGateway } from "../gateway/build.js";
 import { gatewayChains } from "../gateway/chains.js";
 import { gatewayOptions, gatewayServices } from "../services/index.js";
@@ -16,6 +16,8 @@ export interface GatewayArgs {
   readonly readiness: pulumi.Resource;
   /** Where the gateway is reached from the internet, for the endpoint outputs. */
   readonly publicAddress: pulumi.Input<string>;
+  /** An external L1's URLs (a Pulumi secret): the L1 route relays there. */
+  readonly l1Endpoint?: pulumi.Input<L1Endpoint>;
 }
 
 export interface ChainEndpoints {
@@ -57,11 +59,10 @@ export class Gateway extends pulumi.ComponentResource {
     super("rpcstack:index:Gateway", name, {}, opts);
     const s = args.settings;
     const group = gatewayServices(s);
-    const chains = gatewayChains(s);
     const options = gatewayOptions(s);
     const generated = pulumi.secret(
-      pulumi.output(args.projectKeys).apply((keys): Record<string, string> => {
-        const build = buildGateway(chains, keys, options);
+      pulumi.all([args.projectKeys, args.l1Endpoint]).apply(([keys, l1]): Record<string, string> => {
+        const build = buildGateway(gatewayChains(s, l1), keys, options);
         return { "haproxy.cfg": build.config, ...build.files };
       }),
     );

@@ -18,8 +18,8 @@ export class L1Node extends pulumi.ComponentResource {
   readonly networkName: pulumi.Output<string>;
   readonly rpcHttpUrl: pulumi.Output<string>;
   readonly rpcWsUrl: pulumi.Output<string>;
-  /** The execution client's container: what sync checks and the gateway wait for. */
-  readonly executionContainer: docker.Container;
+  /** The execution client's container: what sync checks and the gateway wait for; none with an external L1. */
+  readonly executionContainer?: docker.Container;
   readonly containers: docker.Container[];
 
   constructor(name: string, args: L1NodeArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -35,7 +35,7 @@ export class L1Node extends pulumi.ComponentResource {
     this.networkName = network.name;
     this.rpcHttpUrl = pulumi.output(args.urls.rpcHttp);
     this.rpcWsUrl = pulumi.output(args.urls.rpcWs);
-    this.executionContainer = containers.get("geth")!;
+    this.executionContainer = containers.get("geth");
     this.containers = [...containers.values()];
     this.registerOutputs({ networkName: this.networkName, rpcHttpUrl: this.rpcHttpUrl, rpcWsUrl: this.rpcWsUrl });
   }

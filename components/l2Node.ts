@@ -11,8 +11,10 @@ export interface L2NodeArgs {
   readonly provider: docker.Provider;
   /** The Docker network the L1 node created. */
   readonly networkName: pulumi.Input<string>;
-  /** The L1 execution client the L2 node follows over WebSocket. */
-  readonly l1: pulumi.Resource;
+  /** The L1 execution client the L2 node follows over WebSocket; absent for an external L1. */
+  readonly l1?: pulumi.Resource;
+  /** An external L1's URLs (a Pulumi secret), for the node's `secretEnvironment`. */
+  readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
   /** One line for the operator about how the node was configured (Juno's poll flag). */
   readonly notice?: string;
 }
@@ -28,7 +30,7 @@ export class L2Node extends pulumi.ComponentResource {
   constructor(name: string, args: L2NodeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:L2Node", name, {}, opts);
     if (args.notice) pulumi.log.info(args.notice, this);
-    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.l1] };
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.l1 ? [args.l1] : [], secrets: args.secrets };
     const volumes = createVolumes(ctx, args.volumes);
     this.container = createContainers(ctx, [args.service], volumes, { waitHealthy: [args.service.name] }).get(args.service.name)!;
     this.rpcHttpUrl = pulumi.output(args.urls.rpcHttp);

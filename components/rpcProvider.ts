@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { describeJunoPoll, type ProjectKey, type StackSettings } from "../config/index.js";
+import { INSTANCE_TYPES, describeJunoPoll, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
 import { buildServices } from "../services/index.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
@@ -20,6 +20,8 @@ export interface RpcProviderArgs {
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   /** SSH private key for `ssh` hosts, as a Pulumi secret; required for them, refused otherwise. */
   readonly sshPrivateKey?: pulumi.Input<string>;
+  /** An external L1's URLs (`l1.external`), as a Pulumi secret; required with it, refused otherwise. */
+  readonly l1Endpoint?: pulumi.Input<L1Endpoint>;
 }
 
 /** Everything one RPC provider runs: host, L1 and L2 nodes, indexer, readiness gate and gateway. */
@@ -47,11 +49,20 @@ export class RpcProvider extends pulumi.ComponentResource {
     }
     // Said where an operator looks during `pulumi up`: the engine's diagnostics.
     if (s.network.dev) pulumi.log.warn(s.network.dev.banner, this);
+    if (s.l1.external !== (args.l1Endpoint !== undefined)) {
+      throw new pulumi.ResourceError("RpcProvider: settings.l1.external and l1Endpoint (rpcstack:l1.external) go together", this);
+    }
+    // Names the services' secretEnvironment uses (services/types.ts SECRET_NAMES).
+    const secrets: pulumi.Output<Readonly<Record<string, string>>> | undefined = args.l1Endpoint
+      ? pulumi.secret(pulumi.output(args.l1Endpoint).apply((e): Record<string, string> => ({ RPCSTACK_L1_HTTP_URL: e.rpcHttp, RPCSTACK_L1_WS_URL: e.rpcWs })))
+      : undefined;
     const specs = buildServices(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
 
-    this.l1 = new L1Node(`${name}-l1`, { services: specs.l1, provider, urls: specs.urls.l1 }, { parent: this });
+    // With an external L1 its URL is a secret: the outputs say where it is configured instead.
+    const l1Urls = s.l1.external ? { rpcHttp: "external (rpcstack:l1.external)", rpcWs: "external (rpcstack:l1.external)" } : specs.urls.l1;
+    this.l1 = new L1Node(`${name}-l1`, { services: specs.l1, provider, urls: l1Urls }, { parent: this });
     const [l2Spec, indexerSpec] = specs.l2.services;
     this.l2 = new L2Node(
       `${name}-l2`,
@@ -62,6 +73,7 @@ export class RpcProvider extends pulumi.ComponentResource {
         provider,
         networkName: this.l1.networkName,
         l1: this.l1.executionContainer,
+        secrets,
         notice: s.l2.pollFlag ? describeJunoPoll(s.l2.release, s.l2.pollFlag, s.l2.pendingPollInterval) : undefined,
       },
       { parent: this },
@@ -75,12 +87,12 @@ export class RpcProvider extends pulumi.ComponentResource {
     }
     this.readiness = new SyncReadiness(
       `${name}-readiness`,
-      { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container] },
+      { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container], secrets },
       { parent: this },
     );
     this.gateway = new Gateway(
       `${name}-gateway`,
-      { settings: s, projectKeys: args.projectKeys, provider, networkName: this.l1.networkName, readiness: this.readiness.gate, publicAddress: this.host.publicAddress },
+      { settings: s, projectKeys: args.projectKeys, provider, networkName: this.l1.networkName, readiness: this.readiness.gate, publicAddress: this.host.publicAddress, l1Endpoint: args.l1Endpoint },
       { parent: this },
     );
     this.smokeTest = new SmokeTest(
@@ -96,10 +108,18 @@ export class RpcProvider extends pulumi.ComponentResource {
 }
 
 function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource): Host {
-  const { host, tier, retainData } = args.settings;
+  const { host, retainData } = args.settings;
+  const z = stackSizing(args.settings);
+  // host.diskGB stands for the tier's disk wherever it is checked (preflight, volume size).
+  const tier = host.diskGB === undefined ? args.settings.tier : { ...args.settings.tier, diskGB: host.diskGB };
   switch (host.kind) {
-    case "aws":
-      return new AwsHost(name, { ...host, tier, retainData }, { parent });
+    case "aws": {
+      const needs = { diskGB: host.diskGB, diskIops: host.diskIops, iops: z?.iops, throughputMBps: z?.throughputMBps, memoryGiB: z?.memoryGiB };
+      const aws = new AwsHost(name, { ...host, tier, retainData, needs }, { parent });
+      const warn = memoryWarning(args.settings, INSTANCE_TYPES[aws.instanceType]?.memoryGiB ?? 0);
+      if (warn) pulumi.log.warn(`rpcstack: ${warn}`, parent);
+      return aws;
+    }
     case "ssh":
       return new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent });
     case "local":

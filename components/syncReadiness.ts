@@ -13,6 +13,8 @@ export interface SyncReadinessArgs {
   readonly networkName: pulumi.Input<string>;
   /** The node containers the check waits for. */
   readonly nodes: pulumi.Input<pulumi.Resource>[];
+  /** An external L1's URLs (a Pulumi secret): the checks reach L1 through them. */
+  readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
 export interface ReadinessResult {
@@ -43,7 +45,7 @@ export class SyncReadiness extends pulumi.ComponentResource {
 
   constructor(name: string, args: SyncReadinessArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:SyncReadiness", name, {}, opts);
-    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes };
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes, secrets: args.secrets };
     const containers = createContainers(ctx, [syncCheck(args.settings), syncHealth(args.settings)], new Map());
     const check = containers.get("sync-check")!;
     const wait = args.settings.readiness.wait;

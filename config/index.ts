@@ -5,3 +5,5 @@ export * from "./types.js";
 export * from "./validate.js";
 export * from "./versions.js";
 export * from "./releases.js";
+export * from "./resources.js";
+export * from "./sizing.js";

@@ -4,6 +4,7 @@
  */
 import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
+import { HISTORY_MODES } from "./resources.js";
 
 const hostname = {
   type: "string",
@@ -43,6 +44,9 @@ const cidr = {
   "x-hint": 'must be a CIDR block like "203.0.113.7/32"',
 };
 const port = { type: "integer", minimum: 1, maximum: 65535 };
+/** The chain-data disk, instead of the tier's figure (aws: the data volume's size). */
+const diskGB = { type: "integer", minimum: 10, maximum: 65536 };
+const percent = { type: "integer", minimum: 1, maximum: 100 };
 
 const awsHost = {
   type: "object",
@@ -56,6 +60,9 @@ const awsHost = {
       "x-hint": 'must be an OpenSSH public key line ("ssh-ed25519 AAAA... comment")',
     },
     allowSshFrom: { type: "array", items: cidr, uniqueItems: true },
+    diskGB,
+    // gp3: 3000-16000 IOPS.
+    diskIops: { type: "integer", minimum: 3000, maximum: 16000 },
   },
   required: ["kind", "region", "sshPublicKey"],
   additionalProperties: false,
@@ -67,13 +74,14 @@ const sshHost = {
     address,
     user: { type: "string", pattern: "^[a-z_][a-z0-9_-]{0,31}$", "x-hint": "must be a Unix user name" },
     port,
+    diskGB,
   },
   required: ["kind", "address", "user"],
   additionalProperties: false,
 };
 const localHost = {
   type: "object",
-  properties: { kind: { const: "local" } },
+  properties: { kind: { const: "local" }, diskGB },
   required: ["kind"],
   additionalProperties: false,
 };
@@ -128,6 +136,14 @@ export const configSchema = {
         executionVersion: release,
         consensusVersion: release,
         checkpointSyncUrl: url(["https"]),
+        history: { enum: HISTORY_MODES },
+        // Set with `pulumi config set --secret --path l1.external.rpcHttp ...`: URLs may carry credentials.
+        external: {
+          type: "object",
+          properties: { rpcHttp: url(["http", "https"]), rpcWs: url(["ws", "wss"]) },
+          required: ["rpcHttp", "rpcWs"],
+          additionalProperties: false,
+        },
       },
       additionalProperties: false,
     },
@@ -174,6 +190,7 @@ export const configSchema = {
           },
         },
         maxConnections: { type: "integer", minimum: 100, maximum: 1000000 },
+        relayExternalL1: { type: "boolean" },
         image,
         certbotImage: image,
       },
@@ -210,6 +227,12 @@ export const configSchema = {
       },
       additionalProperties: false,
     },
+    headroomMonths: { type: "integer", minimum: 0, maximum: 120 },
+    disk: {
+      type: "object",
+      properties: { warnPercent: percent, stopPercent: percent },
+      additionalProperties: false,
+    },
   },
   // projectKeys is required too, by a cross-field rule: tools that never see secrets skip it.
   // So is tier, except on the devnet network, which brings its own requirements.
@@ -218,7 +241,7 @@ export const configSchema = {
 } as const;
 
 /** Top-level keys whose stack-file value is structured (JSON under the hood), not a plain string. */
-export const STRUCTURED_KEYS = new Set(["host", "l1", "l2", "indexer", "gateway", "projectKeys", "retainData", "readiness"]);
+export const STRUCTURED_KEYS = new Set(["host", "l1", "l2", "indexer", "gateway", "projectKeys", "retainData", "readiness", "headroomMonths", "disk"]);
 
 /** Keys that must be set with `pulumi config set --secret`. */
 export const SECRET_KEYS = ["projectKeys", "sshPrivateKey"] as const;

@@ -12,6 +12,8 @@ import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
+import { externalL1Problems } from "./externalL1.js";
+import { sizingProblems } from "./sizing.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
@@ -36,8 +38,13 @@ export function loadConfig(source: ConfigSource): RpcStackConfig {
   const { raw, problems } = parseEntries(source.entries);
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
+  problems.push(...externalL1Problems(raw, source.isSecret ?? (() => undefined)));
   if (problems.length) throw new ConfigError(dedupe(problems));
-  return resolve(raw);
+  const config = resolve(raw);
+  // The disk check needs the resolved stack: which nodes run, with which history, on what disk.
+  const tooSmall = sizingProblems(config);
+  if (tooSmall.length) throw new ConfigError(tooSmall);
+  return config;
 }
 
 function parseEntries(entries: Readonly<Record<string, string>>): { raw: RawConfig; problems: string[] } {
@@ -103,7 +110,7 @@ function knownKeys(e: ErrorObject): string {
 // Secret material is never repeated back in an error message.
 function safeEcho(segments: readonly (string | number)[], data: unknown): string {
   const k = keyName(segments);
-  if (k.startsWith("projectKeys") || k === "sshPrivateKey") return "a value that is not shown";
+  if (k.startsWith("projectKeys") || k === "sshPrivateKey" || k.startsWith("l1.external")) return "a value that is not shown";
   return JSON.stringify(data);
 }
 
@@ -122,7 +129,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
   const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
   const pendingPollInterval = raw.l2?.pendingPollInterval ?? "3s";
   const poll = client === "juno" ? junoPollFlag(l2) : undefined;
-  const consensusImage = raw.l1?.consensusImage ?? network.l1.consensusImage;
+  const external = raw.l1?.external !== undefined;
+  const consensusImage = external ? undefined : raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
     network,
     // A trial chain brings its own (small) requirements instead of a hardware tier.
@@ -138,6 +146,9 @@ function resolve(raw: RawConfig): RpcStackConfig {
             checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
           }
         : {}),
+      // Post-merge history by default: what makes mainnet fit the recommended tier (config/sizing.ts).
+      ...(network.dev || external ? {} : { history: raw.l1?.history ?? "postmerge" }),
+      external,
     },
     l2: {
       client,
@@ -166,11 +177,15 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? 300,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
       maxConnections: raw.gateway?.maxConnections ?? 20000,
+      relayExternalL1: raw.gateway?.relayExternalL1 ?? true,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
+    ...(raw.l1?.external ? { l1Endpoint: { rpcHttp: raw.l1.external.rpcHttp, rpcWs: raw.l1.external.rpcWs } } : {}),
+    headroomMonths: raw.headroomMonths ?? 6,
+    disk: { warnPercent: raw.disk?.warnPercent ?? 85, stopPercent: raw.disk?.stopPercent ?? 95 },
     retainData: raw.retainData ?? true,
     geolocation: raw.geolocation,
     readiness: {

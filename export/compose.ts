@@ -81,8 +81,10 @@ export function composeService(svc: ServiceSpec, opts: ExportOptions = {}): Reco
   };
   if (svc.entrypoint) out.entrypoint = esc(svc.entrypoint);
   out.command = esc(svc.command);
-  if (Object.keys(svc.environment).length) {
-    out.environment = Object.fromEntries(Object.entries(svc.environment).map(([k, v]) => [k, escapeInterpolation(v)]));
+  // Secret values come from the operator's environment when compose runs, never from the file.
+  const secretVars = Object.entries(svc.secretEnvironment ?? {}).map(([k, name]) => [k, `\${${name}:?set ${name}}`]);
+  if (Object.keys(svc.environment).length || secretVars.length) {
+    out.environment = Object.fromEntries([...Object.entries(svc.environment).map(([k, v]) => [k, escapeInterpolation(v)]), ...secretVars]);
   }
   if (published.length) {
     out.ports = published.map((p) => {
@@ -176,7 +178,9 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   ];
   const skipped: Record<string, string> = {};
   let generated: Record<string, string> = {};
-  if (opts.projectKeys?.length) {
+  if (settings.l1.external && settings.gateway.relayExternalL1) {
+    skipped["dc-gateway.yaml"] = "the L1 route relays to rpcstack:l1.external, a secret the exporter never reads (deploy with pulumi up, or set gateway.relayExternalL1: false)";
+  } else if (opts.projectKeys?.length) {
     const build = buildGateway(gatewayChains(settings), opts.projectKeys, gatewayOptions(settings));
     generated = { "haproxy.cfg": build.config, ...build.files };
     groups.push(["dc-gateway.yaml", gatewayGroup(settings)]);

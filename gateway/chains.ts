@@ -1,13 +1,22 @@
 /** Which chains the gateway serves: the stack's own nodes plus `gateway.chains`. Pure. */
-import type { StackSettings } from "../config/index.js";
+import type { L1Endpoint, StackSettings } from "../config/index.js";
 import { l1Urls, l2Urls, syncHealthUrls } from "../services/index.js";
 import type { GatewayChain } from "./build.js";
 
-export function gatewayChains(settings: StackSettings): GatewayChain[] {
+/**
+ * Stands in for an external L1's secret URLs where only the chain's shape matters (endpoint
+ * lists, the manifest, the smoke plan); the Gateway component builds HAProxy's file with the real ones.
+ */
+export const EXTERNAL_L1_SHAPE: L1Endpoint = { rpcHttp: "https://external-l1.invalid", rpcWs: "wss://external-l1.invalid" };
+
+export function gatewayChains(settings: StackSettings, l1Endpoint: L1Endpoint = EXTERNAL_L1_SHAPE): GatewayChain[] {
   const { l1, l2 } = settings.network.chains;
   const health = syncHealthUrls(settings);
+  // An external L1 is relayed to (and checked through readiness's /ready/l1), unless turned off.
+  const l1Upstreams = settings.l1.external ? l1Endpoint : { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs };
+  const relayL1 = !settings.l1.external || settings.gateway.relayExternalL1;
   const builtIn: GatewayChain[] = [
-    { ...l1, upstreams: { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs }, healthUrl: health.l1 },
+    ...(relayL1 ? [{ ...l1, upstreams: l1Upstreams, healthUrl: health.l1 }] : []),
     { ...l2, upstreams: { rpcHttp: l2Urls(settings).rpcHttp, rpcWs: l2Urls(settings).rpcWs }, healthUrl: health.l2 },
   ];
   // The method policy's per-chain additions (gateway.methodPolicy.<path>).

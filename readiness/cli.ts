@@ -12,6 +12,8 @@ export const RESULT_PREFIX = "RPCSTACK_READINESS ";
 
 const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --l1 URL                   execution client JSON-RPC (eth_syncing, eth_blockNumber)
+  --l1-from-env NAME         read the --l1 URL from environment variable NAME (a URL with
+                             credentials stays off the command line and out of the output)
   --l2 URL                   Starknet node JSON-RPC (starknet_syncing, the latest block)
   --l2-ready URL             the L2 node's own readiness endpoint (Juno /ready/sync,
                              Pathfinder /ready/synced): 200 there counts as synced
@@ -51,6 +53,15 @@ function url(name: string, v: string | undefined): string | undefined {
   return v;
 }
 
+// Never echoes the value: it may carry credentials.
+function fromEnv(name: string, also: string | undefined): string {
+  if (also !== undefined) throw new UsageError("give --l1 or --l1-from-env, not both");
+  const v = process.env[name];
+  if (!v) throw new UsageError(`--l1-from-env: environment variable ${name} is not set`);
+  if (!/^https?:\/\/[^\s/]+/.test(v)) throw new UsageError(`--l1-from-env: ${name} must hold an http:// or https:// URL`);
+  return v;
+}
+
 export function parseCli(argv: string[]): CliOptions {
   let values;
   try {
@@ -58,6 +69,7 @@ export function parseCli(argv: string[]): CliOptions {
       args: argv,
       options: {
         l1: { type: "string" },
+        "l1-from-env": { type: "string" },
         l2: { type: "string" },
         "l2-ready": { type: "string" },
         help: { type: "boolean" },
@@ -76,7 +88,7 @@ export function parseCli(argv: string[]): CliOptions {
   }
   if (values.help) throw new HelpRequested();
   const targets: Target[] = [];
-  const l1 = url("l1", values.l1);
+  const l1 = values["l1-from-env"] === undefined ? url("l1", values.l1) : fromEnv(values["l1-from-env"], values.l1);
   const l2 = url("l2", values.l2);
   const l2Ready = url("l2-ready", values["l2-ready"]);
   if (l2Ready && !l2) throw new UsageError("--l2-ready goes with --l2");

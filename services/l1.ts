@@ -80,6 +80,8 @@ function gethDev(config: StackSettings, blockSeconds: number): ServiceSpec {
 }
 
 export function l1Services(config: StackSettings): ServiceGroup {
+  // An L1 node elsewhere (l1.external): nothing of L1 runs here.
+  if (config.l1.external) return { services: [], volumes: [] };
   if (config.network.dev) return { services: [gethDev(config, config.network.dev.l1BlockSeconds)], volumes: l1Volumes(config) };
   const consensusImage = config.l1.consensusImage;
   const checkpointSyncUrl = config.l1.checkpointSyncUrl;
@@ -107,6 +109,9 @@ export function l1Services(config: StackSettings): ServiceGroup {
     command: [
       `--${net}`,
       "--datadir=/root/.ethereum",
+      // geth v1.17.5 refuses to start on a database that still holds older history than this mode
+      // keeps ("history pruning required"): README says how to prune an existing volume.
+      `--history.chain=${config.l1.history ?? "all"}`,
       ...RPC_FLAGS,
       "--authrpc.addr=0.0.0.0",
       `--authrpc.port=${P.geth.engine}`,

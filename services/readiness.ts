@@ -20,7 +20,8 @@ export function syncHealthUrls(settings: StackSettings) {
 function ruleArgs(settings: StackSettings): string[] {
   const r = settings.readiness;
   return [
-    "--l1", l1Urls().rpcHttp,
+    // An external L1's URL is a secret: the program reads it from its environment.
+    ...(settings.l1.external ? ["--l1-from-env", "RPCSTACK_L1_URL"] : ["--l1", l1Urls().rpcHttp]),
     "--l2", l2Urls(settings).rpcHttp,
     // The node's own readiness, when it has one (Starknet Devnet has none: its head decides).
     ...(l2Urls(settings).nodeReady ? ["--l2-ready", l2Urls(settings).nodeReady!] : []),
@@ -28,6 +29,10 @@ function ruleArgs(settings: StackSettings): string[] {
     ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
   ];
 }
+
+/** What the readiness containers take as secrets (an external L1's URL). */
+const secretsFor = (settings: StackSettings) =>
+  settings.l1.external ? { secretEnvironment: { RPCSTACK_L1_URL: "RPCSTACK_L1_HTTP_URL" as const } } : {};
 
 const base = {
   environment: {},
@@ -44,6 +49,7 @@ export function syncCheck(settings: StackSettings): ServiceSpec {
   const r = settings.readiness;
   return {
     ...base,
+    ...secretsFor(settings),
     image: settings.readiness.image,
     name: "sync-check",
     containerName: "rpcstack-sync-check",
@@ -68,6 +74,7 @@ const serving: HealthCheckSpec = {
 export function syncHealth(settings: StackSettings): ServiceSpec {
   return {
     ...base,
+    ...secretsFor(settings),
     image: settings.readiness.image,
     name: "sync-health",
     containerName: "rpcstack-sync-health",

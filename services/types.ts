@@ -52,6 +52,11 @@ export interface ServiceSpec {
   readonly entrypoint?: readonly string[];
   readonly command: readonly string[];
   readonly environment: Readonly<Record<string, string>>;
+  /**
+   * Variables whose values are secrets the deploying side supplies by name (an external L1's URL):
+   * Pulumi passes them as secrets, the compose export as `${NAME}` from the operator's environment.
+   */
+  readonly secretEnvironment?: Readonly<Record<string, SecretName>>;
   readonly ports: readonly PortSpec[];
   readonly volumes: readonly VolumeMount[];
   readonly files: readonly FileSpec[];
@@ -79,6 +84,10 @@ export interface ServiceGroup {
   readonly services: readonly ServiceSpec[];
   readonly volumes: readonly VolumeSpec[];
 }
+
+/** Secrets a service may take by name (`secretEnvironment`). */
+export const SECRET_NAMES = ["RPCSTACK_L1_HTTP_URL", "RPCSTACK_L1_WS_URL"] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
 
 /** The private Docker network every service joins. */
 export const DOCKER_NETWORK = "rpcstack";

@@ -4,9 +4,10 @@ import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
 
 type Raw = Record<string, unknown>;
 
+// A Sepolia L1 + L2 needs ~1.1 TB (config/resources.ts): the recommended tier's 2 TB holds it.
 const base = (): Raw => ({
   network: "testnet",
-  tier: "minimum",
+  tier: "recommended",
   host: { kind: "local" },
   projectKeys: TEST_PROJECT_KEYS,
 });
@@ -65,7 +66,10 @@ describe("defaults", () => {
     const c = load(base());
     expect(c.network.name).toBe("testnet");
     expect(c.network.l1.network).toBe("sepolia");
-    expect(c.tier).toMatchObject({ cores: 2, memoryGiB: 4, diskGB: 600, bandwidthMbps: 8 });
+    expect(c.tier).toMatchObject({ cores: 4, memoryGiB: 16, diskGB: 2000, bandwidthMbps: 25 });
+    expect(c.l1).toMatchObject({ history: "postmerge", external: false });
+    expect(c.headroomMonths).toBe(6);
+    expect(c.disk).toEqual({ warnPercent: 85, stopPercent: 95 });
     expect(c.l1.executionImage).toMatch(/^ethereum\/client-go:v\d+\.\d+\.\d+$/);
     expect(c.l1.consensusImage).toMatch(/^sigp\/lighthouse:v\d+\.\d+\.\d+$/);
     expect(c.l1.checkpointSyncUrl).toBe("https://sepolia.beaconstate.info");
@@ -86,7 +90,8 @@ describe("defaults", () => {
   });
 
   it("uses mainnet defaults and the pathfinder image when asked", () => {
-    const c = load(set(awsBase(), "l2", { client: "pathfinder" }));
+    // Pathfinder's 500 GB puts mainnet 20 GB over the 2 TB tier with 6 months of growth.
+    const c = load(set(set(awsBase(), "l2", { client: "pathfinder" }), "host.diskGB", 2100));
     expect(c.l1.checkpointSyncUrl).toBe("https://mainnet.checkpoint.sigp.io");
     expect(c.network.chains.l2.chainId).toBe("STRK");
     expect(c.l2.image).toMatch(/pathfinder:v\d/);
