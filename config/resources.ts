@@ -116,3 +116,22 @@ export const SYSTEM_OVERHEAD_GB = 20;
 export function diskAtSync(needs: ClientNeeds, history: HistoryMode): number {
   return typeof needs.diskGB === "number" ? needs.diskGB : needs.diskGB[history];
 }
+
+/** README's resource table, rendered from RESOURCES (test/sizing.test.ts keeps README equal to it). */
+export function resourceTableMarkdown(): string {
+  const disk = (n: ClientNeeds) =>
+    typeof n.diskGB === "number" ? `${n.diskGB}` : `${n.diskGB.all} all / ${n.diskGB.postmerge} postmerge / ${n.diskGB.postprague} postprague`;
+  const rows = (Object.keys(RESOURCES) as PublicNetwork[]).flatMap((net) =>
+    (Object.keys(RESOURCES[net]) as SizedClient[]).map((c) => {
+      const n = RESOURCES[net][c];
+      const io = n.iops ? `${n.iops} / ${n.throughputMBps}` : "with geth";
+      return `| ${net} | ${c} | ${disk(n)} | ${n.growthGBPerMonth} | ${n.memoryGiB} | ${io} | ${n.sources} |`;
+    }),
+  );
+  return [
+    "| network | client | disk at sync (GB) | growth (GB/month) | memory (GiB) | gp3 IOPS / MB/s | sources |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "| devnet | geth --dev, Starknet Devnet | 0 (in memory) | 0 | 2 GB for the host | - | config/networks/devnet.ts |",
+  ].join("\n");
+}

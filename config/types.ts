@@ -17,7 +17,6 @@ export interface RawConfig {
   geolocation?: string;
   readiness?: Partial<ReadinessConfig>;
   headroomMonths?: number;
-  disk?: Partial<DiskThresholds>;
 }
 
 /** An L1 node the stack uses instead of deploying one (`l1.external`, a secret). */
@@ -26,11 +25,6 @@ export interface L1Endpoint {
   readonly rpcWs: string;
 }
 
-/** Data-volume use, in percent: readiness warns above `warnPercent`, the gateway stops routing above `stopPercent`. */
-export interface DiskThresholds {
-  readonly warnPercent: number;
-  readonly stopPercent: number;
-}
 
 export type RawHost =
   | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom?: string[]; diskGB?: number; diskIops?: number }
@@ -141,7 +135,6 @@ export interface StackSettings {
   readonly readiness: ReadinessConfig;
   /** Months of growth the disk must hold beyond the nodes' size at sync. */
   readonly headroomMonths: number;
-  readonly disk: DiskThresholds;
 }
 
 /** In memory only: the program wraps them as Pulumi secrets before any resource sees them. */

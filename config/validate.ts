@@ -185,7 +185,6 @@ function resolve(raw: RawConfig): RpcStackConfig {
     sshPrivateKey: raw.sshPrivateKey,
     ...(raw.l1?.external ? { l1Endpoint: { rpcHttp: raw.l1.external.rpcHttp, rpcWs: raw.l1.external.rpcWs } } : {}),
     headroomMonths: raw.headroomMonths ?? 6,
-    disk: { warnPercent: raw.disk?.warnPercent ?? 85, stopPercent: raw.disk?.stopPercent ?? 95 },
     retainData: raw.retainData ?? true,
     geolocation: raw.geolocation,
     readiness: {

@@ -13,6 +13,19 @@ export function shownUrl(url: string): string {
   }
 }
 
+/**
+ * fetch refuses a URL with user info (`https://user:pass@host`, how some L1 providers hand out
+ * access): send it as Basic authorization instead.
+ */
+function withCredentials(url: string): { href: string; headers: Record<string, string> } {
+  const u = new URL(url);
+  if (!u.username && !u.password) return { href: url, headers: {} };
+  const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64");
+  u.username = "";
+  u.password = "";
+  return { href: u.href, headers: { Authorization: `Basic ${basic}` } };
+}
+
 function unreachable(url: string, e: unknown, timeoutMs: number): string {
   const err = e as Error & { cause?: { code?: string; message?: string } };
   const why = err.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000}s` : (err.cause?.code ?? err.cause?.message ?? err.message);
@@ -22,9 +35,10 @@ function unreachable(url: string, e: unknown, timeoutMs: number): string {
 export async function rpcCall(url: string, method: string, params: unknown[] = [], timeoutMs = 10_000): Promise<RpcReply> {
   let res: Response;
   try {
-    res = await fetch(url, {
+    const target = withCredentials(url);
+    res = await fetch(target.href, {
       method: "POST",
-      headers: { "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json", ...target.headers },
       body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -69,7 +69,6 @@ describe("defaults", () => {
     expect(c.tier).toMatchObject({ cores: 4, memoryGiB: 16, diskGB: 2000, bandwidthMbps: 25 });
     expect(c.l1).toMatchObject({ history: "postmerge", external: false });
     expect(c.headroomMonths).toBe(6);
-    expect(c.disk).toEqual({ warnPercent: 85, stopPercent: 95 });
     expect(c.l1.executionImage).toMatch(/^ethereum\/client-go:v\d+\.\d+\.\d+$/);
     expect(c.l1.consensusImage).toMatch(/^sigp\/lighthouse:v\d+\.\d+\.\d+$/);
     expect(c.l1.checkpointSyncUrl).toBe("https://sepolia.beaconstate.info");
