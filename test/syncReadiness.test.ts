@@ -35,7 +35,7 @@ describe("SyncReadiness under the mock engine", () => {
   it("report-only when readiness.wait is false (a local stack on Sepolia), with the reference when set", async () => {
     const run = await runProgram({
       stack: "local",
-      config: { network: "testnet", tier: "minimum", readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } },
+      config: { network: "testnet", tier: "recommended", readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } },
     });
     const cmd: string[] = run.one(CONTAINER, "rpcstack-readiness-sync-check").inputs.command;
     expect(cmd).toContain("--report-only");
