@@ -21,6 +21,8 @@ export class L1Node extends pulumi.ComponentResource {
   /** The execution client's container: what sync checks and the gateway wait for; none with an external L1. */
   readonly executionContainer?: docker.Container;
   readonly containers: docker.Container[];
+  /** Data volumes by spec key (geth, lighthouse, jwt): the disk watcher mounts them read-only. */
+  readonly volumes: ReadonlyMap<string, docker.Volume>;
 
   constructor(name: string, args: L1NodeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:L1Node", name, {}, opts);
@@ -37,6 +39,7 @@ export class L1Node extends pulumi.ComponentResource {
     this.rpcWsUrl = pulumi.output(args.urls.rpcWs);
     this.executionContainer = containers.get("geth");
     this.containers = [...containers.values()];
+    this.volumes = volumes;
     this.registerOutputs({ networkName: this.networkName, rpcHttpUrl: this.rpcHttpUrl, rpcWsUrl: this.rpcWsUrl });
   }
 }

@@ -26,12 +26,15 @@ export class L2Node extends pulumi.ComponentResource {
   /** 200 only while within the sync tolerance: the gateway's health check target. */
   readonly syncHealthUrl: pulumi.Output<string>;
   readonly container: docker.Container;
+  /** The node's data volume by spec key: the disk watcher mounts it read-only. */
+  readonly volumes: ReadonlyMap<string, docker.Volume>;
 
   constructor(name: string, args: L2NodeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:L2Node", name, {}, opts);
     if (args.notice) pulumi.log.info(args.notice, this);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.l1 ? [args.l1] : [], secrets: args.secrets };
     const volumes = createVolumes(ctx, args.volumes);
+    this.volumes = volumes;
     this.container = createContainers(ctx, [args.service], volumes, { waitHealthy: [args.service.name] }).get(args.service.name)!;
     this.rpcHttpUrl = pulumi.output(args.urls.rpcHttp);
     this.rpcWsUrl = pulumi.output(args.urls.rpcWs);

@@ -87,7 +87,7 @@ export class RpcProvider extends pulumi.ComponentResource {
     }
     this.readiness = new SyncReadiness(
       `${name}-readiness`,
-      { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container], secrets },
+      { settings: s, provider, networkName: this.l1.networkName, nodes: [...this.l1.containers, this.l2.container], secrets, volumes: new Map([...this.l1.volumes, ...this.l2.volumes]) },
       { parent: this },
     );
     this.gateway = new Gateway(

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StackSettings } from "../config/index.js";
 import { RESULT_PREFIX } from "../readiness/cli.js";
 import type { NodeState } from "../readiness/syncState.js";
-import { syncCheck, syncHealth, syncHealthUrls } from "../services/index.js";
+import { diskWatch, syncCheck, syncHealth, syncHealthUrls } from "../services/index.js";
 import { createContainers } from "./dockerServices.js";
 import { lastTaggedJson } from "./taggedOutput.js";
 
@@ -13,6 +13,8 @@ export interface SyncReadinessArgs {
   readonly networkName: pulumi.Input<string>;
   /** The node containers the check waits for. */
   readonly nodes: pulumi.Input<pulumi.Resource>[];
+  /** The nodes' data volumes by spec key: the disk watcher and the check mount them read-only. */
+  readonly volumes?: ReadonlyMap<string, docker.Volume>;
   /** An external L1's URLs (a Pulumi secret): the checks reach L1 through them. */
   readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
@@ -46,7 +48,9 @@ export class SyncReadiness extends pulumi.ComponentResource {
   constructor(name: string, args: SyncReadinessArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:SyncReadiness", name, {}, opts);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes, secrets: args.secrets };
-    const containers = createContainers(ctx, [syncCheck(args.settings), syncHealth(args.settings)], new Map());
+    // The disk watcher first: the gateway's agent-check names it, and the gateway follows the check.
+    const watcher = diskWatch(args.settings);
+    const containers = createContainers(ctx, [...(watcher ? [watcher] : []), syncCheck(args.settings), syncHealth(args.settings)], args.volumes ?? new Map());
     const check = containers.get("sync-check")!;
     const wait = args.settings.readiness.wait;
 

@@ -46,6 +46,7 @@ const cidr = {
 const port = { type: "integer", minimum: 1, maximum: 65535 };
 /** The chain-data disk, instead of the tier's figure (aws: the data volume's size). */
 const diskGB = { type: "integer", minimum: 10, maximum: 65536 };
+const percent = { type: "integer", minimum: 1, maximum: 100 };
 
 const awsHost = {
   type: "object",
@@ -227,6 +228,11 @@ export const configSchema = {
       additionalProperties: false,
     },
     headroomMonths: { type: "integer", minimum: 0, maximum: 120 },
+    disk: {
+      type: "object",
+      properties: { warnPercent: percent, stopPercent: percent },
+      additionalProperties: false,
+    },
   },
   // projectKeys is required too, by a cross-field rule: tools that never see secrets skip it.
   // So is tier, except on the devnet network, which brings its own requirements.
@@ -235,7 +241,7 @@ export const configSchema = {
 } as const;
 
 /** Top-level keys whose stack-file value is structured (JSON under the hood), not a plain string. */
-export const STRUCTURED_KEYS = new Set(["host", "l1", "l2", "indexer", "gateway", "projectKeys", "retainData", "readiness", "headroomMonths"]);
+export const STRUCTURED_KEYS = new Set(["host", "l1", "l2", "indexer", "gateway", "projectKeys", "retainData", "readiness", "headroomMonths", "disk"]);
 
 /** Keys that must be set with `pulumi config set --secret`. */
 export const SECRET_KEYS = ["projectKeys", "sshPrivateKey"] as const;

@@ -17,6 +17,13 @@ export interface RawConfig {
   geolocation?: string;
   readiness?: Partial<ReadinessConfig>;
   headroomMonths?: number;
+  disk?: Partial<DiskThresholds>;
+}
+
+/** Data-volume use, in percent: readiness warns above `warnPercent`, the gateway stops routing above `stopPercent`. */
+export interface DiskThresholds {
+  readonly warnPercent: number;
+  readonly stopPercent: number;
 }
 
 /** An L1 node the stack uses instead of deploying one (`l1.external`, a secret). */
@@ -135,6 +142,7 @@ export interface StackSettings {
   readonly readiness: ReadinessConfig;
   /** Months of growth the disk must hold beyond the nodes' size at sync. */
   readonly headroomMonths: number;
+  readonly disk: DiskThresholds;
 }
 
 /** In memory only: the program wraps them as Pulumi secrets before any resource sees them. */

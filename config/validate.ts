@@ -12,7 +12,7 @@ import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { TIERS } from "./tiers.js";
-import { externalL1Problems } from "./externalL1.js";
+import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
 import type { HostConfig, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 
@@ -185,6 +185,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     sshPrivateKey: raw.sshPrivateKey,
     ...(raw.l1?.external ? { l1Endpoint: { rpcHttp: raw.l1.external.rpcHttp, rpcWs: raw.l1.external.rpcWs } } : {}),
     headroomMonths: raw.headroomMonths ?? 6,
+    disk: { warnPercent: raw.disk?.warnPercent ?? 85, stopPercent: raw.disk?.stopPercent ?? 95 },
     retainData: raw.retainData ?? true,
     geolocation: raw.geolocation,
     readiness: {

@@ -15,6 +15,8 @@ import {
   gatewayOptions,
   gatewayServices,
   syncHealth,
+  diskWatch,
+  externalDataVolumes,
   type FileSpec,
   type ServiceGroup,
   type ServiceSpec,
@@ -134,7 +136,9 @@ export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts:
       }),
     ),
     networks: { [DOCKER_NETWORK]: ownsNetwork ? { name: network } : { name: network, external: true } },
-    volumes: Object.fromEntries(group.volumes.map((v) => [v.key, { name: prefix + v.name, labels: { "rpcstack.purpose": v.purpose } }])),
+    volumes: Object.fromEntries(
+      group.volumes.map((v) => [v.key, v.external ? { name: prefix + v.name, external: true } : { name: prefix + v.name, labels: { "rpcstack.purpose": v.purpose } }]),
+    ),
   };
 }
 
@@ -152,7 +156,9 @@ const HEADER = (file: string, settings: StackSettings, index: number, opts: Expo
 /** The gateway file's services: the live readiness service it checks, then the gateway's own. */
 export function gatewayGroup(settings: StackSettings): ServiceGroup {
   const gw = gatewayServices(settings);
-  return { services: [syncHealth(settings), ...gw.services], volumes: gw.volumes };
+  // The disk watcher mounts the node files' volumes (started before this file) read-only.
+  const watcher = diskWatch(settings);
+  return { services: [...(watcher ? [watcher] : []), syncHealth(settings), ...gw.services], volumes: [...gw.volumes, ...externalDataVolumes(settings)] };
 }
 
 function mountedFiles(services: readonly ServiceSpec[], generated: Readonly<Record<string, string>>): ExportedFile[] {

@@ -16,11 +16,6 @@ export interface GatewayChain {
   readonly allowMethods?: readonly string[];
   /** JSON-RPC methods (or `prefix_` families) refused in addition to the kind's default list. */
   readonly denyMethods?: readonly string[];
-  /**
-   * HAProxy agent-check that takes the node out of rotation while a volume it writes is nearly
-   * full (readiness/diskWatch.ts): where the agent listens and which volumes to ask about.
-   */
-  readonly diskAgent?: { readonly host: string; readonly port: number; readonly volumes: readonly string[] };
 }
 
 export interface GatewayOptions {

@@ -44,13 +44,6 @@ function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expec
   return { target: u, send: ["meth", "GET", "uri", `${u.basePath}/health`, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT], expect: ["status", "200"] };
 }
 
-/** The agent answers "down" while one of the node's volumes is above the stop threshold; route backends track this server. */
-function diskAgentWords(c: GatewayChain): string[] {
-  const a = c.diskAgent;
-  if (!a) return [];
-  return ["agent-check", "agent-addr", a.host, "agent-port", `${a.port}`, "agent-inter", "5000", "agent-send", a.volumes.join(",")];
-}
-
 export const backendName = (chain: string, what: string) => `be_${chain}_${what}`;
 
 /** Builds a chain's backends: one health check, and route backends that follow it. */
@@ -65,7 +58,7 @@ export class ChainBackends {
     // within about a second of it being noticed, while one slow answer on a busy host does not
     // take a live node out. Requests to a node that refuses connections get 503 at once anyway
     // (retries 0 below).
-    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", "500", "downinter", "1000", "fall", "2", "rise", "2", ...diskAgentWords(c)];
+    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", "500", "downinter", "1000", "fall", "2", "rise", "2"];
     this.sections.push({
       header: ["backend", hc],
       comment: `${c.chainId}: health of the node behind /gateway/${c.path}`,

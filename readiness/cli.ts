@@ -7,6 +7,7 @@ import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
 import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
 import { describeState, type NodeState, type Observation } from "./syncState.js";
+import { describeUse, parseVolumeArg, volumeUse } from "./disk.js";
 
 export const RESULT_PREFIX = "RPCSTACK_READINESS ";
 
@@ -22,6 +23,8 @@ const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --max-head-age-seconds N   how recent a head must be (L1 without a reference, and L2) (300)
   --timeout-minutes N        give up after this long (60)
   --interval-seconds N       between polls (10); doubles per failed poll up to 60
+  --disk NAME=PATH           a data volume to report on (repeat); a warning above
+                             --disk-warn-percent (85)
   --report-only              poll once, print the states, exit 0
   --serve PORT               keep polling and serve /ready/l1, /ready/l2, /ready
   --serve-host ADDR          address to serve on (0.0.0.0)
@@ -35,6 +38,8 @@ export interface CliOptions {
   readonly intervalMs: number;
   readonly reportOnly: boolean;
   readonly serve?: { readonly port: number; readonly host: string };
+  readonly disks: readonly { readonly name: string; readonly path: string }[];
+  readonly diskWarnPercent: number;
 }
 
 export class UsageError extends Error {}
@@ -79,6 +84,8 @@ export function parseCli(argv: string[]): CliOptions {
         "timeout-minutes": { type: "string" },
         "interval-seconds": { type: "string" },
         "report-only": { type: "boolean" },
+        disk: { type: "string", multiple: true },
+        "disk-warn-percent": { type: "string" },
         serve: { type: "string" },
         "serve-host": { type: "string" },
       },
@@ -106,7 +113,22 @@ export function parseCli(argv: string[]): CliOptions {
     intervalMs: num("interval-seconds", values["interval-seconds"], 10, 0.05) * 1000,
     reportOnly: values["report-only"] ?? false,
     serve: values.serve === undefined ? undefined : { port: num("serve", values.serve, 0, 1), host: values["serve-host"] ?? "0.0.0.0" },
+    disks: (values.disk ?? []).map((d) => parseVolumeArg(d) ?? badDisk(d)),
+    diskWarnPercent: num("disk-warn-percent", values["disk-warn-percent"], 85, 1),
   };
+}
+
+function badDisk(v: string): never {
+  throw new UsageError(`--disk must be NAME=/path (got "${v}")`);
+}
+
+/** One line per data volume; "warning:" above the threshold (the stop threshold is the gateway's). */
+async function reportDisks(opts: CliOptions, out: NodeJS.WritableStream): Promise<void> {
+  const t = { warnPercent: opts.diskWarnPercent, stopPercent: 100 };
+  for (const d of opts.disks) {
+    const line = await volumeUse(d.name, d.path).then((u) => describeUse(u, t), (e) => `volume ${d.name}: cannot measure (${(e as Error).message})`);
+    out.write(`rpcstack-ready: ${line}\n`);
+  }
 }
 
 type States = Partial<Record<Target["label"], NodeState>>;
@@ -207,6 +229,7 @@ export async function runWait(opts: CliOptions, out: NodeJS.WritableStream = pro
     display.stop();
   }
   const synced = poller.allSynced();
+  await reportDisks(opts, out);
   out.write(`${opts.reportOnly ? "rpcstack-ready: report" : "rpcstack-ready: synced"}: ${opts.targets.map((t) => describeState(t.label, poller.states[t.label]!)).join("; ")}\n`);
   out.write(`${RESULT_PREFIX}${JSON.stringify({ synced, ...poller.states })}\n`);
   return 0;

@@ -44,17 +44,6 @@ export function describeUse(use: VolumeUse, t: DiskThresholds): string {
   return base;
 }
 
-/**
- * The HAProxy agent-check answer for the volumes a server's node uses (configuration.txt,
- * "agent-check": "down" marks the server DOWN, "up" lets health checks bring it back).
- */
-export function agentReply(uses: readonly VolumeUse[], t: DiskThresholds): string {
-  const full = uses.filter((u) => verdict(u, t) === "full");
-  if (!full.length) return "up\n";
-  // A word of its own, then "#" and the description (HAProxy 2.6.12 read "down#x" as an error, checked here).
-  return `down #${full.map((u) => `${u.name}-${u.usedPercent.toFixed(1)}pct-full`).join("+")}\n`;
-}
-
 /** Prometheus text exposition: one gauge per volume. */
 export function metricsText(uses: readonly VolumeUse[], t: DiskThresholds): string {
   const lines = [
@@ -72,6 +61,12 @@ export function metricsText(uses: readonly VolumeUse[], t: DiskThresholds): stri
     `rpcstack_volume_warn_ratio ${t.warnPercent / 100}`,
   ];
   return `${lines.join("\n")}\n`;
+}
+
+/** `NAME:VOL,VOL=URL`: a health check the watcher answers for, gated on those volumes. */
+export function parseCheckArg(v: string): { name: string; volumes: string[]; url: string } | undefined {
+  const m = /^([a-z0-9-]+):([a-z0-9-]+(?:,[a-z0-9-]+)*)=(https?:\/\/\S+)$/.exec(v);
+  return m ? { name: m[1], volumes: m[2].split(","), url: m[3] } : undefined;
 }
 
 /** `name=/path` pairs from the command line. */

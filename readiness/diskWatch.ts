@@ -1,35 +1,41 @@
 /**
  * rpcstack-disk: watches the data volumes (mounted read-only), serves their use as Prometheus
- * gauges on GET /metrics, and answers HAProxy's agent-check on a TCP port: "down" while a volume
- * the server's node uses is above the stop threshold, "up" otherwise.
+ * gauges on GET /metrics, and answers the gateway's health check for each node on
+ * GET /check/<name>: 503 while a volume the node writes is above the stop threshold, else the
+ * status of the node's own health URL, asked there and then (so a dead node is seen as fast as before).
  */
-import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
+import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
-import { agentReply, describeUse, metricsText, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
+import { describeUse, metricsText, parseCheckArg, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
 
-const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [options]
-  --volume NAME=PATH      a data volume to watch (repeat for each)
-  --warn-percent N        log a warning above this use (85)
-  --stop-percent N        answer "down" to HAProxy's agent-check above this use (95)
-  --metrics-port PORT     serve GET /metrics (Prometheus) here (9105)
-  --agent-port PORT       answer HAProxy agent-check here (9106); the agent-send string names
-                          the volumes of the server's node ("geth,lighthouse"), none: all
-  --host ADDR             address to listen on (0.0.0.0)
-  --interval-seconds N    between measurements (10)
-  --help                  this text
+const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [--check ...] [options]
+  --volume NAME=PATH         a data volume to watch (repeat for each)
+  --check NAME:VOLS=URL      answer GET /check/NAME: 503 while one of VOLS (comma-separated)
+                             is above --stop-percent, else URL's own status (repeat)
+  --warn-percent N           log a warning above this use (85)
+  --stop-percent N           fail the checks above this use (95)
+  --port PORT                serve /metrics and /check/NAME here (9105)
+  --host ADDR                address to listen on (0.0.0.0)
+  --interval-seconds N       between measurements (10)
+  --help                     this text
 Exit: 0 on SIGTERM, 2 bad arguments.`;
+
+export interface HealthGate {
+  readonly name: string;
+  readonly volumes: readonly string[];
+  readonly url: string;
+}
 
 export interface DiskWatchOptions {
   readonly volumes: readonly { name: string; path: string }[];
+  readonly checks: readonly HealthGate[];
   readonly thresholds: DiskThresholds;
-  readonly metricsPort: number;
-  readonly agentPort: number;
+  readonly port: number;
   readonly host: string;
   readonly intervalMs: number;
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 function int(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
   if (v === undefined) return fallback;
@@ -45,10 +51,10 @@ export function parseDiskCli(argv: string[]): DiskWatchOptions | "help" {
       args: argv,
       options: {
         volume: { type: "string", multiple: true },
+        check: { type: "string", multiple: true },
         "warn-percent": { type: "string" },
         "stop-percent": { type: "string" },
-        "metrics-port": { type: "string" },
-        "agent-port": { type: "string" },
+        port: { type: "string" },
         host: { type: "string" },
         "interval-seconds": { type: "string" },
         help: { type: "boolean" },
@@ -58,30 +64,37 @@ export function parseDiskCli(argv: string[]): DiskWatchOptions | "help" {
     throw new UsageError((e as Error).message);
   }
   if (values.help) return "help";
-  const volumes = (values.volume ?? []).map((v) => {
-    const parsed = parseVolumeArg(v);
-    if (!parsed) throw new UsageError(`--volume must be NAME=/path (got "${v}")`);
-    return parsed;
-  });
+  const volumes = (values.volume ?? []).map((v) => parseVolumeArg(v) ?? bad("--volume must be NAME=/path", v));
   if (!volumes.length) throw new UsageError("give at least one --volume NAME=PATH");
+  const checks = (values.check ?? []).map((v) => parseCheckArg(v) ?? bad("--check must be NAME:VOLUME[,VOLUME]=http://...", v));
+  for (const c of checks) {
+    const unknown = c.volumes.filter((n) => !volumes.some((v) => v.name === n));
+    if (unknown.length) throw new UsageError(`--check ${c.name}: no --volume named ${unknown.join(", ")}`);
+  }
   const thresholds = { warnPercent: int("warn-percent", values["warn-percent"], 85, 1, 100), stopPercent: int("stop-percent", values["stop-percent"], 95, 1, 100) };
   if (thresholds.warnPercent > thresholds.stopPercent) throw new UsageError("--warn-percent must not be above --stop-percent");
   return {
     volumes,
+    checks,
     thresholds,
-    metricsPort: int("metrics-port", values["metrics-port"], 9105, 0, 65535),
-    agentPort: int("agent-port", values["agent-port"], 9106, 0, 65535),
+    port: int("port", values.port, 9105, 0, 65535),
     host: values.host ?? "0.0.0.0",
     intervalMs: int("interval-seconds", values["interval-seconds"], 10, 1, 3600) * 1000,
   };
 }
 
+function bad(what: string, v: string): never {
+  throw new UsageError(`${what} (got "${v}")`);
+}
+
 export interface DiskWatch {
-  readonly ports: Promise<{ metrics: number; agent: number }>;
+  readonly port: Promise<number>;
   /** Measures now (the loop also does, every interval). */
   measure(): Promise<readonly VolumeUse[]>;
   stop(): void;
 }
+
+const json = (status: number, body: unknown) => [status, { "Content-Type": "application/json" }, JSON.stringify(body)] as const;
 
 export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): DiskWatch {
   let uses: VolumeUse[] = [];
@@ -97,34 +110,30 @@ export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => vo
     return uses;
   };
   const timer = setInterval(() => void measure().catch((e) => log(`rpcstack-disk: cannot measure: ${(e as Error).message}`)), opts.intervalMs);
-  const first = measure();
-  const http: Server = createHttpServer((req, res) => {
-    if ((req.url ?? "").split("?")[0] !== "/metrics") return void res.writeHead(404).end();
-    res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(metricsText(uses, opts.thresholds));
+
+  const check = async (gate: HealthGate) => {
+    const full = uses.filter((u) => gate.volumes.includes(u.name) && verdict(u, opts.thresholds) === "full");
+    if (full.length) return json(503, { status: "disk full", volumes: full.map((u) => ({ name: u.name, usedPercent: Number(u.usedPercent.toFixed(1)) })) });
+    const status = await fetch(gate.url, { signal: AbortSignal.timeout(3000) }).then(
+      async (r) => (await r.arrayBuffer().catch(() => undefined), r.status),
+      () => 503,
+    );
+    return json(status === 200 ? 200 : 503, { status: status === 200 ? "ok" : "node not ready", nodeStatus: status });
+  };
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (path === "/metrics") return void res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(metricsText(uses, opts.thresholds));
+    const gate = opts.checks.find((c) => path === `/check/${c.name}`);
+    const answer = gate ? check(gate) : Promise.resolve(json(404, { error: `no such check: ${path}` }));
+    void answer.then(([status, headers, body]) => res.writeHead(status, headers).end(body));
   });
-  const agent: TcpServer = createTcpServer((sock) => {
-    let asked = "";
-    // HAProxy writes agent-send at once on connect; without it, every volume counts.
-    const answer = () => {
-      clearTimeout(wait);
-      const names = asked.split(/[\s,]+/).filter(Boolean);
-      const mine = names.length ? uses.filter((u) => names.includes(u.name)) : uses;
-      sock.end(agentReply(mine, opts.thresholds));
-    };
-    const wait = setTimeout(answer, 200);
-    sock.on("data", (d) => ((asked += d), answer()));
-    sock.on("error", () => clearTimeout(wait));
-  });
-  const listen = (s: Server | TcpServer, port: number) =>
-    new Promise<number>((resolve) => s.listen(port, opts.host, () => resolve((s.address() as { port: number }).port)));
-  const ports = first.then(async () => ({ metrics: await listen(http, opts.metricsPort), agent: await listen(agent, opts.agentPort) }));
+  const port = measure().then(() => new Promise<number>((resolve) => server.listen(opts.port, opts.host, () => resolve((server.address() as { port: number }).port))));
   return {
-    ports,
+    port,
     measure,
     stop: () => {
       clearInterval(timer);
-      http.close();
-      agent.close();
+      server.close();
     },
   };
 }
@@ -143,8 +152,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const w = startDiskWatch(opts);
-  const p = await w.ports;
-  process.stdout.write(`rpcstack-disk: /metrics on ${opts.host}:${p.metrics}, agent-check on ${opts.host}:${p.agent}\n`);
+  const port = await w.port;
+  process.stdout.write(`rpcstack-disk: /metrics and /check/{${opts.checks.map((c) => c.name).join(",")}} on ${opts.host}:${port}\n`);
   await new Promise<void>((resolve) => {
     for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => (w.stop(), resolve()));
   });

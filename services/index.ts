@@ -23,4 +23,6 @@ export function buildServices(config: StackSettings): StackServices {
     urls: { l1: l1Urls(), l2: l2Urls(config) },
   };
 }
+export { diskWatch, diskCheckUrl, DISK_WATCH } from "./disk.js";
+export { externalDataVolumes, dataVolumes, volumeArgs, dataVolumeMounts } from "./dataVolumes.js";
 export { gatewayServices, gatewayOptions, certificateNames, GATEWAY_PATHS, METRICS_PORT } from "./gateway.js";

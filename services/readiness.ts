@@ -3,6 +3,7 @@ import type { StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
 import { SYNC_HEALTH_PORT } from "./ports.js";
+import { dataVolumeMounts, volumeArgs } from "./dataVolumes.js";
 import type { FileSpec, HealthCheckSpec, ServiceSpec } from "./types.js";
 
 export { SYNC_HEALTH_PORT };
@@ -53,10 +54,15 @@ export function syncCheck(settings: StackSettings): ServiceSpec {
     image: settings.readiness.image,
     name: "sync-check",
     containerName: "rpcstack-sync-check",
+    // Reports how full each data volume is, with a warning above disk.warnPercent.
+    volumes: dataVolumeMounts(settings),
     command: [
       "node", PROGRAM.path, ...ruleArgs(settings),
+      ...volumeArgs("--disk", settings), ...(dataVolumeMounts(settings).length ? ["--disk-warn-percent", String(settings.disk.warnPercent)] : []),
       ...(r.wait ? ["--timeout-minutes", String(r.timeoutMinutes), "--interval-seconds", "15"] : ["--report-only"]),
     ],
+    // The gateway opens after this check; its agent-check needs the watcher to exist by then.
+    dependsOn: dataVolumeMounts(settings).length ? [{ service: "disk-watch", condition: "service_started" as const }] : [],
     restart: "no",
   };
 }

@@ -77,6 +77,8 @@ export interface VolumeSpec {
   readonly purpose: string;
   /** Kept when the stack is destroyed. */
   readonly retain: boolean;
+  /** Created by another group (compose: another file), only mounted here. */
+  readonly external?: boolean;
 }
 
 /** One compose file's worth: the services and the volumes they mount. */

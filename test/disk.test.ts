@@ -1,8 +1,9 @@
 /**
  * The disk never fills unseen: a real filesystem (a 4 MiB tmpfs, mounted as root) filled past each
- * threshold, the watcher's metrics and warning, and real HAProxy taking the node out of rotation.
+ * threshold, the watcher's metrics and warning, and real HAProxy taking the node out of rotation
+ * through the check the watcher answers for it.
  */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,12 +14,14 @@ import { parseDiskCli, startDiskWatch, type DiskWatch } from "../readiness/diskW
 import { haproxyVersion, startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually } from "./support/http.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
+import { startSwitch } from "./support/cosmosSim.js";
 
 const KEY = "disk_test_key_0123456789abcdefghijkLMN";
 const dir = mkdtempSync(join(tmpdir(), "rpcstack-disk-"));
 let mounted = false;
 let watch: DiskWatch;
 let strk: StarknetSim;
+let nodeReady: Awaited<ReturnType<typeof startSwitch>>;
 let gw: RunningGateway;
 const logs: string[] = [];
 
@@ -40,20 +43,21 @@ const relay = () =>
 beforeAll(async () => {
   execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", dir]);
   mounted = true;
-  const opts = parseDiskCli(["--volume", `juno=${dir}`, "--metrics-port", "0", "--agent-port", "0", "--host", "127.0.0.1", "--interval-seconds", "1"]);
+  // The node's own readiness (Juno's /ready/sync in a stack), which the watcher asks while the disk has room.
+  nodeReady = await startSwitch(200);
+  const opts = parseDiskCli(["--volume", `juno=${dir}`, "--check", `l2:juno=${nodeReady.url}`, "--port", "0", "--host", "127.0.0.1", "--interval-seconds", "1"]);
   if (opts === "help") throw new Error("unexpected --help");
   watch = startDiskWatch(opts, (l) => logs.push(l));
-  const ports = await watch.ports;
+  const port = await watch.port;
   strk = await startStarknetSim({ from: 5, to: 5 });
-  const chains: GatewayChain[] = [
-    { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url }, diskAgent: { host: "127.0.0.1", port: ports.agent, volumes: ["juno"] } },
-  ];
+  const chains: GatewayChain[] = [{ path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url }, healthUrl: `http://127.0.0.1:${port}/check/l2` }];
   gw = await startGateway(chains, [{ name: "alice", key: KEY }]);
 }, 60_000);
 
 afterAll(async () => {
   await gw?.stop();
   await strk?.stop();
+  await nodeReady?.stop();
   watch?.stop();
   if (mounted) execFileSync("umount", [dir]);
   rmSync(dir, { recursive: true, force: true });
@@ -65,7 +69,7 @@ describe(`data volume thresholds on a real tmpfs, gateway on ${haproxyVersion()}
     expect(used).toBeGreaterThan(40);
     expect(used).toBeLessThan(60);
     expect((await eventually("relay", relay, (r) => r.status === 200)).status).toBe(200);
-    const metrics = await (await fetch(`http://127.0.0.1:${(await watch.ports).metrics}/metrics`)).text();
+    const metrics = await (await fetch(`http://127.0.0.1:${await watch.port}/metrics`)).text();
     const gauge = Number(/rpcstack_volume_used_ratio\{volume="juno"\} ([0-9.]+)/.exec(metrics)?.[1]);
     expect(gauge).toBeCloseTo(used / 100, 2);
     expect(logs.filter((l) => l.includes("warning"))).toEqual([]);
@@ -79,6 +83,15 @@ describe(`data volume thresholds on a real tmpfs, gateway on ${haproxyVersion()}
     expect((await relay()).status).toBe(200);
   });
 
+  it("rpcstack-ready reports the volume with a warning above 85%", async () => {
+    await fillTo(90);
+    const args = [join(__dirname, "../readiness/cli.ts"), "--l2", strk.url, "--report-only", "--disk", `juno=${dir}`];
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(join(__dirname, "../node_modules/.bin/tsx"), args, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+    );
+    expect(out).toMatch(/rpcstack-ready: warning: volume juno is 9\d\.\d% full .*above 85%/);
+  }, 30_000);
+
   it("above 95%: HAProxy marks the node down (503), and back once space is freed", async () => {
     expect(await fillTo(98)).toBeGreaterThan(95);
     const down = await eventually("gateway gating strk on a full disk", relay, (r) => r.status === 503, 20_000).catch((e) => {
@@ -88,5 +101,12 @@ describe(`data volume thresholds on a real tmpfs, gateway on ${haproxyVersion()}
     expect(logs.some((l) => /volume juno is 9\d\.\d% full .*the gateway stops routing/.test(l))).toBe(true);
     await fillTo(10);
     expect((await eventually("gateway back after freeing space", relay, (r) => r.status === 200, 20_000)).status).toBe(200);
+  }, 60_000);
+
+  it("with room on the disk, the node's own check still decides", async () => {
+    nodeReady.set(503);
+    expect((await eventually("gateway gating strk on its own check", relay, (r) => r.status === 503, 20_000)).status).toBe(503);
+    nodeReady.set(200);
+    expect((await eventually("gateway back", relay, (r) => r.status === 200, 20_000)).status).toBe(200);
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-/** Rules for `l1.external` (an L1 node elsewhere) and `l1.history`, beside config/rules.ts. */
+/** Rules for `l1.external` (an L1 node elsewhere), `l1.history` and `disk`, beside config/rules.ts. */
 import { problem } from "./errors.js";
 import type { RawConfig } from "./types.js";
 
@@ -15,6 +15,10 @@ export function externalL1Problems(raw: RawConfig, isSecret: (key: string) => bo
     for (const key of ["executionImage", "consensusImage", "executionVersion", "consensusVersion", "checkpointSyncUrl", "history"]) {
       if (l1[key] !== undefined) out.push(problem(["l1", key], "does not apply with rpcstack:l1.external: the stack deploys no L1 node"));
     }
+  }
+  const disk: Record<string, unknown> = isObj(raw.disk) ? raw.disk : {};
+  if (typeof disk.warnPercent === "number" && typeof disk.stopPercent === "number" && disk.warnPercent > disk.stopPercent) {
+    out.push(problem(["disk", "warnPercent"], `must not be above rpcstack:disk.stopPercent (${disk.stopPercent})`));
   }
   if (dev && l1.history !== undefined) out.push(problem(["l1", "history"], "does not apply to network devnet: geth --dev keeps its chain in memory"));
   return out;
