@@ -121,8 +121,10 @@ function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource
       return aws;
     }
     case "ssh":
-      return new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent });
-    case "local":
-      return new LocalHost(name, { tier }, { parent });
+    case "local": {
+      const warn = memoryWarning(args.settings, tier.memoryGiB);
+      if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
+      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier }, { parent });
+    }
   }
 }
