@@ -4,11 +4,12 @@ import { RpcProvider } from "./components/rpcProvider.js";
 import { readStackConfig } from "./components/stackConfig.js";
 
 // Throws ConfigError, listing every problem, before any resource is registered.
-const { projectKeys, sshPrivateKey, ...settings } = readStackConfig();
+const { projectKeys, sshPrivateKey, l1Endpoint, ...settings } = readStackConfig();
 const provider = new RpcProvider("rpcstack", {
   settings,
   projectKeys: pulumi.secret(projectKeys),
   sshPrivateKey: sshPrivateKey === undefined ? undefined : pulumi.secret(sshPrivateKey),
+  l1Endpoint: l1Endpoint === undefined ? undefined : pulumi.secret(l1Endpoint),
 });
 
 export const network = provider.network;

@@ -3,7 +3,7 @@ import * as command from "@pulumi/command";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { Tier } from "../config/index.js";
-import { ADMIN_USER, PUBLIC_PORTS, awsSizing, cloudInitUserData, monthlyCost } from "../hosts/aws.js";
+import { ADMIN_USER, PUBLIC_PORTS, awsSizing, cloudInitUserData, monthlyCost, type AwsNeeds } from "../hosts/aws.js";
 import type { Host } from "./host.js";
 
 export interface AwsHostArgs {
@@ -17,6 +17,8 @@ export interface AwsHostArgs {
   readonly allowSshFrom: readonly string[];
   /** Keep the EBS data volume when the stack is destroyed. */
   readonly retainData: boolean;
+  /** Data volume size, IOPS and throughput, and memory, from the resource table and host.diskGB/diskIops. */
+  readonly needs?: AwsNeeds;
 }
 
 /**
@@ -32,7 +34,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
 
   constructor(name: string, args: AwsHostArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:AwsHost", name, {}, opts);
-    const sizing = awsSizing(args.tier, args.instanceType);
+    const sizing = awsSizing(args.tier, args.instanceType, args.needs);
     const awsProvider = new aws.Provider(`${name}-aws`, { region: args.region as aws.Region }, { parent: this });
     const o = { parent: this, provider: awsProvider };
     const zone = `${args.region}a`;

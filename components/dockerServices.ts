@@ -26,6 +26,8 @@ export interface DeployContext extends DockerTarget {
   readonly dependsOn?: pulumi.Input<pulumi.Resource>[];
   /** The generated file sets the specs mount; a file marked secret is uploaded as a Pulumi secret. */
   readonly generated?: GeneratedFiles<pulumi.Input<string>>;
+  /** Values of the specs' `secretEnvironment` names (an external L1's URLs), as a Pulumi secret. */
+  readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
 /** The containers of a role, under the names the role gives its services. */
@@ -75,7 +77,7 @@ export function createContainers<S extends RoleServices>(
         image: image.imageId,
         entrypoints: svc.entrypoint ? [...svc.entrypoint] : undefined,
         command: [...svc.command],
-        envs: Object.entries(svc.environment).map(([k, v]) => `${k}=${v}`),
+        envs: environment(ctx, svc),
         ports: svc.ports
           .filter((p) => p.publish)
           .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
@@ -117,6 +119,25 @@ export function createContainers<S extends RoleServices>(
     byRole[role] = container;
   }
   return byRole as RoleContainers<S>;
+}
+
+/** The container's variables; with secret ones the whole list is a Pulumi secret. */
+function environment(ctx: DeployContext, svc: ServiceSpec): pulumi.Input<string[]> {
+  const plain = Object.entries(svc.environment).map(([k, v]) => `${k}=${v}`);
+  const wanted = Object.entries(svc.secretEnvironment ?? {});
+  if (!wanted.length) return plain;
+  if (!ctx.secrets) throw new Error(`service ${svc.name} needs secrets its component does not supply`);
+  return pulumi.secret(
+    ctx.secrets.apply((values) =>
+      plain.concat(
+        wanted.map(([k, name]) => {
+          const v = values[name];
+          if (v === undefined) throw new Error(`service ${svc.name}: no secret "${name}"`);
+          return `${k}=${v}`;
+        }),
+      ),
+    ),
+  );
 }
 
 function fileContent(f: PlacedFile<pulumi.Input<string>>): pulumi.Input<string> {

@@ -1,9 +1,9 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import type { ProjectKey, StackSettings } from "../config/index.js";
+import type { L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
-import { endpointsOf, gatewayFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
+import { configWithExternalL1, endpointsOf, gatewayFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
@@ -21,6 +21,8 @@ export interface GatewayArgs extends DockerTarget {
   readonly readiness: pulumi.Resource;
   /** Where the gateway is reached from the internet, for the endpoint outputs. */
   readonly publicAddress: pulumi.Input<string>;
+  /** An external L1's URLs (a Pulumi secret): the L1 route relays there. */
+  readonly l1Endpoint?: pulumi.Input<L1Endpoint>;
 }
 
 export { publicEndpoints, type ChainEndpoints } from "../plan/index.js";
@@ -40,7 +42,10 @@ export class Gateway extends pulumi.ComponentResource {
     super("rpcstack:index:Gateway", name, {}, opts);
     const s = args.settings;
     const keys = pulumi.secret(pulumi.output(args.projectKeys).apply(keyMap));
-    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys) };
+    // Relaying an external L1 puts its URL, a secret, into haproxy.cfg: then that file is one too.
+    const l1 = args.l1Endpoint;
+    const secretConfig = l1 && s.l1.external && s.gateway.relayExternalL1 ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
+    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys, secretConfig) };
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated };
     const volumes = createVolumes(ctx, args.role.volumes);
     this.container = createContainers(ctx, args.role.services, volumes).haproxy;

@@ -15,9 +15,11 @@ export class L1Node extends pulumi.ComponentResource {
   readonly networkName: pulumi.Output<string>;
   readonly rpcHttpUrl: pulumi.Output<string>;
   readonly rpcWsUrl: pulumi.Output<string>;
-  /** The execution client's container: what sync checks and the gateway wait for. */
-  readonly executionContainer: docker.Container;
+  /** The execution client's container: what sync checks and the gateway wait for; none with an external L1. */
+  readonly executionContainer?: docker.Container;
   readonly containers: docker.Container[];
+  /** Data volumes by spec key (geth, lighthouse, jwt): the disk watcher mounts them read-only. */
+  readonly volumes: ReadonlyMap<string, docker.Volume>;
 
   constructor(name: string, args: L1NodeArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:L1Node", name, {}, opts);
@@ -34,6 +36,7 @@ export class L1Node extends pulumi.ComponentResource {
     this.rpcWsUrl = pulumi.output(args.role.urls.rpcWs);
     this.executionContainer = containers.execution;
     this.containers = [containers.jwtInit, containers.execution, containers.consensus].filter((c): c is docker.Container => c !== undefined);
+    this.volumes = volumes;
     this.registerOutputs({ networkName: this.networkName, rpcHttpUrl: this.rpcHttpUrl, rpcWsUrl: this.rpcWsUrl });
   }
 }

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProjectKey, StackSettings } from "../config/index.js";
+import { INSTANCE_TYPES, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
 import { planStack, smokePlan } from "../plan/index.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
@@ -20,6 +20,8 @@ export interface RpcProviderArgs {
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   /** SSH private key for `ssh` hosts, as a Pulumi secret; required for them, refused otherwise. */
   readonly sshPrivateKey?: pulumi.Input<string>;
+  /** An external L1's URLs (`l1.external`), as a Pulumi secret; required with it, refused otherwise. */
+  readonly l1Endpoint?: pulumi.Input<L1Endpoint>;
 }
 
 /** Everything one RPC provider runs: host, L1 and L2 nodes, indexer, readiness gate and gateway. */
@@ -47,20 +49,27 @@ export class RpcProvider extends pulumi.ComponentResource {
     }
     // Said where an operator looks during `pulumi up`: the engine's diagnostics.
     if (s.network.dev) pulumi.log.warn(s.network.dev.banner, this);
+    if (s.l1.external !== (args.l1Endpoint !== undefined)) {
+      throw new pulumi.ResourceError("RpcProvider: settings.l1.external and l1Endpoint (rpcstack:l1.external) go together", this);
+    }
+    // Names the services' secretEnvironment uses (services/types.ts SECRET_NAMES).
+    const secrets: pulumi.Output<Readonly<Record<string, string>>> | undefined = args.l1Endpoint
+      ? pulumi.secret(pulumi.output(args.l1Endpoint).apply((e): Record<string, string> => ({ RPCSTACK_L1_HTTP_URL: e.rpcHttp, RPCSTACK_L1_WS_URL: e.rpcWs })))
+      : undefined;
     const plan = planStack(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
 
     this.l1 = new L1Node(`${name}-l1`, { role: plan.l1, provider }, { parent: this });
     const networkName = this.l1.networkName;
-    this.l2 = new L2Node(`${name}-l2`, { role: plan.l2, provider, networkName, l1: this.l1.executionContainer }, { parent: this });
+    this.l2 = new L2Node(`${name}-l2`, { role: plan.l2, provider, networkName, l1: this.l1.executionContainer, secrets }, { parent: this });
     const indexer = plan.l2.services.indexer;
     if (indexer) {
       this.indexer = new Indexer(`${name}-indexer`, { service: indexer, provider, networkName, l2: this.l2.container }, { parent: this });
     }
     this.readiness = new SyncReadiness(
       `${name}-readiness`,
-      { settings: s, role: plan.readiness, provider, networkName, nodes: [...this.l1.containers, this.l2.container] },
+      { settings: s, role: plan.readiness, provider, networkName, nodes: [...this.l1.containers, this.l2.container], secrets, volumes: new Map([...this.l1.volumes, ...this.l2.volumes]) },
       { parent: this },
     );
     this.gateway = new Gateway(
@@ -75,6 +84,7 @@ export class RpcProvider extends pulumi.ComponentResource {
         networkName,
         readiness: this.readiness.gate,
         publicAddress: this.host.publicAddress,
+        l1Endpoint: args.l1Endpoint,
       },
       { parent: this },
     );
@@ -91,13 +101,23 @@ export class RpcProvider extends pulumi.ComponentResource {
 }
 
 function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource): Host {
-  const { host, tier, retainData } = args.settings;
+  const { host, retainData } = args.settings;
+  const z = stackSizing(args.settings);
+  // host.diskGB stands for the tier's disk wherever it is checked (preflight, volume size).
+  const tier = host.diskGB === undefined ? args.settings.tier : { ...args.settings.tier, diskGB: host.diskGB };
   switch (host.kind) {
-    case "aws":
-      return new AwsHost(name, { ...host, tier, retainData }, { parent });
+    case "aws": {
+      const needs = { diskGB: host.diskGB, diskIops: host.diskIops, iops: z?.iops, throughputMBps: z?.throughputMBps, memoryGiB: z?.memoryGiB };
+      const aws = new AwsHost(name, { ...host, tier, retainData, needs }, { parent });
+      const warn = memoryWarning(args.settings, INSTANCE_TYPES[aws.instanceType]?.memoryGiB ?? 0);
+      if (warn) pulumi.log.warn(`rpcstack: ${warn}`, parent);
+      return aws;
+    }
     case "ssh":
-      return new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent });
-    case "local":
-      return new LocalHost(name, { tier }, { parent });
+    case "local": {
+      const warn = memoryWarning(args.settings, tier.memoryGiB);
+      if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
+      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier }, { parent });
+    }
   }
 }

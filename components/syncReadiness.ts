@@ -1,3 +1,4 @@
+import type * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { StackSettings } from "../config/index.js";
 import { RESULT_PREFIX } from "../readiness/result.js";
@@ -8,10 +9,14 @@ import { lastTaggedJson } from "./taggedOutput.js";
 
 export interface SyncReadinessArgs extends DockerTarget {
   readonly settings: StackSettings;
-  /** The readiness role from services/: the one-shot check, the live health endpoint, its URLs. */
+  /** The readiness role from services/: the disk watcher, the one-shot check, the live health endpoint, its URLs. */
   readonly role: ReadinessRole;
   /** The node containers the check waits for. */
   readonly nodes: pulumi.Input<pulumi.Resource>[];
+  /** The nodes' data volumes by spec key: the disk watcher and the check mount them read-only. */
+  readonly volumes?: ReadonlyMap<string, docker.Volume>;
+  /** An external L1's URLs (a Pulumi secret): the checks reach L1 through them. */
+  readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
 export interface ReadinessResult {
@@ -42,8 +47,9 @@ export class SyncReadiness extends pulumi.ComponentResource {
 
   constructor(name: string, args: SyncReadinessArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:SyncReadiness", name, {}, opts);
-    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes };
-    const check = createContainers(ctx, args.role.services, new Map()).check;
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes, secrets: args.secrets };
+    // The disk watcher (first in the role) mounts the nodes' volumes read-only, as does the check.
+    const check = createContainers(ctx, args.role.services, args.volumes ?? new Map()).check;
     const wait = args.settings.readiness.wait;
 
     const result = pulumi.all([check.exitCode, check.containerLogs]).apply(([code, logs]) => {

@@ -6,3 +6,5 @@ export * from "./validate.js";
 export * from "./versions.js";
 export * from "./releases.js";
 export * from "./publicHost.js";
+export * from "./resources.js";
+export * from "./sizing.js";

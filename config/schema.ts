@@ -8,6 +8,7 @@
  */
 import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
+import { HISTORY_MODES } from "./resources.js";
 
 const hostname = {
   type: "string",
@@ -47,6 +48,9 @@ const cidr = {
   "x-hint": 'must be a CIDR block like "203.0.113.7/32"',
 };
 const port = { type: "integer", minimum: 1, maximum: 65535 } as const;
+/** The chain-data disk, instead of the tier's figure (aws: the data volume's size). */
+const diskGB = { type: "integer", minimum: 10, maximum: 65536 } as const;
+const percent = { type: "integer", minimum: 1, maximum: 100 } as const;
 
 const awsHost = {
   type: "object",
@@ -60,6 +64,9 @@ const awsHost = {
       "x-hint": 'must be an OpenSSH public key line ("ssh-ed25519 AAAA... comment")',
     },
     allowSshFrom: { type: "array", items: cidr, uniqueItems: true },
+    diskGB,
+    // gp3: 3000-16000 IOPS.
+    diskIops: { type: "integer", minimum: 3000, maximum: 16000 },
   },
   required: ["kind", "region", "sshPublicKey"],
   additionalProperties: false,
@@ -71,13 +78,14 @@ export const sshHost = {
     address,
     user: { type: "string", pattern: "^[a-z_][a-z0-9_-]{0,31}$", "x-hint": "must be a Unix user name" },
     port: { ...port, default: 22 },
+    diskGB,
   },
   required: ["kind", "address", "user"],
   additionalProperties: false,
 };
 const localHost = {
   type: "object",
-  properties: { kind: { const: "local" } },
+  properties: { kind: { const: "local" }, diskGB },
   required: ["kind"],
   additionalProperties: false,
 };
@@ -132,6 +140,14 @@ export const configSchema = {
         executionVersion: release,
         consensusVersion: release,
         checkpointSyncUrl: url(["https"]),
+        history: { enum: HISTORY_MODES },
+        // Set with `pulumi config set --secret --path l1.external.rpcHttp ...`: URLs may carry credentials.
+        external: {
+          type: "object",
+          properties: { rpcHttp: url(["http", "https"]), rpcWs: url(["ws", "wss"]) },
+          required: ["rpcHttp", "rpcWs"],
+          additionalProperties: false,
+        },
       },
       additionalProperties: false,
     },
@@ -195,6 +211,7 @@ export const configSchema = {
           },
           additionalProperties: false,
         },
+        relayExternalL1: { type: "boolean", default: true },
         image,
         certbotImage: image,
       },
@@ -231,6 +248,12 @@ export const configSchema = {
         l1ReferenceUrl: url(["https"]),
         image,
       },
+      additionalProperties: false,
+    },
+    headroomMonths: { type: "integer", minimum: 0, maximum: 120, default: 6 },
+    disk: {
+      type: "object",
+      properties: { warnPercent: { ...percent, default: 85 }, stopPercent: { ...percent, default: 95 } },
       additionalProperties: false,
     },
   },

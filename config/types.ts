@@ -1,4 +1,5 @@
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
+import type { HistoryMode } from "./resources.js";
 import type { Tier, TierName } from "./tiers.js";
 
 /** Keys an operator sets under `rpcstack:`, as written (before defaults). */
@@ -6,26 +7,42 @@ export interface RawConfig {
   network?: NetworkName;
   tier?: TierName;
   host?: RawHost;
-  l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string };
+  l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string; history?: HistoryMode; external?: L1Endpoint };
   l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
   indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; image?: string; certbotImage?: string } & Partial<Omit<GatewayLimits, "cache">> & { cache?: Partial<GatewayCache> };
+  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; relayExternalL1?: boolean; image?: string; certbotImage?: string } & Partial<Omit<GatewayLimits, "cache">> & { cache?: Partial<GatewayCache> };
   projectKeys?: ProjectKey[];
   sshPrivateKey?: string;
   retainData?: boolean;
   geolocation?: string;
   readiness?: Partial<ReadinessConfig>;
+  headroomMonths?: number;
+  disk?: Partial<DiskThresholds>;
 }
 
-export type RawHost =
-  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom?: string[] }
-  | { kind: "ssh"; address: string; user: string; port?: number }
-  | { kind: "local" };
+/** Data-volume use, in percent: readiness warns above `warnPercent`, the gateway stops routing above `stopPercent`. */
+export interface DiskThresholds {
+  readonly warnPercent: number;
+  readonly stopPercent: number;
+}
 
+/** An L1 node the stack uses instead of deploying one (`l1.external`, a secret). */
+export interface L1Endpoint {
+  readonly rpcHttp: string;
+  readonly rpcWs: string;
+}
+
+
+export type RawHost =
+  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom?: string[]; diskGB?: number; diskIops?: number }
+  | { kind: "ssh"; address: string; user: string; port?: number; diskGB?: number }
+  | { kind: "local"; diskGB?: number };
+
+/** `diskGB`: the disk the chain data gets, instead of the tier's; `diskIops`: the aws volume's IOPS. */
 export type HostConfig =
-  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom: string[] }
-  | { kind: "ssh"; address: string; user: string; port: number }
-  | { kind: "local" };
+  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom: string[]; diskGB?: number; diskIops?: number }
+  | { kind: "ssh"; address: string; user: string; port: number; diskGB?: number }
+  | { kind: "local"; diskGB?: number };
 
 export interface ProjectKey {
   readonly name: string;
@@ -101,6 +118,10 @@ export interface StackSettings {
     readonly executionRelease: string;
     readonly consensusRelease?: string;
     readonly checkpointSyncUrl?: string;
+    /** geth `--history.chain`; absent where no geth of ours keeps history (devnet, external L1). */
+    readonly history?: HistoryMode;
+    /** The stack uses an L1 node elsewhere (`l1.external`): no L1 containers; its URLs are secrets. */
+    readonly external: boolean;
   };
   readonly l2: L2Settings;
   readonly indexer: { readonly enabled: boolean; readonly image: string; readonly command: readonly string[] };
@@ -114,6 +135,8 @@ export interface StackSettings {
     readonly maxBodyKiB: number;
     /** Concurrent connections HAProxy accepts; its open-file limit follows (two per connection). */
     readonly maxConnections: number;
+    /** With `l1.external`: relay the L1 chain's route there (true), or serve no L1 route. */
+    readonly relayExternalL1: boolean;
     /** HAProxy image. */
     readonly image: string;
     /** ACME client image (certbot, with Python's cryptography for the first certificate). */
@@ -123,6 +146,9 @@ export interface StackSettings {
   /** Where the provider serves from, for the provider manifest (e.g. "EU"). */
   readonly geolocation?: string;
   readonly readiness: ReadinessConfig;
+  /** Months of growth the disk must hold beyond the nodes' size at sync. */
+  readonly headroomMonths: number;
+  readonly disk: DiskThresholds;
 }
 
 interface L2Common {
@@ -140,6 +166,7 @@ export type L2Settings =
 export interface StackSecrets {
   readonly projectKeys: readonly ProjectKey[];
   readonly sshPrivateKey?: string;
+  readonly l1Endpoint?: L1Endpoint;
 }
 
 export interface RpcStackConfig extends StackSettings, StackSecrets {}

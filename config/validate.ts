@@ -14,6 +14,8 @@ import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
 import { CACHE_BUDGET_BYTES, TIERS } from "./tiers.js";
 import type { L2ClientName } from "./networks/index.js";
 import type { HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
+import { externalL1Problems } from "./nodeRules.js";
+import { sizingProblems } from "./sizing.js";
 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
 addFormats(ajv, ["uri", "email"]);
@@ -39,8 +41,13 @@ export function loadConfig(source: ConfigSource): RpcStackConfig {
   const { raw, problems } = parseEntries(source.entries);
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
+  problems.push(...externalL1Problems(raw, source.isSecret ?? (() => undefined)));
   if (problems.length) throw new ConfigError(dedupe(problems));
-  return resolve(raw);
+  const config = resolve(raw);
+  // The disk check needs the resolved stack: which nodes run, with which history, on what disk.
+  const tooSmall = sizingProblems(config);
+  if (tooSmall.length) throw new ConfigError(tooSmall);
+  return config;
 }
 
 function parseEntries(entries: Readonly<Record<string, string>>): { raw: RawConfig; problems: string[] } {
@@ -106,7 +113,7 @@ function knownKeys(e: ErrorObject): string {
 // Secret material is never repeated back in an error message.
 function safeEcho(segments: readonly (string | number)[], data: unknown): string {
   const k = keyName(segments);
-  if (k.startsWith("projectKeys") || k === "sshPrivateKey") return "a value that is not shown";
+  if (k.startsWith("projectKeys") || k === "sshPrivateKey" || k.startsWith("l1.external")) return "a value that is not shown";
   return JSON.stringify(data);
 }
 
@@ -139,7 +146,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
   };
   const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
   const pendingPollInterval = raw.l2?.pendingPollInterval ?? S.l2.properties.pendingPollInterval.default;
-  const consensusImage = raw.l1?.consensusImage ?? network.l1.consensusImage;
+  const external = raw.l1?.external !== undefined;
+  const consensusImage = external ? undefined : raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
     network,
     // A trial chain brings its own (small) requirements instead of a hardware tier.
@@ -155,6 +163,9 @@ function resolve(raw: RawConfig): RpcStackConfig {
             checkpointSyncUrl: raw.l1?.checkpointSyncUrl ?? network.l1.checkpointSyncUrl,
           }
         : {}),
+      // Post-merge history by default: what makes mainnet fit the recommended tier (config/sizing.ts).
+      ...(network.dev || external ? {} : { history: raw.l1?.history ?? "postmerge" }),
+      external,
     },
     l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval),
     indexer: {
@@ -182,11 +193,15 @@ function resolve(raw: RawConfig): RpcStackConfig {
         chains: raw.gateway?.cache?.chains ?? {},
       },
       maxConnections: raw.gateway?.maxConnections ?? G.maxConnections.default,
+      relayExternalL1: raw.gateway?.relayExternalL1 ?? G.relayExternalL1.default,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
+    ...(raw.l1?.external ? { l1Endpoint: { rpcHttp: raw.l1.external.rpcHttp, rpcWs: raw.l1.external.rpcWs } } : {}),
+    headroomMonths: raw.headroomMonths ?? S.headroomMonths.default,
+    disk: { warnPercent: raw.disk?.warnPercent ?? S.disk.properties.warnPercent.default, stopPercent: raw.disk?.stopPercent ?? S.disk.properties.stopPercent.default },
     retainData: raw.retainData ?? S.retainData.default,
     geolocation: raw.geolocation,
     readiness: {

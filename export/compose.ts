@@ -86,8 +86,10 @@ export function composeService(svc: ServiceSpec, opts: ExportOptions = {}, gener
   };
   if (svc.entrypoint) out.entrypoint = esc(svc.entrypoint);
   out.command = esc(svc.command);
-  if (Object.keys(svc.environment).length) {
-    out.environment = Object.fromEntries(Object.entries(svc.environment).map(([k, v]) => [k, escapeInterpolation(v)]));
+  // Secret values come from the operator's environment when compose runs, never from the file.
+  const secretVars = Object.entries(svc.secretEnvironment ?? {}).map(([k, name]) => [k, `\${${name}:?set ${name}}`]);
+  if (Object.keys(svc.environment).length || secretVars.length) {
+    out.environment = Object.fromEntries([...Object.entries(svc.environment).map(([k, v]) => [k, escapeInterpolation(v)]), ...secretVars]);
   }
   if (published.length) {
     out.ports = published.map((p) => {
@@ -137,7 +139,9 @@ export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts:
       }),
     ),
     networks: { [DOCKER_NETWORK]: ownsNetwork ? { name: network } : { name: network, external: true } },
-    volumes: Object.fromEntries(group.volumes.map((v) => [v.key, { name: prefix + v.name, labels: { "rpcstack.purpose": v.purpose } }])),
+    volumes: Object.fromEntries(
+      group.volumes.map((v) => [v.key, v.external ? { name: prefix + v.name, external: true } : { name: prefix + v.name, labels: { "rpcstack.purpose": v.purpose } }]),
+    ),
   };
 }
 
@@ -152,10 +156,12 @@ const HEADER = (file: string, settings: StackSettings, index: number, opts: Expo
   (index > 0 ? `   (after ${COMPOSE_FILES.slice(0, index).join(", then ")})` : "") +
   "\n";
 
-/** The gateway file's services: the live readiness service it checks, then the gateway's own. */
+/** The gateway file's services: the disk watcher and the live readiness service it checks, then the gateway's own. */
 export function gatewayGroup(plan: StackPlan): ServiceGroup {
   const gw = groupOf(plan.gateway);
-  return { services: [plan.readiness.services.health, ...gw.services], volumes: gw.volumes };
+  const { diskWatch, health } = plan.readiness.services;
+  // The disk watcher mounts the node files' volumes (started before this file) read-only.
+  return { services: [...(diskWatch ? [diskWatch] : []), health, ...gw.services], volumes: [...gw.volumes, ...plan.readiness.volumes] };
 }
 
 function mountedFiles(services: readonly ServiceSpec[], generated: GeneratedFiles<string>): ExportedFile[] {
@@ -178,7 +184,9 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   ];
   const skipped: Record<string, string> = {};
   let generated: GeneratedFiles<string> = {};
-  if (opts.projectKeys?.length) {
+  if (settings.l1.external && settings.gateway.relayExternalL1) {
+    skipped["dc-gateway.yaml"] = "the L1 route relays to rpcstack:l1.external, a secret the exporter never reads (deploy with pulumi up, or set gateway.relayExternalL1: false)";
+  } else if (opts.projectKeys?.length) {
     generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, keyMap(opts.projectKeys)) };
     groups.push(["dc-gateway.yaml", gatewayGroup(plan)]);
   } else {

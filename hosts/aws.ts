@@ -19,11 +19,36 @@ export const AWS_SIZING: Readonly<Record<TierName, AwsSizing>> = {
   recommended: { instanceType: "m7i.xlarge", dataVolume: { sizeGiB: 2000, iops: 10000, throughputMiBps: 500 }, rootVolumeGiB: 30 },
 };
 
-export function awsSizing(tier: Tier, instanceTypeOverride?: string): AwsSizing {
+/** What the deployed nodes need (config/sizing.ts) and the operator's `host.diskGB` / `host.diskIops`. */
+export interface AwsNeeds {
+  readonly diskGB?: number;
+  readonly diskIops?: number;
+  /** From the resource table: the most any deployed node asks for. */
+  readonly iops?: number;
+  readonly throughputMBps?: number;
+  readonly memoryGiB?: number;
+}
+
+/** Memory-optimised, non-burstable types at the tier's cores, for nodes whose memory adds up past the m7i type. */
+const MORE_MEMORY: Readonly<Record<TierName, string>> = { minimum: "r7i.large", recommended: "r7i.xlarge" };
+
+export function awsSizing(tier: Tier, instanceTypeOverride?: string, needs: AwsNeeds = {}): AwsSizing {
   // Config keeps devnet on the local host (rpcstack:host.kind must be local there).
   if (tier.name === "devnet") throw new Error("network devnet runs on the local host only; it has no AWS sizing");
   const base = AWS_SIZING[tier.name];
-  return instanceTypeOverride ? { ...base, instanceType: instanceTypeOverride } : base;
+  const roomy = needs.memoryGiB !== undefined && needs.memoryGiB > INSTANCE_TYPES[base.instanceType].memoryGiB;
+  const v = base.dataVolume;
+  return {
+    ...base,
+    // Never a t3: a burstable type runs out of CPU credits during a sync and crawls.
+    instanceType: instanceTypeOverride ?? (roomy ? MORE_MEMORY[tier.name] : base.instanceType),
+    dataVolume: {
+      sizeGiB: needs.diskGB ?? v.sizeGiB,
+      iops: needs.diskIops ?? needs.iops ?? v.iops,
+      // gp3 takes MiB/s (the table gives MB/s), at most 1000.
+      throughputMiBps: needs.throughputMBps === undefined ? v.throughputMiBps : Math.min(1000, Math.ceil(needs.throughputMBps / 1.048576)),
+    },
+  };
 }
 
 /**

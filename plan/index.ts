@@ -2,7 +2,7 @@
  * The plan of one stack, built once: every container by role (services/), and the gateway's
  * compiled configuration (gateway/), keyless. Components and the compose exporter read it. Pure.
  */
-import type { StackSettings } from "../config/index.js";
+import type { L1Endpoint, StackSettings } from "../config/index.js";
 import { CONFIG_FILE, KEY_MAP_FILE, compileGateway } from "../gateway/build.js";
 import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/types.js";
 import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
@@ -37,10 +37,21 @@ export function planStack(settings: StackSettings): StackPlan {
   return { ...services, gateway, surface, gatewayConfig: { chains, options, compiled } };
 }
 
-/** The gateway's generated files in the order they are placed; only the key map is marked secret. */
-export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K): GeneratedFile<string | K>[] {
+/**
+ * haproxy.cfg for a stack that relays an external L1: it names the L1's URL, a secret, so it is
+ * compiled where that URL is known (the Gateway component, inside a secret Output).
+ */
+export function configWithExternalL1(settings: StackSettings, l1: L1Endpoint): string {
+  return compileGateway(compilerChains(servedSurface(settings, l1)), gatewayOptions(settings)).config;
+}
+
+/**
+ * The gateway's generated files in the order they are placed. Only the key map is marked secret,
+ * and haproxy.cfg when `secretConfig` replaces it (an external L1's URL in it).
+ */
+export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K, secretConfig?: K): GeneratedFile<string | K>[] {
   return [
-    { name: CONFIG_FILE, content: compiled.config },
+    secretConfig === undefined ? { name: CONFIG_FILE, content: compiled.config } : { name: CONFIG_FILE, content: secretConfig, secret: true },
     { name: KEY_MAP_FILE, content: keyMap, secret: true },
     ...Object.entries(compiled.files).map(([name, content]) => ({ name, content })),
   ];

@@ -3,10 +3,10 @@
  * upstreams, health probe and head method, and the public host. The gateway's chains, the
  * `endpoints` output, the provider manifest and the smoke plan are views of it. Pure.
  */
-import { publicHost, type StackSettings } from "../config/index.js";
+import { publicHost, type L1Endpoint, type StackSettings } from "../config/index.js";
 import { HEAD_METHOD } from "../gateway/heads.js";
 import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
-import { l1Urls, l2Urls, syncHealthUrls } from "../services/index.js";
+import { dataVolumes, diskCheckUrl, l1Urls, l2Urls, syncHealthUrls } from "../services/index.js";
 
 /**
  * The one vocabulary: the gateway path words, the Tendermint URI form of `rpc-http`, and the
@@ -68,14 +68,27 @@ function interfaceUrl(name: SurfaceInterface, c: GatewayChain, host: string): st
   }
 }
 
-/** The chains the gateway relays: the stack's own nodes, then `gateway.chains`, with their method policy. */
-function gatewayChainsOf(settings: StackSettings): GatewayChain[] {
+/**
+ * Stands in for an external L1's secret URLs where only the chain's shape matters (the endpoints,
+ * the manifest, the smoke plan, the keyless compile); the Gateway component compiles HAProxy's
+ * file with the real ones, as a secret.
+ */
+export const EXTERNAL_L1_SHAPE: L1Endpoint = { rpcHttp: "https://external-l1.invalid", rpcWs: "wss://external-l1.invalid" };
+
+/** The chains the gateway relays: the stack's own nodes (or an external L1), then `gateway.chains`, with their method policy. */
+function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): GatewayChain[] {
   const { l1, l2 } = settings.network.chains;
   const health = syncHealthUrls(settings);
   const l2u = l2Urls(settings);
+  // An external L1 is relayed to (and checked through readiness's /ready/l1), unless turned off.
+  const l1Upstreams = settings.l1.external ? l1Endpoint : { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs };
+  const relayL1 = !settings.l1.external || settings.gateway.relayExternalL1;
+  // Where a node keeps data, the disk watcher answers its health check: 503 while that volume is
+  // nearly full, else the node's own check's status (services/disk.ts).
+  const volumes = dataVolumes(settings);
   const builtIn: GatewayChain[] = [
-    { ...l1, upstreams: { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs }, healthUrl: health.l1 },
-    { ...l2, upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs }, healthUrl: health.l2 },
+    ...(relayL1 ? [{ ...l1, upstreams: l1Upstreams, healthUrl: volumes.l1.length ? diskCheckUrl("l1") : health.l1 }] : []),
+    { ...l2, upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs }, healthUrl: volumes.l2.length ? diskCheckUrl("l2") : health.l2 },
   ];
   // The method policy's per-chain additions (gateway.methodPolicy.<path>).
   const policy = settings.gateway.methodPolicy ?? {};
@@ -84,10 +97,10 @@ function gatewayChainsOf(settings: StackSettings): GatewayChain[] {
   return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path], ...(cache[c.path] === false ? { cache: false } : {}) }));
 }
 
-export function servedSurface(settings: StackSettings): Surface {
+export function servedSurface(settings: StackSettings, l1Endpoint: L1Endpoint = EXTERNAL_L1_SHAPE): Surface {
   const host = publicHost(settings);
-  const own = new Set([settings.network.chains.l1.chainId, settings.network.chains.l2.chainId]);
-  const chains = gatewayChainsOf(settings).map((c) => ({
+  const own = new Set([...(settings.l1.external ? [] : [settings.network.chains.l1.chainId]), settings.network.chains.l2.chainId]);
+  const chains = gatewayChainsOf(settings, l1Endpoint).map((c) => ({
     ...c,
     source: own.has(c.chainId) ? ("own node" as const) : ("relayed upstream" as const),
     headMethod: HEAD_METHOD[c.kind],

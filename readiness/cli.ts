@@ -8,11 +8,14 @@ import { parseArgs } from "node:util";
 import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
 import { RESULT_PREFIX } from "./result.js";
 import { describeState, type NodeState, type Observation } from "./syncState.js";
+import { describeUse, parseVolumeArg, volumeUse } from "./disk.js";
 
 export { RESULT_PREFIX };
 
 const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --l1 URL                   execution client JSON-RPC (eth_syncing, eth_blockNumber)
+  --l1-from-env NAME         read the --l1 URL from environment variable NAME (a URL with
+                             credentials stays off the command line and out of the output)
   --l2 URL                   Starknet node JSON-RPC (starknet_syncing, the latest block)
   --l2-ready URL             the L2 node's own readiness endpoint (Juno /ready/sync,
                              Pathfinder /ready/synced): 200 there counts as synced
@@ -21,6 +24,8 @@ const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --max-head-age-seconds N   how recent a head must be (L1 without a reference, and L2) (300)
   --timeout-minutes N        give up after this long (60)
   --interval-seconds N       between polls (10); doubles per failed poll up to 60
+  --disk NAME=PATH           a data volume to report on (repeat); a warning above
+                             --disk-warn-percent (85)
   --report-only              poll once, print the states, exit 0
   --serve PORT               keep polling and serve /ready/l1, /ready/l2, /ready
   --serve-host ADDR          address to serve on (0.0.0.0)
@@ -34,6 +39,8 @@ export interface CliOptions {
   readonly intervalMs: number;
   readonly reportOnly: boolean;
   readonly serve?: { readonly port: number; readonly host: string };
+  readonly disks: readonly { readonly name: string; readonly path: string }[];
+  readonly diskWarnPercent: number;
 }
 
 export class UsageError extends Error {}
@@ -52,6 +59,15 @@ function url(name: string, v: string | undefined): string | undefined {
   return v;
 }
 
+// Never echoes the value: it may carry credentials.
+function fromEnv(name: string, also: string | undefined): string {
+  if (also !== undefined) throw new UsageError("give --l1 or --l1-from-env, not both");
+  const v = process.env[name];
+  if (!v) throw new UsageError(`--l1-from-env: environment variable ${name} is not set`);
+  if (!/^https?:\/\/[^\s/]+/.test(v)) throw new UsageError(`--l1-from-env: ${name} must hold an http:// or https:// URL`);
+  return v;
+}
+
 export function parseCli(argv: string[]): CliOptions {
   let values;
   try {
@@ -59,6 +75,7 @@ export function parseCli(argv: string[]): CliOptions {
       args: argv,
       options: {
         l1: { type: "string" },
+        "l1-from-env": { type: "string" },
         l2: { type: "string" },
         "l2-ready": { type: "string" },
         help: { type: "boolean" },
@@ -68,6 +85,8 @@ export function parseCli(argv: string[]): CliOptions {
         "timeout-minutes": { type: "string" },
         "interval-seconds": { type: "string" },
         "report-only": { type: "boolean" },
+        disk: { type: "string", multiple: true },
+        "disk-warn-percent": { type: "string" },
         serve: { type: "string" },
         "serve-host": { type: "string" },
       },
@@ -77,7 +96,7 @@ export function parseCli(argv: string[]): CliOptions {
   }
   if (values.help) throw new HelpRequested();
   const targets: Target[] = [];
-  const l1 = url("l1", values.l1);
+  const l1 = values["l1-from-env"] === undefined ? url("l1", values.l1) : fromEnv(values["l1-from-env"], values.l1);
   const l2 = url("l2", values.l2);
   const l2Ready = url("l2-ready", values["l2-ready"]);
   if (l2Ready && !l2) throw new UsageError("--l2-ready goes with --l2");
@@ -95,7 +114,22 @@ export function parseCli(argv: string[]): CliOptions {
     intervalMs: num("interval-seconds", values["interval-seconds"], 10, 0.05) * 1000,
     reportOnly: values["report-only"] ?? false,
     serve: values.serve === undefined ? undefined : { port: num("serve", values.serve, 0, 1), host: values["serve-host"] ?? "0.0.0.0" },
+    disks: (values.disk ?? []).map((d) => parseVolumeArg(d) ?? badDisk(d)),
+    diskWarnPercent: num("disk-warn-percent", values["disk-warn-percent"], 85, 1),
   };
+}
+
+function badDisk(v: string): never {
+  throw new UsageError(`--disk must be NAME=/path (got "${v}")`);
+}
+
+/** One line per data volume; "warning:" above the threshold (the stop threshold is the gateway's). */
+async function reportDisks(opts: CliOptions, out: NodeJS.WritableStream): Promise<void> {
+  const t = { warnPercent: opts.diskWarnPercent, stopPercent: 100 };
+  for (const d of opts.disks) {
+    const line = await volumeUse(d.name, d.path).then((u) => describeUse(u, t), (e) => `volume ${d.name}: cannot measure (${(e as Error).message})`);
+    out.write(`rpcstack-ready: ${line}\n`);
+  }
 }
 
 type States = Partial<Record<Target["label"], NodeState>>;
@@ -196,6 +230,7 @@ export async function runWait(opts: CliOptions, out: NodeJS.WritableStream = pro
     display.stop();
   }
   const synced = poller.allSynced();
+  await reportDisks(opts, out);
   out.write(`${opts.reportOnly ? "rpcstack-ready: report" : "rpcstack-ready: synced"}: ${opts.targets.map((t) => describeState(t.label, poller.states[t.label]!)).join("; ")}\n`);
   out.write(`${RESULT_PREFIX}${JSON.stringify({ synced, ...poller.states })}\n`);
   return 0;

@@ -18,6 +18,7 @@ const JWT_INIT_SCRIPT =
 
 /** The in-network URLs other services use to reach the L1 node. */
 export type L1Urls = ReturnType<typeof l1Urls>;
+const EXTERNAL_L1 = "external (rpcstack:l1.external)";
 export function l1Urls() {
   return {
     rpcHttp: `http://geth:${P.geth.http}`,
@@ -80,12 +81,15 @@ function gethDev(settings: StackSettings, blockSeconds: number): ServiceSpec {
   };
 }
 
-/** The L1 node's containers by role: JWT init, execution and consensus client (execution only on devnet). */
-export type L1Role = Role<{ readonly jwtInit?: ServiceSpec; readonly execution: ServiceSpec; readonly consensus?: ServiceSpec }> & { readonly urls: L1Urls };
+/** The L1 node's containers by role: JWT init, execution and consensus client (execution only on devnet; none with an external L1). */
+export type L1Role = Role<{ readonly jwtInit?: ServiceSpec; readonly execution?: ServiceSpec; readonly consensus?: ServiceSpec }> & { readonly urls: L1Urls };
 
 export const l1Services = (settings: StackSettings): ServiceGroup => groupOf(l1Role(settings));
 
 export function l1Role(settings: StackSettings): L1Role {
+  // An L1 node elsewhere (l1.external): nothing of L1 runs here.
+  // Its URLs are secrets: what the outputs show says where they are configured instead.
+  if (settings.l1.external) return { services: {}, volumes: [], urls: { rpcHttp: EXTERNAL_L1, rpcWs: EXTERNAL_L1, beaconApi: EXTERNAL_L1 } };
   if (settings.network.dev) return { services: { execution: gethDev(settings, settings.network.dev.l1BlockSeconds) }, volumes: l1Volumes(settings), urls: l1Urls() };
   const consensusImage = settings.l1.consensusImage;
   const checkpointSyncUrl = settings.l1.checkpointSyncUrl;
@@ -113,6 +117,9 @@ export function l1Role(settings: StackSettings): L1Role {
     command: [
       `--${net}`,
       "--datadir=/root/.ethereum",
+      // geth v1.17.5 refuses to start on a database that still holds older history than this mode
+      // keeps ("history pruning required"): README says how to prune an existing volume.
+      `--history.chain=${settings.l1.history ?? "all"}`,
       ...RPC_FLAGS,
       "--authrpc.addr=0.0.0.0",
       `--authrpc.port=${P.geth.engine}`,

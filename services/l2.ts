@@ -73,12 +73,15 @@ function juno(settings: StackSettings, l2: JunoSettings): ServiceSpec {
       "--metrics-host=0.0.0.0",
       "--db-path=/var/lib/juno",
       `--network=${required(settings.network.l2.junoNetwork, "Juno", settings)}`,
-      `--eth-node=${l1Urls().rpcWs}`,
+      // Juno reads every flag from JUNO_<FLAG> too (cmd/juno/juno.go: viper, prefix JUNO): an
+      // external L1's URL goes there, as a secret, never onto the command line.
+      ...(settings.l1.external ? [] : [`--eth-node=${l1Urls().rpcWs}`]),
       // The flag config resolution chose for this release.
       l2.pollFlag,
       l2.pendingPollInterval,
     ],
     environment: {},
+    ...(settings.l1.external ? { secretEnvironment: { JUNO_ETH_NODE: "RPCSTACK_L1_WS_URL" as const } } : {}),
     ports: [
       { container: P.juno.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.juno.http } },
       { container: P.juno.ws, protocol: "tcp", purpose: "ws" },
@@ -103,12 +106,13 @@ function pathfinder(settings: StackSettings): ServiceSpec {
     environment: {
       RUST_LOG: "info",
       PATHFINDER_NETWORK: required(settings.network.l2.pathfinderNetwork, "Pathfinder", settings),
-      PATHFINDER_ETHEREUM_API_URL: l1Urls().rpcWs,
+      ...(settings.l1.external ? {} : { PATHFINDER_ETHEREUM_API_URL: l1Urls().rpcWs }),
       PATHFINDER_HTTP_RPC_ADDRESS: `0.0.0.0:${P.pathfinder.rpc}`,
       PATHFINDER_WEBSOCKET_ENABLED: "true",
       PATHFINDER_MONITOR_ADDRESS: `0.0.0.0:${P.pathfinder.monitor}`,
       PATHFINDER_DATA_DIRECTORY: "/usr/share/pathfinder/data",
     },
+    ...(settings.l1.external ? { secretEnvironment: { PATHFINDER_ETHEREUM_API_URL: "RPCSTACK_L1_WS_URL" as const } } : {}),
     ports: [
       { container: P.pathfinder.rpc, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.pathfinder.rpc } },
       { container: P.pathfinder.monitor, protocol: "tcp", purpose: "health" },

@@ -3,6 +3,8 @@ import type { StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
 import { SYNC_HEALTH_PORT } from "./ports.js";
+import { dataVolumeMounts, externalDataVolumes, volumeArgs } from "./dataVolumes.js";
+import { diskWatch } from "./disk.js";
 import type { FileSpec, HealthCheckSpec, Role, ServiceSpec } from "./types.js";
 
 export { SYNC_HEALTH_PORT };
@@ -21,7 +23,8 @@ function ruleArgs(settings: StackSettings): string[] {
   const r = settings.readiness;
   const l2 = l2Urls(settings);
   return [
-    "--l1", l1Urls().rpcHttp,
+    // An external L1's URL is a secret: the program reads it from its environment.
+    ...(settings.l1.external ? ["--l1-from-env", "RPCSTACK_L1_URL"] : ["--l1", l1Urls().rpcHttp]),
     "--l2", l2.rpcHttp,
     // The node's own readiness, when it has one (Starknet Devnet has none: its head decides).
     ...(l2.nodeReady ? ["--l2-ready", l2.nodeReady] : []),
@@ -29,6 +32,10 @@ function ruleArgs(settings: StackSettings): string[] {
     ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
   ];
 }
+
+/** What the readiness containers take as secrets (an external L1's URL). */
+const secretsFor = (settings: StackSettings) =>
+  settings.l1.external ? { secretEnvironment: { RPCSTACK_L1_URL: "RPCSTACK_L1_HTTP_URL" as const } } : {};
 
 const base = {
   environment: {},
@@ -45,13 +52,19 @@ export function syncCheck(settings: StackSettings): ServiceSpec {
   const r = settings.readiness;
   return {
     ...base,
+    ...secretsFor(settings),
     image: settings.readiness.image,
     name: "sync-check",
     containerName: "rpcstack-sync-check",
+    // Reports how full each data volume is, with a warning above disk.warnPercent.
+    volumes: dataVolumeMounts(settings),
     command: [
       "node", PROGRAM.path, ...ruleArgs(settings),
+      ...volumeArgs("--disk", settings), ...(dataVolumeMounts(settings).length ? ["--disk-warn-percent", String(settings.disk.warnPercent)] : []),
       ...(r.wait ? ["--timeout-minutes", String(r.timeoutMinutes), "--interval-seconds", "15"] : ["--report-only"]),
     ],
+    // The gateway opens after this check; its agent-check needs the watcher to exist by then.
+    dependsOn: dataVolumeMounts(settings).length ? [{ service: "disk-watch", condition: "service_started" as const }] : [],
     restart: "no",
   };
 }
@@ -69,6 +82,7 @@ const serving: HealthCheckSpec = {
 export function syncHealth(settings: StackSettings): ServiceSpec {
   return {
     ...base,
+    ...secretsFor(settings),
     image: settings.readiness.image,
     name: "sync-health",
     containerName: "rpcstack-sync-health",
@@ -80,8 +94,16 @@ export function syncHealth(settings: StackSettings): ServiceSpec {
 }
 
 /** The readiness containers by role, and the live checks the gateway uses. */
-export type ReadinessRole = Role<{ readonly check: ServiceSpec; readonly health: ServiceSpec }> & { readonly healthUrls: ReturnType<typeof syncHealthUrls> };
+/** The readiness containers by role: the disk watcher (where chain data is kept), the one-shot check and the live health. */
+export type ReadinessRole = Role<{ readonly diskWatch?: ServiceSpec; readonly check: ServiceSpec; readonly health: ServiceSpec }> & {
+  readonly healthUrls: ReturnType<typeof syncHealthUrls>;
+};
 
 export function readinessRole(settings: StackSettings): ReadinessRole {
-  return { services: { check: syncCheck(settings), health: syncHealth(settings) }, volumes: [], healthUrls: syncHealthUrls(settings) };
+  return {
+    services: { diskWatch: diskWatch(settings), check: syncCheck(settings), health: syncHealth(settings) },
+    // The nodes' volumes, only mounted read-only here (compose: declared by the L1 and L2 files).
+    volumes: externalDataVolumes(settings),
+    healthUrls: syncHealthUrls(settings),
+  };
 }

@@ -55,6 +55,11 @@ export interface ServiceSpec {
   readonly entrypoint?: readonly string[];
   readonly command: readonly string[];
   readonly environment: Readonly<Record<string, string>>;
+  /**
+   * Variables whose values are secrets the deploying side supplies by name (an external L1's URL):
+   * Pulumi passes them as secrets, the compose export as `${NAME}` from the operator's environment.
+   */
+  readonly secretEnvironment?: Readonly<Record<string, SecretName>>;
   readonly ports: readonly PortSpec[];
   readonly volumes: readonly VolumeMount[];
   readonly files: readonly FileSpec[];
@@ -75,6 +80,8 @@ export interface VolumeSpec {
   readonly purpose: string;
   /** Kept when the stack is destroyed. */
   readonly retain: boolean;
+  /** Created by another group (compose: another file), only mounted here. */
+  readonly external?: boolean;
 }
 
 /** One compose file's worth: the services and the volumes they mount. */
@@ -96,6 +103,10 @@ export interface Role<S extends RoleServices> {
 export function groupOf(role: Role<RoleServices>): ServiceGroup {
   return { services: Object.values(role.services).filter((s): s is ServiceSpec => s !== undefined), volumes: role.volumes };
 }
+
+/** Secrets a service may take by name (`secretEnvironment`). */
+export const SECRET_NAMES = ["RPCSTACK_L1_HTTP_URL", "RPCSTACK_L1_WS_URL"] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
 
 /** The private Docker network every service joins. */
 export const DOCKER_NETWORK = "rpcstack";

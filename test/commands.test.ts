@@ -10,6 +10,7 @@ import { ROOT } from "./harness.js";
 const TSX = join(ROOT, "node_modules/.bin/tsx");
 const COMMANDS = [
   { name: "rpcstack-ready (npm run ready)", file: "readiness/cli.ts", prefix: "rpcstack-ready: " },
+  { name: "the disk watcher (rpcstack-disk)", file: "readiness/diskWatch.ts", prefix: "rpcstack-disk: " },
   { name: "the smoke runner", file: "smoke/cli.ts", prefix: "rpcstack smoke: " },
   { name: "npm run up", file: "scripts/up.ts", prefix: "rpcstack up: " },
 ];

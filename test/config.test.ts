@@ -4,9 +4,10 @@ import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
 
 type Raw = Record<string, unknown>;
 
+// A Sepolia L1 + L2 needs ~1.1 TB (config/resources.ts): the recommended tier's 2 TB holds it.
 const base = (): Raw => ({
   network: "testnet",
-  tier: "minimum",
+  tier: "recommended",
   host: { kind: "local" },
   projectKeys: TEST_PROJECT_KEYS,
 });
@@ -65,7 +66,9 @@ describe("defaults", () => {
     const c = load(base());
     expect(c.network.name).toBe("testnet");
     expect(c.network.l1.network).toBe("sepolia");
-    expect(c.tier).toMatchObject({ cores: 2, memoryGiB: 4, diskGB: 600, bandwidthMbps: 8 });
+    expect(c.tier).toMatchObject({ cores: 4, memoryGiB: 16, diskGB: 2000, bandwidthMbps: 25 });
+    expect(c.l1).toMatchObject({ history: "postmerge", external: false });
+    expect(c.headroomMonths).toBe(6);
     expect(c.l1.executionImage).toMatch(/^ethereum\/client-go:v\d+\.\d+\.\d+$/);
     expect(c.l1.consensusImage).toMatch(/^sigp\/lighthouse:v\d+\.\d+\.\d+$/);
     expect(c.l1.checkpointSyncUrl).toBe("https://sepolia.beaconstate.info");
@@ -86,7 +89,8 @@ describe("defaults", () => {
   });
 
   it("uses mainnet defaults and the pathfinder image when asked", () => {
-    const c = load(set(awsBase(), "l2", { client: "pathfinder" }));
+    // Pathfinder's 500 GB puts mainnet 20 GB over the 2 TB tier with 6 months of growth.
+    const c = load(set(set(awsBase(), "l2", { client: "pathfinder" }), "host.diskGB", 2100));
     expect(c.l1.checkpointSyncUrl).toBe("https://mainnet.checkpoint.sigp.io");
     expect(c.network.chains.l2.chainId).toBe("STRK");
     expect(c.l2.image).toMatch(/pathfinder:v\d/);
@@ -116,6 +120,18 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["host without kind", () => set(base(), "host", {}), "rpcstack:host.kind", /required/],
   ["local host with fields", () => set(base(), "host", { kind: "local", region: "x" }), "rpcstack:host.region", /not a known key/],
   ["aws without region", () => set(awsBase(), "host.region", undefined), "rpcstack:host.region", /is required/],
+  ["disk size as text", () => set(base(), "host", { kind: "local", diskGB: "2TB" }), "rpcstack:host.diskGB", /must be an integer/],
+  ["gp3 IOPS below its floor", () => set(awsBase(), "host.diskIops", 1000), "rpcstack:host.diskIops", /must be >= 3000/],
+  ["disk IOPS on an ssh host", () => set(base(), "host", { kind: "ssh", address: "203.0.113.10", user: "ops", diskIops: 5000 }), "rpcstack:host.diskIops", /not a known key/],
+  ["negative headroom", () => set(base(), "headroomMonths", -1), "rpcstack:headroomMonths", /must be >= 0/],
+  ["unknown history mode", () => set(base(), "l1", { history: "none" }), "rpcstack:l1.history", /one of all, postmerge, postprague/],
+  ["history on devnet", () => ({ network: "devnet", host: { kind: "local" }, projectKeys: TEST_PROJECT_KEYS, l1: { history: "all" } }), "rpcstack:l1.history", /does not apply to network devnet/],
+  ["external L1 without WebSocket", () => set(base(), "l1", { external: { rpcHttp: "https://l1.example.net" } }), "rpcstack:l1.external.rpcWs", /is required/],
+  ["external L1 over a wrong scheme", () => set(base(), "l1", { external: { rpcHttp: "ftp://u:secret-part@l1.example.net", rpcWs: "wss://l1.example.net" } }), "rpcstack:l1.external.rpcHttp", /must be a http:\/\/ or https:\/\/ URL \(got a value that is not shown\)/],
+  ["external L1 beside an L1 image", () => set(base(), "l1", { external: { rpcHttp: "https://l1.example.net", rpcWs: "wss://l1.example.net" }, executionImage: "ethereum/client-go:v1.17.5" }), "rpcstack:l1.executionImage", /does not apply with rpcstack:l1\.external/],
+  ["warning above the stop threshold", () => set(base(), "disk", { warnPercent: 96, stopPercent: 95 }), "rpcstack:disk.warnPercent", /must not be above rpcstack:disk\.stopPercent \(95\)/],
+  ["threshold over 100", () => set(base(), "disk", { stopPercent: 120 }), "rpcstack:disk.stopPercent", /must be <= 100/],
+  ["relay switch as text", () => set(awsBase(), "gateway.relayExternalL1", "no"), "rpcstack:gateway.relayExternalL1", /must be a boolean/],
   ["aws bad region", () => set(awsBase(), "host.region", "Europe"), "rpcstack:host.region", /AWS region/],
   ["aws without ssh key", () => set(awsBase(), "host.sshPublicKey", undefined), "rpcstack:host.sshPublicKey", /is required/],
   ["aws bad ssh key", () => set(awsBase(), "host.sshPublicKey", "hello"), "rpcstack:host.sshPublicKey", /OpenSSH public key/],

@@ -114,7 +114,7 @@ describe("the local stack runs the devnet network", () => {
   });
 
   it("a local stack on Sepolia stays possible with network testnet (and a tier)", async () => {
-    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "minimum", l2: { client: "juno", pendingPollInterval: "3s" } } });
+    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "recommended", l2: { client: "juno", pendingPollInterval: "3s" } } });
     expect(run.error).toBeUndefined();
     expect(names(run)).toEqual(expect.arrayContaining(["rpcstack-l1-lighthouse", "rpcstack-l1-jwt-init", "rpcstack-l2-juno"]));
     expect(container(run, "rpcstack-l1-geth").inputs.command[0]).toBe("--sepolia");

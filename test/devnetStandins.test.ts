@@ -20,7 +20,9 @@ const TSX = join(ROOT, "node_modules/.bin/tsx");
 const settings = loadConfig({ entries: { ...stackFileConfig("local"), "rpcstack:projectKeys": encodeConfigValue(TEST_PROJECT_KEYS) } });
 const specs = buildServices(settings);
 // Devnet runs one execution client and one L2 node: the roles the stand-ins replace.
-const byName = { geth: specs.l1.services.execution, "starknet-devnet": specs.l2.services.node } as const;
+const execution = specs.l1.services.execution;
+if (!execution) throw new Error("the local stack's L1 role has no execution client");
+const byName = { geth: execution, "starknet-devnet": specs.l2.services.node } as const;
 const commandOf = (name: keyof typeof byName) => byName[name].command;
 
 /** The spec's flags with every listen address on loopback and every fixed port replaced. */

@@ -48,7 +48,7 @@ function passed(client: string, spec: ServiceSpec): string[] {
 
 function settings(network: string, l2Client: string): StackSettings {
   // The devnet trial has no tier and picks its own L2 node.
-  const raw = network === "devnet" ? { network, host: { kind: "local" } } : { network, tier: "recommended", host: { kind: "local" }, l2: { client: l2Client } };
+  const raw = network === "devnet" ? { network, host: { kind: "local" } } : { network, tier: "recommended", host: { kind: "local", diskGB: 4000 }, l2: { client: l2Client } };
   const entries = Object.fromEntries(
     Object.entries({ ...raw, projectKeys: TEST_PROJECT_KEYS }).map(([k, v]) => [
       `rpcstack:${k}`,

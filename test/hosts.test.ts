@@ -87,10 +87,10 @@ describe("host kinds under the mock engine", () => {
   });
 
   it("local on Sepolia: a machine below the tier stops the deployment with what is short", async () => {
-    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "minimum" }, hostFacts: { cores: 1, disk_free_kib: 100 * GiB_KiB } });
-    expect(run.error?.message).toMatch(/this machine is too small or not ready for tier minimum/);
-    expect(run.error?.message).toContain("host has 1 cores, tier minimum needs 2");
-    expect(run.error?.message).toMatch(/host has 107 GB free on \/var\/lib\/docker, tier minimum needs 600 GB/);
+    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "recommended" }, hostFacts: { cores: 1, disk_free_kib: 100 * GiB_KiB } });
+    expect(run.error?.message).toMatch(/this machine is too small or not ready for tier recommended/);
+    expect(run.error?.message).toContain("host has 1 cores, tier recommended needs 4");
+    expect(run.error?.message).toMatch(/host has 107 GB free on \/var\/lib\/docker, tier recommended needs 2000 GB/);
   });
 
   it("local on devnet: 50 GB free is plenty; a machine below the trial's own needs is told what it lacks", async () => {
@@ -118,8 +118,8 @@ describe("host kinds under the mock engine", () => {
 
   it("ssh: a server below the tier stops before Docker is installed", async () => {
     const run = await runProgram({ stack: "testnet", hostFacts: { cores: 2, memory_kib: 2 * GiB_KiB } });
-    expect(run.error?.message).toContain("rpcstack@203.0.113.10:22 is too small or not ready for tier minimum");
-    expect(run.error?.message).toMatch(/host has 2\.0 GiB memory, tier minimum needs 4 GB/);
+    expect(run.error?.message).toContain("rpcstack@203.0.113.10:22 is too small or not ready for tier recommended");
+    expect(run.error?.message).toMatch(/host has 2\.0 GiB memory, tier recommended needs 16 GB/);
   });
 
   it("the private SSH key never appears outside a secret", async () => {
@@ -133,18 +133,22 @@ describe("host kinds under the mock engine", () => {
 
 describe.each(["minimum", "recommended"] as const)("aws host, tier %s", (tier) => {
   const network = tier === "minimum" ? "testnet" : "mainnet";
-  const config = { tier, network, host: { kind: "aws", region: "eu-west-1", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDyX op", allowSshFrom: ["198.51.100.7/32", "2001:db8::/64"] } };
+  // Sepolia's L1 + L2 (~1.1 TB) fits the minimum tier only on a bigger volume (host.diskGB).
+  const disk = tier === "minimum" ? { diskGB: 1200 } : {};
+  const config = { tier, network, host: { kind: "aws", region: "eu-west-1", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDyX op", allowSshFrom: ["198.51.100.7/32", "2001:db8::/64"], ...disk } };
+  // The nodes' minimum memory (20 GiB) is more than the m7i type of either tier: r7i at the tier's cores.
+  const sizing = tier === "minimum"
+    ? { instanceType: "r7i.large", dataVolume: { sizeGiB: 1200, iops: 3000, throughputMiBps: 239 }, rootVolumeGiB: 30 }
+    : { instanceType: "r7i.xlarge", dataVolume: { sizeGiB: 2000, iops: 8000, throughputMiBps: 668 }, rootVolumeGiB: 30 };
 
   it("instance type, gp3 volume, encryption, IMDSv2, retained data volume", async () => {
     const run = await runProgram({ stack: "mainnet", config });
-    const sizing = AWS_SIZING[tier];
     const instance = run.one("aws:ec2/instance:Instance");
-    expect(instance.inputs.instanceType).toBe(tier === "minimum" ? "m7i.large" : "m7i.xlarge");
+    expect(instance.inputs.instanceType).toBe(sizing.instanceType);
     expect(instance.inputs.metadataOptions).toMatchObject({ httpTokens: "required", httpEndpoint: "enabled" });
     expect(instance.inputs.rootBlockDevice).toMatchObject({ encrypted: true, volumeType: "gp3" });
     const vol = run.one("aws:ebs/volume:Volume");
-    expect(vol.inputs).toMatchObject({ type: "gp3", size: TIERS[tier].diskGB, encrypted: true, iops: sizing.dataVolume.iops, throughput: sizing.dataVolume.throughputMiBps });
-    expect(vol.inputs.iops).toBeGreaterThan(3000);
+    expect(vol.inputs).toMatchObject({ type: "gp3", size: sizing.dataVolume.sizeGiB, encrypted: true, iops: sizing.dataVolume.iops, throughput: sizing.dataVolume.throughputMiBps });
     expect(vol.retainOnDelete).toBe(true);
     expect(vol.inputs.availabilityZone).toBe(instance.inputs.availabilityZone);
     expect(run.one("aws:ec2/volumeAttachment:VolumeAttachment").dependencies).toEqual(expect.arrayContaining([instance.urn, vol.urn]));
@@ -170,7 +174,7 @@ describe.each(["minimum", "recommended"] as const)("aws host, tier %s", (tier) =
     const provider = run.one("pulumi:providers:docker");
     expect(provider.inputs.host).toBe("ssh://admin@198.51.100.20");
     expect(provider.dependencies).toContain(run.one("command:local:Command", "rpcstack-host-wait-cloud-init").urn);
-    expect(run.outputs.monthlyCostUsd).toBe(monthlyCost(AWS_SIZING[tier]).totalUsdPerMonth);
+    expect(run.outputs.monthlyCostUsd).toBe(monthlyCost(sizing).totalUsdPerMonth);
     expect(run.outputs.monthlyCostUsd).toBeGreaterThan(50);
   });
 });

@@ -118,7 +118,7 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
   });
 
   it("a local stack on Sepolia without readiness.wait reports instead of failing (its nodes may still sync)", async () => {
-    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "minimum", readiness: { wait: false } } });
+    const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "recommended", readiness: { wait: false } } });
     const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
     expect(cmd.inputs.create).toBe("node - --report-only");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
@@ -149,12 +149,12 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
     expect(JSON.stringify(m)).not.toMatch(new RegExp(TEST_PROJECT_KEYS.map((k) => k.key).join("|")));
   });
 
-  it("testnet manifest: Sepolia chain ids and the minimum tier", async () => {
+  it("testnet manifest: Sepolia chain ids and the recommended tier (a Sepolia L1 does not fit the minimum)", async () => {
     const run = await runProgram({ stack: "testnet", config: { l2: { client: "pathfinder" } } });
     const m = run.outputs.providerManifest as any;
     expect(m.network).toBe("testnet");
     expect(m.geolocation).toBeNull();
-    expect(m.tier.name).toBe("minimum");
+    expect(m.tier.name).toBe("recommended");
     expect(m.chains.map((c: any) => c.chainId)).toEqual(["SEP1", "STRKS"]);
     expect(m.clients.pathfinder).toBe(IMAGES.pathfinder);
     expect(m.gateway).toBe("https://rpc-testnet.example.com");

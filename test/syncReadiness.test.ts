@@ -21,8 +21,19 @@ describe("SyncReadiness under the mock engine", () => {
     expect(check.dependencies).toEqual(expect.arrayContaining(nodeUrns));
     expect(check.inputs.command).toEqual([
       "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060", "--l2-ready", "http://juno:6060/ready/sync",
-      "--tolerance-blocks", "6", "--timeout-minutes", "120", "--interval-seconds", "15",
+      "--tolerance-blocks", "6",
+      "--disk", "geth=/volumes/geth", "--disk", "lighthouse=/volumes/lighthouse", "--disk", "juno=/volumes/juno", "--disk-warn-percent", "85",
+      "--timeout-minutes", "120", "--interval-seconds", "15",
     ]);
+    // It reads the data volumes, never writes them; the gateway opens after it, so after the disk watcher.
+    expect(check.inputs.volumes.map((v: any) => [v.volumeName, v.containerPath, v.readOnly])).toEqual([
+      ["rpcstack-mainnet-geth", "/volumes/geth", true],
+      ["rpcstack-mainnet-lighthouse", "/volumes/lighthouse", true],
+      ["rpcstack-mainnet-juno", "/volumes/juno", true],
+    ]);
+    const watcher = run.one(CONTAINER, "rpcstack-readiness-disk-watch");
+    expect(check.dependencies).toContain(watcher.urn);
+    expect(watcher.inputs.command).toEqual(expect.arrayContaining(["--check", "l1:geth,lighthouse=http://sync-health:8080/ready/l1", "--check", "l2:juno=http://juno:6060/ready/sync", "--stop-percent", "95"]));
     expect(check.inputs.ports).toEqual([]);
     expect(check.inputs.networksAdvanced).toEqual([{ name: "rpcstack", aliases: ["sync-check"] }]);
     expect(check.inputs).toMatchObject({ attach: true, logs: true, mustRun: false });
@@ -35,7 +46,7 @@ describe("SyncReadiness under the mock engine", () => {
   it("report-only when readiness.wait is false (a local stack on Sepolia), with the reference when set", async () => {
     const run = await runProgram({
       stack: "local",
-      config: { network: "testnet", tier: "minimum", readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } },
+      config: { network: "testnet", tier: "recommended", readiness: { wait: false, l1ReferenceUrl: "https://eth-sepolia.example.net", toleranceBlocks: 3 } },
     });
     const cmd: string[] = run.one(CONTAINER, "rpcstack-readiness-sync-check").inputs.command;
     expect(cmd).toContain("--report-only");

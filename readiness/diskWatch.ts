@@ -1,0 +1,163 @@
+/**
+ * rpcstack-disk: watches the data volumes (mounted read-only), serves their use as Prometheus
+ * gauges on GET /metrics, and answers the gateway's health check for each node on
+ * GET /check/<name>: 503 while a volume the node writes is above the stop threshold, else the
+ * status of the node's own health URL, asked there and then (so a dead node is seen as fast as before).
+ */
+import { createServer, type Server } from "node:http";
+import { parseArgs } from "node:util";
+import { describeUse, metricsText, parseCheckArg, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
+
+const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [--check ...] [options]
+  --volume NAME=PATH         a data volume to watch (repeat for each)
+  --check NAME:VOLS=URL      answer GET /check/NAME: 503 while one of VOLS (comma-separated)
+                             is above --stop-percent, else URL's own status (repeat)
+  --warn-percent N           log a warning above this use (85)
+  --stop-percent N           fail the checks above this use (95)
+  --port PORT                serve /metrics and /check/NAME here (9105)
+  --host ADDR                address to listen on (0.0.0.0)
+  --interval-seconds N       between measurements (10)
+  --help                     this text
+Exit: 0 on SIGTERM, 2 bad arguments.`;
+
+export interface HealthGate {
+  readonly name: string;
+  readonly volumes: readonly string[];
+  readonly url: string;
+}
+
+export interface DiskWatchOptions {
+  readonly volumes: readonly { name: string; path: string }[];
+  readonly checks: readonly HealthGate[];
+  readonly thresholds: DiskThresholds;
+  readonly port: number;
+  readonly host: string;
+  readonly intervalMs: number;
+}
+
+export class UsageError extends Error {}
+
+function int(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer ${min}-${max} (got "${v}")`);
+  return n;
+}
+
+export function parseDiskCli(argv: string[]): DiskWatchOptions | "help" {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        volume: { type: "string", multiple: true },
+        check: { type: "string", multiple: true },
+        "warn-percent": { type: "string" },
+        "stop-percent": { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        "interval-seconds": { type: "string" },
+        help: { type: "boolean" },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return "help";
+  const volumes = (values.volume ?? []).map((v) => parseVolumeArg(v) ?? bad("--volume must be NAME=/path", v));
+  if (!volumes.length) throw new UsageError("give at least one --volume NAME=PATH");
+  const checks = (values.check ?? []).map((v) => parseCheckArg(v) ?? bad("--check must be NAME:VOLUME[,VOLUME]=http://...", v));
+  for (const c of checks) {
+    const unknown = c.volumes.filter((n) => !volumes.some((v) => v.name === n));
+    if (unknown.length) throw new UsageError(`--check ${c.name}: no --volume named ${unknown.join(", ")}`);
+  }
+  const thresholds = { warnPercent: int("warn-percent", values["warn-percent"], 85, 1, 100), stopPercent: int("stop-percent", values["stop-percent"], 95, 1, 100) };
+  if (thresholds.warnPercent > thresholds.stopPercent) throw new UsageError("--warn-percent must not be above --stop-percent");
+  return {
+    volumes,
+    checks,
+    thresholds,
+    port: int("port", values.port, 9105, 0, 65535),
+    host: values.host ?? "0.0.0.0",
+    intervalMs: int("interval-seconds", values["interval-seconds"], 10, 1, 3600) * 1000,
+  };
+}
+
+function bad(what: string, v: string): never {
+  throw new UsageError(`${what} (got "${v}")`);
+}
+
+export interface DiskWatch {
+  readonly port: Promise<number>;
+  /** Measures now (the loop also does, every interval). */
+  measure(): Promise<readonly VolumeUse[]>;
+  stop(): void;
+}
+
+const json = (status: number, body: unknown) => [status, { "Content-Type": "application/json" }, JSON.stringify(body)] as const;
+
+export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): DiskWatch {
+  let uses: VolumeUse[] = [];
+  const said = new Map<string, string>();
+  const measure = async () => {
+    uses = await Promise.all(opts.volumes.map((v) => volumeUse(v.name, v.path)));
+    for (const u of uses) {
+      // Said once per change of verdict, not every interval.
+      const v = verdict(u, opts.thresholds);
+      if (said.get(u.name) !== v) log(`rpcstack-disk: ${describeUse(u, opts.thresholds)}`);
+      said.set(u.name, v);
+    }
+    return uses;
+  };
+  const timer = setInterval(() => void measure().catch((e) => log(`rpcstack-disk: cannot measure: ${(e as Error).message}`)), opts.intervalMs);
+
+  const check = async (gate: HealthGate) => {
+    const full = uses.filter((u) => gate.volumes.includes(u.name) && verdict(u, opts.thresholds) === "full");
+    if (full.length) return json(503, { status: "disk full", volumes: full.map((u) => ({ name: u.name, usedPercent: Number(u.usedPercent.toFixed(1)) })) });
+    const status = await fetch(gate.url, { signal: AbortSignal.timeout(3000) }).then(
+      async (r) => (await r.arrayBuffer().catch(() => undefined), r.status),
+      () => 503,
+    );
+    return json(status === 200 ? 200 : 503, { status: status === 200 ? "ok" : "node not ready", nodeStatus: status });
+  };
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (path === "/metrics") return void res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(metricsText(uses, opts.thresholds));
+    const gate = opts.checks.find((c) => path === `/check/${c.name}`);
+    const answer = gate ? check(gate) : Promise.resolve(json(404, { error: `no such check: ${path}` }));
+    void answer.then(([status, headers, body]) => res.writeHead(status, headers).end(body));
+  });
+  const port = measure().then(() => new Promise<number>((resolve) => server.listen(opts.port, opts.host, () => resolve((server.address() as { port: number }).port))));
+  return {
+    port,
+    measure,
+    stop: () => {
+      clearInterval(timer);
+      server.close();
+    },
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let opts;
+  try {
+    opts = parseDiskCli(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`rpcstack-disk: ${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (opts === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const w = startDiskWatch(opts);
+  const port = await w.port;
+  process.stdout.write(`rpcstack-disk: /metrics and /check/{${opts.checks.map((c) => c.name).join(",")}} on ${opts.host}:${port}\n`);
+  await new Promise<void>((resolve) => {
+    for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => (w.stop(), resolve()));
+  });
+  return 0;
+}
+
+if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));
