@@ -277,8 +277,11 @@ describe("all problems at once", () => {
 
 describe("gateway.cache", () => {
   it("is on by default with a byte budget per tier, and switches off per chain", () => {
-    expect(load(base()).gateway.cache).toEqual({ enabled: true, maxBytes: 64 * 1024 * 1024, maxObjectBytes: 4 * 1024 * 1024, chains: {} });
-    expect(load(awsBase()).gateway.cache.maxBytes).toBe(256 * 1024 * 1024);
+    expect(load(base()).gateway.cache).toEqual({ enabled: true, maxBytes: 256 * 1024 * 1024, maxObjectBytes: 4 * 1024 * 1024, chains: {} });
+    // The minimum tier holds a Starknet node beside an external L1 (a Sepolia L1 does not fit it).
+    const external = { rpcHttp: "https://l1.example.com", rpcWs: "wss://l1.example.com" };
+    const small = load({ ...base(), tier: "minimum", l1: { external } }, new Set([...secretKeys, "l1"]));
+    expect(small.gateway.cache.maxBytes).toBe(64 * 1024 * 1024);
     const off = load(set(base(), "gateway.cache", { maxBytes: 8388608, chains: { sep1: false } })).gateway.cache;
     expect(off).toMatchObject({ maxBytes: 8388608, chains: { sep1: false } });
   });
