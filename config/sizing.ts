@@ -36,12 +36,13 @@ export function deployedClients(s: StackSettings): SizedClient[] {
 
 export function stackSizing(s: StackSettings): StackSizing | undefined {
   const clients = deployedClients(s);
+  // Devnet's chains live in memory (its clients list is empty); the guard narrows the name.
   if (!clients.length || s.network.name === "devnet") return undefined;
   const table = RESOURCES[s.network.name];
   const history: HistoryMode = s.l1.history ?? "all";
   const nodes = clients.map((client) => need(client, table[client], history));
   const growth = sum(nodes.map((n) => n.growthGBPerMonth));
-  const diskOverride = s.host.kind === "local" || s.host.kind === "ssh" || s.host.kind === "aws" ? s.host.diskGB : undefined;
+  const diskOverride = s.host.diskGB;
   return {
     nodes,
     needGB: sum(nodes.map((n) => n.diskGB)) + SYSTEM_OVERHEAD_GB + growth * s.headroomMonths,

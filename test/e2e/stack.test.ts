@@ -50,6 +50,10 @@ if (missing) {
     const compose = (file: (typeof COMPOSE_FILES)[number], ...args: string[]) =>
       must("docker-compose", ["-p", projectName(file, prefix), "-f", file, ...args], { cwd: out, timeoutMs: 600_000 });
     let images: TestImages;
+    // Juno's volume sits on a 64 MB ext4 file system of its own, so a test can fill it.
+    const junoVolume = `${prefix}rpcstack-sepolia-juno`;
+    let loop = "";
+    let junoData = "";
     let ca: string;
     let gatewayUrl: string;
 
@@ -60,7 +64,7 @@ if (missing) {
       compose("dc-l2.yaml", "up", "-d");
       await waitHealthy([c("juno")], 240_000);
       compose("dc-gateway.yaml", "up", "-d");
-      await waitHealthy([c("sync-health"), c("gateway")], 240_000);
+      await waitHealthy([c("disk-watch"), c("sync-health"), c("gateway")], 240_000);
     }
 
     const started = Date.now();
@@ -84,6 +88,15 @@ if (missing) {
       ].flatMap((p) => ["--publish", p]);
       must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e.yaml"), "--out", out, "--keys-file", join(dir, "keys.json"), "--name-prefix", prefix, ...publish], { cwd: ROOT });
 
+      const img = join(dir, "juno.ext4");
+      must("truncate", ["-s", "64M", img]);
+      must("mkfs.ext4", ["-q", img]);
+      loop = must("losetup", ["--find", "--show", img]);
+      // A plain volume (compose refuses one with other driver options) with the file system mounted on its data path.
+      must("docker", ["volume", "create", junoVolume]);
+      junoData = must("docker", ["volume", "inspect", "--format", "{{.Mountpoint}}", junoVolume]);
+      must("mount", [loop, junoData]);
+
       const t1 = Date.now();
       await up();
       console.log(`e2e stack healthy in ${Math.round((Date.now() - t1) / 1000)} s`);
@@ -98,12 +111,16 @@ if (missing) {
       const files = [...COMPOSE_FILES].reverse();
       for (const f of files) run("docker-compose", ["-p", projectName(f, devPrefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: outDev, timeoutMs: 300_000 });
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
+      // Juno's file system first, or its volume cannot be removed.
+      if (junoData) run("umount", [junoData]);
+      run("docker", ["volume", "rm", "-f", junoVolume]);
       // Whatever `down` could not reach (a file never written, a half-started project).
       const left = (kind: string, args: string[]) => run("docker", [kind, "ls", ...args, "-q", "--filter", `name=${prefix}`]).stdout.split("\n").filter(Boolean);
       const containers = left("container", ["-a"]);
       if (containers.length) run("docker", ["rm", "-f", "-v", ...containers]);
       for (const v of left("volume", [])) run("docker", ["volume", "rm", "-f", v]);
       for (const n of left("network", [])) run("docker", ["network", "rm", n]);
+      if (loop) run("losetup", ["-d", loop]);
       rmSync(dir, { recursive: true, force: true });
       console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
       const remaining = ["container", "volume", "network"].flatMap((k) => left(k, k === "container" ? ["-a"] : []).map((id) => `${k} ${id}`));
@@ -111,6 +128,17 @@ if (missing) {
     }, 600_000);
 
     const clientFor = (chainIds: string, privateKey = key, retries = 2, gw = { url: gatewayUrl, ca }): RpcClient => gatewayClient(gw, chainIds, privateKey, retries);
+
+    /** STRKS through the gateway: 200, or the status the relay failed with. */
+    const strksStatus = () => clientFor("STRKS", key, 0).sendRelay({ method: "starknet_blockNumber", params: [] }).then(() => 200, (e: RelayError) => e.status ?? 0);
+    const until = async (want: number, boundMs: number) => {
+      const t0 = Date.now();
+      while (Date.now() - t0 < boundMs) {
+        if ((await strksStatus()) === want) return Date.now() - t0;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      throw new Error(`no ${want} within ${boundMs} ms`);
+    };
 
     it("every container turns healthy by its own health check; the init steps ran once and succeeded", () => {
       for (const name of ["geth", "lighthouse", "juno", "sync-health", "gateway"]) expect(inspect(c(name), "{{.State.Health.Status}}"), name).toBe("healthy");
@@ -143,22 +171,13 @@ if (missing) {
     it("stopping the L2 node turns its route to 503 within the health-check window; starting it brings 200 back", async () => {
       const cfg = readFileSync(join(out, "gateway/haproxy.cfg"), "utf8");
       // fastinter/downinter only shorten the checks after a failure: inter stays the upper bound.
-      const server = /server s1 juno:\d+ check inter (\d+)(?: fastinter \d+)?(?: downinter \d+)? fall (\d+) rise (\d+)/.exec(cfg);
-      expect(server, "haproxy.cfg checks the L2 node by its service name").not.toBeNull();
+      // The check goes through the disk watcher, which asks the node's own /ready/sync each time.
+      const server = /server s1 disk-watch:\d+ check inter (\d+)(?: fastinter \d+)?(?: downinter \d+)? fall (\d+) rise (\d+)/.exec(cfg);
+      expect(server, "haproxy.cfg checks the L2 node through the disk watcher").not.toBeNull();
       const connectMs = Number(/timeout connect (\d+)s/.exec(cfg)![1]) * 1000;
       const [inter, fall, rise] = server!.slice(1).map(Number);
       // A stopped container's address stops answering: each failing check may wait out the connect timeout.
       const downBound = fall * (inter + connectMs) + 10_000;
-      const strks = clientFor("STRKS", key, 0);
-      const status = () => strks.sendRelay({ method: "starknet_blockNumber", params: [] }).then(() => 200, (e: RelayError) => e.status ?? 0);
-      const until = async (want: number, boundMs: number) => {
-        const t0 = Date.now();
-        while (Date.now() - t0 < boundMs) {
-          if ((await status()) === want) return Date.now() - t0;
-          await new Promise((r) => setTimeout(r, 500));
-        }
-        throw new Error(`no ${want} within ${boundMs} ms`);
-      };
       must("docker", ["stop", c("juno")]);
       try {
         const toDown = await until(503, downBound);
@@ -170,6 +189,25 @@ if (missing) {
       }
       const toUp = await until(200, rise * inter + 30_000);
       console.log(`e2e: 200 ${toUp} ms after the L2 node started`);
+    });
+
+    it("a data volume filled past disk.stopPercent takes its node out of the gateway (503); freeing it brings 200 back", async () => {
+      const onVolume = (...cmd: string[]) => must("docker", ["run", "--rm", "--user", "0", "--entrypoint", "sh", "-v", `${junoVolume}:/data`, images.node, "-c", cmd.join(" ")]);
+      // As root, so the reserved blocks fill too: the volume reads 100% used.
+      onVolume("dd if=/dev/zero of=/data/rpcstack-e2e-fill bs=1M 2>/dev/null; true");
+      try {
+        const toDown = await until(503, 60_000);
+        console.log(`e2e: 503 ${toDown} ms after the Juno volume filled`);
+        const metrics = must("docker", ["exec", c("disk-watch"), "node", "-e", "fetch('http://127.0.0.1:9105/metrics').then(r => r.text()).then(t => process.stdout.write(t))"]);
+        expect(Number(/rpcstack_volume_used_ratio\{volume="juno"\} ([0-9.]+)/.exec(metrics)?.[1])).toBeGreaterThan(0.95);
+        expect(run("docker", ["logs", c("disk-watch")]).stdout).toMatch(/volume juno is \d+\.\d% full .*the gateway stops routing to its node/);
+        // The node itself still answers: the disk, not the node, took it out.
+        expect(run("docker", ["inspect", "--format", "{{.State.Running}}", c("juno")]).stdout.trim()).toBe("true");
+      } finally {
+        onVolume("rm -f /data/rpcstack-e2e-fill");
+      }
+      const toUp = await until(200, 60_000);
+      console.log(`e2e: 200 ${toUp} ms after the fill was removed`);
     });
 
     it("docker inspect: RPC ports only on loopback, engine/metrics/health ports unpublished, indexer non-root and reading its script", () => {

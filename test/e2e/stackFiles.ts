@@ -12,7 +12,8 @@ export function writeStackFiles(dir: string, images: TestImages): void {
   const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
   Object.assign(stack.config, {
     "rpcstack:network": "testnet",
-    "rpcstack:tier": "minimum",
+    // A Sepolia L1 + L2 needs ~1.1 TB (config/resources.ts): only the recommended tier passes the check.
+    "rpcstack:tier": "recommended",
     "rpcstack:l1": { executionImage: images.geth, consensusImage: images.lighthouse },
     "rpcstack:l2": { client: "juno", pendingPollInterval: "3s", image: images.juno },
     "rpcstack:indexer": { image: images.node },
