@@ -103,6 +103,15 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
  */
 export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), String(o.rateLimitPerSecond * 10), String(sc)];
 
+/*
+ * With a data filter in the tunnel, HAProxy no longer switches to `timeout tunnel` (src/stream.c
+ * applies it only once a channel has no analyser left): the client and server timeouts measure
+ * idleness instead (traffic either way keeps a socket open, checked on 2.6.12). So a WebSocket
+ * backend's server timeout is the idle timeout, and the client timeout is never shorter.
+ */
+export const wsBackendDirectives = (o: GatewayOptions): Directive[] => [wsFilter(o, 0), ["timeout", "server", `${o.wsIdleTimeoutSeconds}s`]];
+export const clientTimeout = (o: GatewayOptions) => `${Math.max(60, o.wsIdleTimeoutSeconds)}s`;
+
 /** gRPC messages (grpc_limit in policy.lua) up to maxBodyBytes each: gRPC bodies are streams. */
 export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
 

@@ -5,7 +5,7 @@
  */
 import { ERRORS_SECTION, errorFilesDirectives, refuse, refuseDirective } from "./errors.js";
 import { anon, req, type Directive, type Section } from "./model.js";
-import { tuneDirectives } from "./limits.js";
+import { clientTimeout, tuneDirectives } from "./limits.js";
 import type { GatewayOptions } from "./types.js";
 
 export function globalSection(o: GatewayOptions, lua: string, extra: readonly Directive[] = []): Section {
@@ -41,7 +41,7 @@ export function defaultsSection(o: GatewayOptions): Section {
       ["log", "global"],
       ["option", "dontlognull"],
       ["timeout", "connect", "5s"],
-      ["timeout", "client", "60s"],
+      ["timeout", "client", clientTimeout(o)],
       ["timeout", "server", "60s"],
       ["timeout", "http-request", "10s"],
       ["timeout", "http-keep-alive", "15s"],

@@ -18,6 +18,16 @@
  * puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
  */
 export const WS_LIMIT_LUA = String.raw`
+-- Lets the rest of the current frame or message through; true when the next header is not in yet.
+local function pass(st, avail, pos)
+  if st.left > 0 then
+    local n = math.min(st.left, avail - pos)
+    st.left, pos = st.left - n, pos + n
+    if st.left > 0 then return pos, true end
+  end
+  return pos, pos >= avail
+end
+
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
 
@@ -35,12 +45,9 @@ function WsLimit:tcp_payload(txn, chn)
   msg.__filter = chn.__filter
   local avail, pos = chn:input(), 0
   while true do
-    if self.left > 0 then
-      local n = math.min(self.left, avail - pos)
-      self.left, pos = self.left - n, pos + n
-      if self.left > 0 then return pos end
-    end
-    if pos >= avail then return pos end
+    local wait
+    pos, wait = pass(self, avail, pos)
+    if wait then return pos end
     local h = msg:body(pos, math.min(14, avail - pos)) or ''
     if #h < 2 then return pos end
     local b1, b2 = h:byte(1, 2)
@@ -80,12 +87,9 @@ end
 function GrpcLimit:http_payload(txn, msg)
   local avail, pos = msg:input(), 0
   while true do
-    if self.left > 0 then
-      local n = math.min(self.left, avail - pos)
-      self.left, pos = self.left - n, pos + n
-      if self.left > 0 then return pos end
-    end
-    if pos >= avail then return pos end
+    local wait
+    pos, wait = pass(self, avail, pos)
+    if wait then return pos end
     local h = msg:body(pos, math.min(5, avail - pos)) or ''
     if #h < 5 then return pos end
     local len = string.unpack('>I4', h, 2)

@@ -5,7 +5,7 @@
  */
 import { connect as http2Connect, createServer as createH2cServer } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import WebSocket, { WebSocketServer } from "ws";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
@@ -182,4 +182,39 @@ describe("gRPC messages on a Cosmos gRPC hostname", () => {
       grpc.close();
     }
   }, 30_000);
+});
+
+describe("idle WebSockets with the filter in the tunnel", () => {
+  it("a socket the node keeps sending on outlives the idle timeout; a silent one does not", async () => {
+    // A node that pushes a message every 300 ms on the first socket and stays silent on the next.
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    let sockets = 0;
+    server.on("connection", (s) => {
+      if (sockets++ > 0) return;
+      const t = setInterval(() => s.send("head"), 300);
+      s.on("close", () => clearInterval(t));
+    });
+    await new Promise((r) => server.on("listening", r));
+    const wsUrl = `ws://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const node = await startRecorder();
+    const g = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: wsUrl } }], [{ name: "ws", key: KEY }], { wsIdleTimeoutSeconds: 2 });
+    try {
+      const pushed = await open(g);
+      let heads = 0;
+      pushed.ws.on("message", () => heads++);
+      const silent = await open(g);
+      // The silent one closes (within the test's time limit); the pushed one outlives it by more
+      // than another idle timeout.
+      await silent.closed;
+      expect(pushed.ws.readyState).toBe(WebSocket.OPEN);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(pushed.ws.readyState).toBe(WebSocket.OPEN);
+      expect(heads).toBeGreaterThan(10);
+      pushed.ws.close();
+    } finally {
+      await g.stop();
+      await node.stop();
+      server.close();
+    }
+  }, 20_000);
 });
