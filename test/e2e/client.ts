@@ -32,3 +32,13 @@ export function gatewayClient(gw: { readonly url: string; readonly ca: string },
     } as any,
   });
 }
+
+/** Milliseconds until `probe` gives `want`, asked every 500 ms; throws after `boundMs`. */
+export async function msUntil<T>(probe: () => Promise<T>, want: T, boundMs: number): Promise<number> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < boundMs) {
+    if ((await probe()) === want) return Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`no ${String(want)} within ${boundMs} ms`);
+}

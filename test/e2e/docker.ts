@@ -45,3 +45,35 @@ export async function waitHealthy(containers: readonly string[], timeoutMs: numb
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
+
+/** A named volume whose data path is a small ext4 file system of its own, so a test can fill it. */
+export interface SmallVolume {
+  readonly name: string;
+  /** Unmounts the file system, removes the volume and detaches the loop device; safe to call twice. */
+  remove(): void;
+}
+
+export function smallVolume(name: string, imageFile: string, size = "64M"): SmallVolume {
+  let loop = "";
+  let data = "";
+  const remove = () => {
+    // The file system first, or the volume cannot be removed.
+    if (data) run("umount", [data]);
+    run("docker", ["volume", "rm", "-f", name]);
+    if (loop) run("losetup", ["-d", loop]);
+    loop = data = "";
+  };
+  try {
+    must("truncate", ["-s", size, imageFile]);
+    must("mkfs.ext4", ["-q", imageFile]);
+    loop = must("losetup", ["--find", "--show", imageFile]);
+    // A plain volume (compose refuses one with other driver options) with the file system mounted on its data path.
+    must("docker", ["volume", "create", name]);
+    data = must("docker", ["volume", "inspect", "--format", "{{.Mountpoint}}", name]);
+    must("mount", [loop, data]);
+  } catch (e) {
+    remove();
+    throw e;
+  }
+  return { name, remove };
+}

@@ -20,8 +20,8 @@ import { COMPOSE_FILES, projectName } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
 import { freePort } from "../support/net.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
-import { gatewayClient } from "./client.js";
-import { engineMissing, inspect, must, run, waitHealthy } from "./docker.js";
+import { gatewayClient, msUntil } from "./client.js";
+import { engineMissing, inspect, must, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
 import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
 
 const missing = engineMissing();
@@ -52,8 +52,7 @@ if (missing) {
     let images: TestImages;
     // Juno's volume sits on a 64 MB ext4 file system of its own, so a test can fill it.
     const junoVolume = `${prefix}rpcstack-sepolia-juno`;
-    let loop = "";
-    let junoData = "";
+    let junoFs: SmallVolume | undefined;
     let ca: string;
     let gatewayUrl: string;
 
@@ -88,14 +87,7 @@ if (missing) {
       ].flatMap((p) => ["--publish", p]);
       must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e.yaml"), "--out", out, "--keys-file", join(dir, "keys.json"), "--name-prefix", prefix, ...publish], { cwd: ROOT });
 
-      const img = join(dir, "juno.ext4");
-      must("truncate", ["-s", "64M", img]);
-      must("mkfs.ext4", ["-q", img]);
-      loop = must("losetup", ["--find", "--show", img]);
-      // A plain volume (compose refuses one with other driver options) with the file system mounted on its data path.
-      must("docker", ["volume", "create", junoVolume]);
-      junoData = must("docker", ["volume", "inspect", "--format", "{{.Mountpoint}}", junoVolume]);
-      must("mount", [loop, junoData]);
+      junoFs = smallVolume(junoVolume, join(dir, "juno.ext4"));
 
       const t1 = Date.now();
       await up();
@@ -111,16 +103,13 @@ if (missing) {
       const files = [...COMPOSE_FILES].reverse();
       for (const f of files) run("docker-compose", ["-p", projectName(f, devPrefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: outDev, timeoutMs: 300_000 });
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
-      // Juno's file system first, or its volume cannot be removed.
-      if (junoData) run("umount", [junoData]);
-      run("docker", ["volume", "rm", "-f", junoVolume]);
+      junoFs?.remove();
       // Whatever `down` could not reach (a file never written, a half-started project).
       const left = (kind: string, args: string[]) => run("docker", [kind, "ls", ...args, "-q", "--filter", `name=${prefix}`]).stdout.split("\n").filter(Boolean);
       const containers = left("container", ["-a"]);
       if (containers.length) run("docker", ["rm", "-f", "-v", ...containers]);
       for (const v of left("volume", [])) run("docker", ["volume", "rm", "-f", v]);
       for (const n of left("network", [])) run("docker", ["network", "rm", n]);
-      if (loop) run("losetup", ["-d", loop]);
       rmSync(dir, { recursive: true, force: true });
       console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
       const remaining = ["container", "volume", "network"].flatMap((k) => left(k, k === "container" ? ["-a"] : []).map((id) => `${k} ${id}`));
@@ -131,14 +120,7 @@ if (missing) {
 
     /** STRKS through the gateway: 200, or the status the relay failed with. */
     const strksStatus = () => clientFor("STRKS", key, 0).sendRelay({ method: "starknet_blockNumber", params: [] }).then(() => 200, (e: RelayError) => e.status ?? 0);
-    const until = async (want: number, boundMs: number) => {
-      const t0 = Date.now();
-      while (Date.now() - t0 < boundMs) {
-        if ((await strksStatus()) === want) return Date.now() - t0;
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      throw new Error(`no ${want} within ${boundMs} ms`);
-    };
+    const until = (want: number, boundMs: number) => msUntil(strksStatus, want, boundMs);
 
     it("every container turns healthy by its own health check; the init steps ran once and succeeded", () => {
       for (const name of ["geth", "lighthouse", "juno", "sync-health", "gateway"]) expect(inspect(c(name), "{{.State.Health.Status}}"), name).toBe("healthy");
