@@ -98,7 +98,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
   }
 
   // Gateway.
-  const gw = isObj(raw.gateway) ? raw.gateway : {};
+  const gw: NonNullable<RawConfig["gateway"]> = isObj(raw.gateway) ? raw.gateway : {};
   if (hostKind !== undefined && hostKind !== "local" && gw.domain === undefined) {
     out.push(problem(["gateway", "domain"], `is required when rpcstack:host.kind is ${String(hostKind)} (the public TLS certificate is issued for it)`));
   }

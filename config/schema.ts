@@ -14,39 +14,40 @@ const hostname = {
   type: "string",
   pattern: "^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$",
   "x-hint": 'must be a lowercase DNS hostname like "rpc.example.com"',
-};
+} as const;
 const address = {
   type: "string",
   pattern: "^([0-9]{1,3}(\\.[0-9]{1,3}){3}|[0-9a-fA-F:]+:[0-9a-fA-F:]*|([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)$",
   "x-hint": "must be a hostname or an IP address",
-};
-const url = (schemes: string[]) => ({
-  type: "string",
-  format: "uri",
-  pattern: `^(${schemes.join("|")})://[^\\s/?#]+`,
-  "x-hint": `must be a ${schemes.map((s) => s + "://").join(" or ")} URL`,
-});
+} as const;
+const url = (schemes: string[]) =>
+  ({
+    type: "string",
+    format: "uri",
+    pattern: `^(${schemes.join("|")})://[^\\s/?#]+`,
+    "x-hint": `must be a ${schemes.map((s) => s + "://").join(" or ")} URL`,
+  }) as const;
 const image = {
   type: "string",
   pattern: "^[a-z0-9]+([._/:-][a-zA-Z0-9]+)*(@sha256:[a-f0-9]{64})?$",
   "x-hint": 'must be an image reference like "ethereum/client-go:v1.17.5"',
-};
+} as const;
 const duration = {
   type: "string",
   pattern: "^[1-9][0-9]*(ms|s|m)$",
   "x-hint": 'must be a duration like "3s"',
-};
+} as const;
 const release = {
   type: "string",
   pattern: "^v?[0-9]+\\.[0-9]+\\.[0-9]+$",
   "x-hint": 'must be a release like "v0.17.0"',
-};
+} as const;
 const cidr = {
   type: "string",
   pattern:
     "^(([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])|[0-9a-fA-F:]+:[0-9a-fA-F:]*/([0-9]|[1-9][0-9]|1[01][0-9]|12[0-8]))$",
   "x-hint": 'must be a CIDR block like "203.0.113.7/32"',
-};
+} as const;
 const port = { type: "integer", minimum: 1, maximum: 65535 } as const;
 /** The chain-data disk, instead of the tier's figure (aws: the data volume's size). */
 const diskGB = { type: "integer", minimum: 10, maximum: 65536 } as const;
@@ -70,7 +71,7 @@ const awsHost = {
   },
   required: ["kind", "region", "sshPublicKey"],
   additionalProperties: false,
-};
+} as const;
 export const sshHost = {
   type: "object",
   properties: {
@@ -82,13 +83,13 @@ export const sshHost = {
   },
   required: ["kind", "address", "user"],
   additionalProperties: false,
-};
+} as const;
 const localHost = {
   type: "object",
   properties: { kind: { const: "local" }, diskGB },
   required: ["kind"],
   additionalProperties: false,
-};
+} as const;
 
 const chain = {
   type: "object",
@@ -115,10 +116,10 @@ const chain = {
   },
   required: ["path", "chainId", "kind", "upstreams"],
   additionalProperties: false,
-};
+} as const;
 
 /** JSON-RPC method names, or families ending in "_" (debug_). */
-const methodList = { type: "array", items: { type: "string", pattern: "^[A-Za-z0-9_]{1,128}$", "x-hint": "must be method names or families like \"debug_\"" } };
+const methodList = { type: "array", items: { type: "string", pattern: "^[A-Za-z0-9_]{1,128}$", "x-hint": "must be method names or families like \"debug_\"" } } as const;
 
 export const configSchema = {
   type: "object",

@@ -1,24 +1,14 @@
+import type { FromSchema } from "json-schema-to-ts";
+import type { configSchema } from "./schema.js";
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
 import type { HistoryMode } from "./resources.js";
 import type { Tier, TierName } from "./tiers.js";
 
-/** Keys an operator sets under `rpcstack:`, as written (before defaults). */
-export interface RawConfig {
-  network?: NetworkName;
-  tier?: TierName;
-  host?: RawHost;
-  l1?: { executionImage?: string; consensusImage?: string; executionVersion?: string; consensusVersion?: string; checkpointSyncUrl?: string; history?: HistoryMode; external?: L1Endpoint };
-  l2?: { client?: L2ClientName; image?: string; version?: string; pendingPollInterval?: string };
-  indexer?: { enabled?: boolean; image?: string; command?: string[] };
-  gateway?: { domain?: string; acmeEmail?: string; chains?: ExtraChain[]; rateLimitPerSecond?: number; maxBodyKiB?: number; maxConnections?: number; relayExternalL1?: boolean; image?: string; certbotImage?: string } & Partial<Omit<GatewayLimits, "cache">> & { cache?: Partial<GatewayCache> };
-  projectKeys?: ProjectKey[];
-  sshPrivateKey?: string;
-  retainData?: boolean;
-  geolocation?: string;
-  readiness?: Partial<ReadinessConfig>;
-  headroomMonths?: number;
-  disk?: Partial<DiskThresholds>;
-}
+/**
+ * Keys an operator sets under `rpcstack:`, as written (before defaults): derived from the JSON
+ * schema (config/schema.ts), so the schema is the one place a key's shape is written.
+ */
+export type RawConfig = FromSchema<typeof configSchema, { keepDefaultedPropertiesOptional: true }>;
 
 /** Data-volume use, in percent: readiness warns above `warnPercent`, the gateway stops routing above `stopPercent`. */
 export interface DiskThresholds {
@@ -32,11 +22,8 @@ export interface L1Endpoint {
   readonly rpcWs: string;
 }
 
-
-export type RawHost =
-  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom?: string[]; diskGB?: number; diskIops?: number }
-  | { kind: "ssh"; address: string; user: string; port?: number; diskGB?: number }
-  | { kind: "local"; diskGB?: number };
+/** `rpcstack:host` as written: one of the schema's host kinds. */
+export type RawHost = NonNullable<RawConfig["host"]>;
 
 /** `diskGB`: the disk the chain data gets, instead of the tier's; `diskIops`: the aws volume's IOPS. */
 export type HostConfig =

@@ -1,7 +1,9 @@
 /** README's configuration table against the schema: a key cannot be added, or removed, without its row. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { RawConfig, RawHost } from "../config/types.js";
+import type { HistoryMode } from "../config/resources.js";
 import { SECRET_KEYS, configDefaults, configKeys } from "../config/schema.js";
 import { GATEWAY_LIMIT_DEFAULTS } from "../gateway/types.js";
 import { ROOT } from "./harness.js";
@@ -52,5 +54,16 @@ describe("README's configuration table", () => {
   it("says which keys are secrets, as the schema marks them", () => {
     expect(SECRET_KEYS.length).toBeGreaterThan(0);
     for (const k of SECRET_KEYS) expect(rows.get(k), k).toMatch(/\bsecret\b/);
+  });
+});
+
+describe("the config types, derived from the schema (json-schema-to-ts)", () => {
+  it("name the schema's keys with its value types; .ci/run's typecheck fails when they drift", () => {
+    expectTypeOf<RawConfig>().not.toBeUnknown();
+    expectTypeOf<RawConfig["headroomMonths"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<NonNullable<RawConfig["l1"]>["history"]>().toEqualTypeOf<HistoryMode | undefined>();
+    expectTypeOf<RawHost["kind"]>().toEqualTypeOf<"aws" | "ssh" | "local">();
+    // The keys asserted above are the schema's own.
+    expect(configKeys()).toEqual(expect.arrayContaining(["headroomMonths", "l1.history", "host.kind"]));
   });
 });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RESULT_PREFIX } from "../readiness/cli.js";
 import { ROOT } from "./harness.js";
-import { startHardhat, type EvmNode } from "./support/hardhat.js";
+import { hardhatForTests } from "./support/hardhat.js";
 import { freePort, start } from "./support/net.js";
 import { startStarknetSim } from "./support/starknetSim.js";
 
@@ -30,19 +30,13 @@ function ready(args: string[], timeoutMs = 60_000): Promise<{ code: number | nul
 
 const result = (out: string) => JSON.parse(out.split("\n").find((l) => l.startsWith(RESULT_PREFIX))!.slice(RESULT_PREFIX.length));
 
-let evm: EvmNode;
-beforeAll(async () => {
-  evm = await startHardhat();
-}, 90_000);
-afterAll(async () => {
-  await evm?.stop();
-});
+const evm = hardhatForTests();
 
 describe("rpcstack-ready against a real EVM node and a Starknet simulator", () => {
   it("waits while L2 walks from syncing to synced, printing progress, then exits 0", async () => {
     const sim = await startStarknetSim({ from: 1000, to: 1004, hex: true });
     try {
-      const { code, out } = await ready(["--l1", evm.url, "--l2", sim.url, "--interval-seconds", "0.2", "--timeout-minutes", "1"]);
+      const { code, out } = await ready(["--l1", evm().url, "--l2", sim.url, "--interval-seconds", "0.2", "--timeout-minutes", "1"]);
       expect(code).toBe(0);
       const lines = out.split("\n").filter((l) => l.startsWith("["));
       // Progress per poll: L2 block numbers climb, then it is synced.
@@ -85,7 +79,7 @@ describe("rpcstack-ready against a real EVM node and a Starknet simulator", () =
   });
 
   it("compares the L1 head with a reference node: within tolerance is synced", async () => {
-    const { code, out } = await ready(["--l1", evm.url, "--l1-reference", evm.url, "--tolerance-blocks", "2", "--interval-seconds", "0.2", "--timeout-minutes", "0.5"]);
+    const { code, out } = await ready(["--l1", evm().url, "--l1-reference", evm().url, "--tolerance-blocks", "2", "--interval-seconds", "0.2", "--timeout-minutes", "0.5"]);
     expect(code).toBe(0);
     expect(result(out).l1.reason).toMatch(/reference at \d+ \(tolerance 2\)/);
   });
@@ -93,7 +87,7 @@ describe("rpcstack-ready against a real EVM node and a Starknet simulator", () =
   it("times out with the last state when a node stays behind (exit 1)", async () => {
     const sim = await startStarknetSim({ from: 10, to: 10_000, step: 1 });
     try {
-      const { code, out } = await ready(["--l1", evm.url, "--l2", sim.url, "--interval-seconds", "0.2", "--timeout-minutes", "0.03"]);
+      const { code, out } = await ready(["--l1", evm().url, "--l2", sim.url, "--interval-seconds", "0.2", "--timeout-minutes", "0.03"]);
       expect(code).toBe(1);
       expect(out).toMatch(/timed out after 0\.03 min before the nodes were synced\. Last state: .*l2: syncing \| block \d+ of 10000/);
       expect(result(out).synced).toBe(false);
@@ -153,7 +147,7 @@ describe("rpcstack-ready --serve (live gating for the gateway)", () => {
   it("answers 200 while synced and 503 with the reason while behind", async () => {
     const sim = await startStarknetSim({ from: 1, to: 3 });
     const port = await freePort();
-    const child = start(TSX, [join(ROOT, "readiness/cli.ts"), "--l1", evm.url, "--l2", sim.url, "--serve", String(port), "--serve-host", "127.0.0.1", "--interval-seconds", "0.2"], { cwd: ROOT });
+    const child = start(TSX, [join(ROOT, "readiness/cli.ts"), "--l1", evm().url, "--l2", sim.url, "--serve", String(port), "--serve-host", "127.0.0.1", "--interval-seconds", "0.2"], { cwd: ROOT });
     try {
       const get = async (path: string) => {
         const r = await fetch(`http://127.0.0.1:${port}${path}`);

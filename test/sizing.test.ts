@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resourceTableMarkdown } from "../config/index.js";
 import { RESULT_PREFIX } from "../readiness/cli.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "./harness.js";
-import { startHardhat, type EvmNode } from "./support/hardhat.js";
+import { hardhatForTests } from "./support/hardhat.js";
 
 const EXTERNAL = { rpcHttp: "https://ops:l1-s3cret@l1.example.net/v3/abc123key", rpcWs: "wss://ops:l1-s3cret@l1.example.net/ws/v3/abc123key" };
 
@@ -99,16 +99,10 @@ describe("an external L1 under the mock engine", () => {
 });
 
 describe("rpcstack-ready against a real EVM node as the external L1", () => {
-  let evm: EvmNode;
-  beforeAll(async () => {
-    evm = await startHardhat();
-  }, 90_000);
-  afterAll(async () => {
-    await evm?.stop();
-  });
+  const evm = hardhatForTests();
 
   it("reads the URL (with credentials) from the environment, reports L1 synced, and never prints it", async () => {
-    const withCreds = evm.url.replace("http://", "http://ops:l1-s3cret@");
+    const withCreds = evm().url.replace("http://", "http://ops:l1-s3cret@");
     const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
       const p = spawn(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "readiness/cli.ts"), "--l1-from-env", "RPCSTACK_L1_URL", "--report-only"], {
         cwd: ROOT,
