@@ -6,7 +6,7 @@ import { RelayError, createClient } from "../client/index.js";
 import { startCosmosSim, SIM_HEIGHT, type CosmosSim } from "./support/cosmosSim.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
-import { freePort } from "./support/net.js";
+import { freePort, stopEach } from "./support/net.js";
 
 const KEY = "client_test_key_0123456789abcdefghijkl";
 const BADGE_KEY = "badge_issued_key_0123456789abcdefghijk";
@@ -56,9 +56,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await gw?.stop();
-  await evm?.stop();
-  await cosmos?.stop();
+  await stopEach(gw, evm, cosmos);
   slow?.closeAllConnections();
   slow?.close();
   badge?.close();

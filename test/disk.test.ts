@@ -13,6 +13,7 @@ import { volumeUse } from "../readiness/disk.js";
 import { parseDiskCli, startDiskWatch, type DiskWatch } from "../readiness/diskWatch.js";
 import { haproxyVersion, startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually } from "./support/http.js";
+import { stopEach } from "./support/net.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
 import { startSwitch } from "./support/cosmosSim.js";
 
@@ -55,9 +56,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await gw?.stop();
-  await strk?.stop();
-  await nodeReady?.stop();
+  await stopEach(gw, strk, nodeReady);
   watch?.stop();
   if (mounted) execFileSync("umount", [dir]);
   rmSync(dir, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import WebSocket from "ws";
 import type { GatewayChain } from "../gateway/build.js";
 import { startCosmosSim, startSwitch, SIM_HEIGHT, type CosmosSim } from "./support/cosmosSim.js";
 import { startGateway, haproxyVersion, type RunningGateway } from "./support/haproxy.js";
-import { eventually, hostRequest } from "./support/http.js";
+import { eventually, hostRequest, wsRoundTrip } from "./support/http.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
 import { stopEach } from "./support/net.js";
@@ -126,12 +126,7 @@ describe(`gateway on ${haproxyVersion()}`, () => {
 
   it("the secret query parameter never reaches the upstream WebSocket", async () => {
     const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/cosmoshub/rpc/${KEY}?secret=s3cr3t`);
-    const reply = await new Promise<any>((resolve, reject) => {
-      ws.on("error", reject);
-      ws.on("open", () => ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "status", params: {} })));
-      ws.on("message", (d) => resolve(JSON.parse(String(d))));
-    });
-    ws.close();
+    const reply = await wsRoundTrip(ws, { jsonrpc: "2.0", id: 1, method: "status", params: {} });
     expect(reply.result.node_info.network).toBe("cosmoshub-4");
     const upgrade = cosmos.seen.filter((r) => r.method === "UPGRADE").at(-1)!;
     expect(upgrade.url).toBe("/websocket");
@@ -188,12 +183,7 @@ describe(`gateway on ${haproxyVersion()}`, () => {
     expect(JSON.parse(rest.body).default_node_info.network).toBe("cosmoshub-4");
 
     const ws = new WebSocket(`wss://127.0.0.1:${gw.httpsPort}/websocket`, { servername: HOSTS.tendermintRpc, headers: { Host: HOSTS.tendermintRpc } } as WebSocket.ClientOptions);
-    const reply = await new Promise<any>((resolve, reject) => {
-      ws.on("error", reject);
-      ws.on("open", () => ws.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "abci_info", params: {} })));
-      ws.on("message", (d) => resolve(JSON.parse(String(d))));
-    });
-    ws.close();
+    const reply = await wsRoundTrip(ws, { jsonrpc: "2.0", id: 3, method: "abci_info", params: {} });
     expect(reply.result.response.data).toBe("GaiaApp");
 
     const session = http2Connect(`https://127.0.0.1:${gw.httpsPort}`, { servername: HOSTS.grpc });

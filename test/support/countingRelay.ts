@@ -5,6 +5,7 @@
  * block below the head or take the tag away.
  */
 import { createServer, request, type Server } from "node:http";
+import { listenLoopback } from "./http.js";
 
 export interface RelayFinality {
   /** Answer the finality poll (`finalized` / `l1_accepted`) with this block number instead. */
@@ -67,10 +68,8 @@ export async function startCountingRelay(target: string): Promise<CountingRelay>
       });
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenLoopback(server),
     calls,
     polls: () => polls,
     finality,

@@ -3,6 +3,7 @@
  * per call (numbers as integers or hex strings), plus the few reads the indexer and gateway use.
  */
 import { createServer, type Server } from "node:http";
+import { listenLoopback } from "./http.js";
 
 export interface StarknetSimOptions {
   /** Block the node starts at and the chain head it catches up to. */
@@ -111,10 +112,8 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
       res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(reply));
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenLoopback(server),
     calls,
     healthChecks: () => checks,
     head: () => current,
