@@ -15,6 +15,12 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 
 const OPEN_CIDRS = new Set(["0.0.0.0/0", "::/0"]);
 
+/** Why `l2.pendingPollInterval` does not apply to an L2 client other than Juno. */
+const POLL_NOT_APPLICABLE: Readonly<Record<string, string>> = {
+  pathfinder: "applies to Juno only (rpcstack:l2.client is pathfinder, which polls pending blocks itself)",
+  "starknet-devnet": "applies to Juno only: Starknet Devnet makes its own blocks (every 2 s on network devnet) and polls nothing; remove the key",
+};
+
 /**
  * `secretsAvailable: false` is for tools that never see secrets (the compose exporter): an
  * unset secret is then not a problem.
@@ -62,17 +68,8 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
       if ("error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
     }
   }
-  if (l2Client === "pathfinder" && raw.l2?.pendingPollInterval !== undefined) {
-    out.push(problem(["l2", "pendingPollInterval"], "applies to Juno only (rpcstack:l2.client is pathfinder, which polls pending blocks itself)"));
-  }
-  if (l2Client === "starknet-devnet" && raw.l2?.pendingPollInterval !== undefined) {
-    out.push(
-      problem(
-        ["l2", "pendingPollInterval"],
-        "applies to Juno only: Starknet Devnet makes its own blocks (every 2 s on network devnet) and polls nothing; remove the key",
-      ),
-    );
-  }
+  const notJuno = isStr(l2Client) && Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
+  if (notJuno && raw.l2?.pendingPollInterval !== undefined) out.push(problem(["l2", "pendingPollInterval"], notJuno));
 
   // Host kinds.
   if (secretsAvailable && hostKind === "ssh" && raw.sshPrivateKey === undefined) {
