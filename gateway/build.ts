@@ -11,7 +11,7 @@ import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { policyLua, policyRules } from "./policy.js";
-import { chainRoutes } from "./routes.js";
+import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { WS_LIMIT_LUA } from "./wsLimitLua.js";
 import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
@@ -50,7 +50,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const keyed: Cond = ["gateway_path", ...anon("var(txn.keyname)", "-m", "found")];
   const ws: Cond = ["gateway_path", ...anon("var(txn.iface)", "-m", "str", "rpc"), ...anon("hdr(upgrade)", "-i", "websocket")];
   // gRPC streams and WebSocket upgrades are not bodies to wait for.
-  const bodied: Cond = [...(grpcHosts.length ? ["!", ...anon("req.hdr(host),field(1,:)", "-i", ...grpcHosts)] : []), "!", ...anon("hdr(upgrade)", "-m", "found")];
+  const bodied: Cond = [...(grpcHosts.length ? ["!", ...hostIs(...grpcHosts)] : []), "!", ...anon("hdr(upgrade)", "-m", "found")];
   const rateAddr = String(opts.rateLimitPerSecond * 10);
 
   const rules: Rule[] = [
@@ -96,9 +96,9 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
       ["bind", `${opts.bindAddress}:${opts.httpsPort}`, "ssl", "crt", opts.certFile, "alpn", "h2,http/1.1"],
       ["log-format", logFormat],
       ["acl", "gateway_path", "path_beg", "/gateway/"],
-      ["acl", "public_host", ...(hostnames.length ? ["req.hdr(host),field(1,:)", "-i", ...hostnames] : ["always_false"])],
+      ["acl", "public_host", ...(hostnames.length ? [HOST_FETCH, "-i", ...hostnames] : ["always_false"])],
       ["acl", "served", "path_beg", "/gateway/"],
-      ["acl", "served", ...(hostnames.length ? ["req.hdr(host),field(1,:)", "-i", ...hostnames] : ["always_false"])],
+      ["acl", "served", ...(hostnames.length ? [HOST_FETCH, "-i", ...hostnames] : ["always_false"])],
       ["acl", "known_chain", "var(txn.chain)", "-m", "str", ...(chains.length ? chains.map((c) => c.path) : ["-"])],
       ["acl", "known_iface", "var(txn.iface)", "-m", "str", ...INTERFACES],
     ],

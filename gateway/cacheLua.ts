@@ -52,7 +52,9 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   local s = txn.f:req_body() or ''
   local first = skip(s, 1)
   st.requests = st.requests + 1
-  local mk, ia, ib = unid(s, chain)
+  -- Aliases are kept for single calls only: a batch's cut body can never name one.
+  local mk, ia, ib
+  if s:sub(first, first) ~= '[' then mk, ia, ib = unid(s, chain) end
   local known = mk and ALIAS[mk]
   local token
   if known and STORE[known.key] == known then

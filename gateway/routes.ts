@@ -28,7 +28,9 @@ export interface ChainRoutes {
 export const on = (c: GatewayChain, iface: Interface): string[] =>
   anon("var(txn.chain)", "-m", "str", c.path).concat(anon("var(txn.iface)", "-m", "str", iface));
 export const exactPath: Cond = anon("var(txn.rest)", "-m", "len", "0");
-export const hostIs = (name: string): string[] => anon("req.hdr(host),field(1,:)", "-i", name);
+/** The request's host name without a port: what public hostnames are matched on. */
+export const HOST_FETCH = "req.hdr(host),field(1,:)";
+export const hostIs = (...names: string[]): string[] => anon(HOST_FETCH, "-i", ...names);
 
 /** Methods each public hostname answers (OPTIONS is the CORS preflight, answered before). */
 const HOST_METHODS = { tendermintRpc: ["GET", "HEAD", "POST"], rest: ["GET", "HEAD", "POST"], grpc: ["POST"] } as const;

@@ -6,6 +6,7 @@
 import { ERRORS_SECTION, errorFilesDirectives, refuse, refuseDirective } from "./errors.js";
 import { anon, req, type Directive, type Section } from "./model.js";
 import { clientTimeout, tuneDirectives } from "./limits.js";
+import { hostIs } from "./routes.js";
 import type { GatewayOptions } from "./types.js";
 
 export function globalSection(o: GatewayOptions, lua: string, extra: readonly Directive[] = []): Section {
@@ -80,7 +81,7 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
     rules: [
       req(["normalize-uri", "path-merge-slashes"]),
       refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "/gateway")),
-      ...hostnames.map((h) => req(["redirect", "prefix", `https://${h}${port}`, "code", "301"], [...anon("req.hdr(host),field(1,:)", "-i", h), "!", ...acme])),
+      ...hostnames.map((h) => req(["redirect", "prefix", `https://${h}${port}`, "code", "301"], [...hostIs(h), "!", ...acme])),
       req(["redirect", "prefix", `https://${domain}${port}`, "code", "301"], ["!", ...acme]),
       ...(o.acmeResponder ? [{ phase: "use_backend" as const, action: ["be_acme"], cond: acme }] : []),
     ],
