@@ -103,17 +103,15 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     out.push(problem(["gateway", "acmeEmail"], "is required with rpcstack:gateway.domain (the ACME account for its certificate)"));
   }
   if (Array.isArray(gw.chains)) out.push(...chainProblems(gw.chains, network));
-  if (isObj(gw.methodPolicy) && network) {
+  // Maps keyed by chain path name only chains this gateway serves.
+  if (network) {
     const served = [network.chains.l1.path, network.chains.l2.path, ...(Array.isArray(gw.chains) ? gw.chains.map((c) => (isObj(c) ? c.path : undefined)) : [])];
-    for (const path of Object.keys(gw.methodPolicy)) {
-      if (!served.includes(path)) out.push(problem(["gateway", "methodPolicy", path], `is not a chain this gateway serves (${served.filter(isStr).join(", ")})`));
-    }
-  }
-
-  if (isObj(gw.cache) && isObj(gw.cache.chains) && network) {
-    const served = [network.chains.l1.path, network.chains.l2.path, ...(Array.isArray(gw.chains) ? gw.chains.map((c) => (isObj(c) ? c.path : undefined)) : [])];
-    for (const path of Object.keys(gw.cache.chains)) {
-      if (!served.includes(path)) out.push(problem(["gateway", "cache", "chains", path], `is not a chain this gateway serves (${served.filter(isStr).join(", ")})`));
+    const byPath: [string[], unknown][] = [[["gateway", "methodPolicy"], gw.methodPolicy], [["gateway", "cache", "chains"], isObj(gw.cache) ? gw.cache.chains : undefined]];
+    for (const [key, map] of byPath) {
+      if (!isObj(map)) continue;
+      for (const path of Object.keys(map)) {
+        if (!served.includes(path)) out.push(problem([...key, path], `is not a chain this gateway serves (${served.filter(isStr).join(", ")})`));
+      }
     }
   }
   if (isObj(gw.cache) && typeof gw.cache.maxBytes === "number" && typeof gw.cache.maxObjectBytes === "number" && gw.cache.maxObjectBytes > gw.cache.maxBytes) {

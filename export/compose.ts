@@ -7,7 +7,7 @@
 import { stringify } from "yaml";
 import type { ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
-import { gatewayFiles, planStack, type StackPlan } from "../plan/index.js";
+import { gatewayFiles, planStack, relaysExternalL1, type StackPlan } from "../plan/index.js";
 import {
   DOCKER_NETWORK,
   LOG_OPTIONS,
@@ -184,7 +184,7 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   ];
   const skipped: Record<string, string> = {};
   let generated: GeneratedFiles<string> = {};
-  if (settings.l1.external && settings.gateway.relayExternalL1) {
+  if (relaysExternalL1(settings)) {
     skipped["dc-gateway.yaml"] = "the L1 route relays to rpcstack:l1.external, a secret the exporter never reads (deploy with pulumi up, or set gateway.relayExternalL1: false)";
   } else if (opts.projectKeys?.length) {
     generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, keyMap(opts.projectKeys)) };

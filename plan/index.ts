@@ -29,12 +29,8 @@ export function planStack(settings: StackSettings): StackPlan {
   const chains = compilerChains(surface);
   const options = gatewayOptions(settings);
   const compiled = compileGateway(chains, options);
-  const services = buildServices(settings);
   // The compiled config decides the buffers, so it also says what HAProxy's process environment needs.
-  const { haproxy: base } = services.gateway.services;
-  const haproxy = { ...base, environment: { ...base.environment, ...compiled.environment } };
-  const gateway = { ...services.gateway, services: { ...services.gateway.services, haproxy } };
-  return { ...services, gateway, surface, gatewayConfig: { chains, options, compiled } };
+  return { ...buildServices(settings, compiled.environment), surface, gatewayConfig: { chains, options, compiled } };
 }
 
 /**

@@ -75,6 +75,9 @@ function interfaceUrl(name: SurfaceInterface, c: GatewayChain, host: string): st
  */
 export const EXTERNAL_L1_SHAPE: L1Endpoint = { rpcHttp: "https://external-l1.invalid", rpcWs: "wss://external-l1.invalid" };
 
+/** Whether the gateway relays an external L1, so that haproxy.cfg names its (secret) URL. */
+export const relaysExternalL1 = (settings: StackSettings): boolean => settings.l1.external && settings.gateway.relayExternalL1;
+
 /** The chains the gateway relays: the stack's own nodes (or an external L1), then `gateway.chains`, with their method policy. */
 function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): GatewayChain[] {
   const { l1, l2 } = settings.network.chains;
@@ -82,7 +85,7 @@ function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): Gatew
   const l2u = l2Urls(settings);
   // An external L1 is relayed to (and checked through readiness's /ready/l1), unless turned off.
   const l1Upstreams = settings.l1.external ? l1Endpoint : { rpcHttp: l1Urls().rpcHttp, rpcWs: l1Urls().rpcWs };
-  const relayL1 = !settings.l1.external || settings.gateway.relayExternalL1;
+  const relayL1 = !settings.l1.external || relaysExternalL1(settings);
   // Where a node keeps data, the disk watcher answers its health check: 503 while that volume is
   // nearly full, else the node's own check's status (services/disk.ts).
   const volumes = dataVolumes(settings);

@@ -7,7 +7,7 @@ import type { VolumeMount, VolumeSpec } from "./types.js";
 /** Chain-data volume keys the stack writes, per layer (the JWT volume holds 64 bytes: not watched). */
 export function dataVolumes(settings: StackSettings): { l1: string[]; l2: string[] } {
   return {
-    l1: l1Volumes(settings).filter((v) => v.key !== "jwt" && !settings.l1.external).map((v) => v.key),
+    l1: l1Volumes(settings).filter((v) => v.key !== "jwt").map((v) => v.key),
     l2: l2Volumes(settings).map((v) => v.key),
   };
 }

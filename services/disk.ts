@@ -7,8 +7,13 @@
  */
 import type { StackSettings } from "../config/index.js";
 import { dataVolumeMounts, dataVolumes, volumeArgs } from "./dataVolumes.js";
-import { syncHealthUrls } from "./readiness.js";
 import type { FileSpec, ServiceSpec } from "./types.js";
+
+/** The nodes' own live checks, by layer (services/readiness.ts syncHealthUrls). */
+export interface SyncHealthUrls {
+  readonly l1: string;
+  readonly l2: string;
+}
 
 /** Private-network ports: Prometheus /metrics, and the TCP agent HAProxy asks. */
 export const DISK_WATCH = { name: "disk-watch", port: 9105 } as const;
@@ -19,9 +24,8 @@ export const diskCheckUrl = (layer: "l1" | "l2") => `http://${DISK_WATCH.name}:$
 const PROGRAM = { from: "bundle", path: "/readiness/disk.js", source: "readiness/diskWatch.ts" } as const satisfies FileSpec;
 
 /** `--check l1:geth,lighthouse=<L1 health URL>` and likewise for L2: the checks the gateway asks for. */
-function checkArgs(settings: StackSettings): string[] {
+function checkArgs(settings: StackSettings, health: SyncHealthUrls): string[] {
   const v = dataVolumes(settings);
-  const health = syncHealthUrls(settings);
   return [
     ...(v.l1.length ? ["--check", `l1:${v.l1.join(",")}=${health.l1}`] : []),
     ...(v.l2.length ? ["--check", `l2:${v.l2.join(",")}=${health.l2}`] : []),
@@ -29,7 +33,7 @@ function checkArgs(settings: StackSettings): string[] {
 }
 
 /** Undefined where nothing is kept on disk (devnet: both chains live in memory). */
-export function diskWatch(settings: StackSettings): ServiceSpec | undefined {
+export function diskWatch(settings: StackSettings, health: SyncHealthUrls): ServiceSpec | undefined {
   const mounts = dataVolumeMounts(settings);
   if (!mounts.length) return undefined;
   const d = settings.disk;
@@ -38,7 +42,7 @@ export function diskWatch(settings: StackSettings): ServiceSpec | undefined {
     containerName: "rpcstack-disk-watch",
     image: settings.readiness.image,
     command: [
-      "node", PROGRAM.path, ...volumeArgs("--volume", settings), ...checkArgs(settings),
+      "node", PROGRAM.path, ...volumeArgs("--volume", settings), ...checkArgs(settings, health),
       "--warn-percent", String(d.warnPercent), "--stop-percent", String(d.stopPercent), "--port", String(DISK_WATCH.port),
     ],
     environment: {},

@@ -33,7 +33,8 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
 /** The gateway's containers by role: the first certificate, HAProxy and, with a domain, the ACME client. */
 export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly acme?: ServiceSpec }>;
 
-export function gatewayRole(settings: StackSettings): GatewayRole {
+/** `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment. */
+export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}): GatewayRole {
   const names = certificateNames(settings);
   const certInit: ServiceSpec = {
     name: "cert-init",
@@ -86,8 +87,8 @@ export function gatewayRole(settings: StackSettings): GatewayRole {
     containerName: "rpcstack-gateway",
     image: settings.gateway.image,
     command: ["haproxy", "-W", "-db", "-f", `${GATEWAY_PATHS.configDir}/haproxy.cfg`],
-    // The compiled gateway adds what its buffers need (plan/index.ts, gateway/limits.ts).
-    environment: {},
+    // What the compiled configuration's buffers need (plan/index.ts, gateway/limits.ts).
+    environment: { ...haproxyEnvironment },
     ports: [
       { container: 443, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 443 } },
       { container: 80, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 80 } },

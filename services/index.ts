@@ -20,8 +20,9 @@ export interface StackServices {
   readonly gateway: GatewayRole;
 }
 
-export function buildServices(settings: StackSettings): StackServices {
-  return { l1: l1Role(settings), l2: l2Role(settings), readiness: readinessRole(settings), gateway: gatewayRole(settings) };
+/** `haproxyEnvironment`: the compiled gateway's needs for HAProxy's process (plan/ passes them). */
+export function buildServices(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}): StackServices {
+  return { l1: l1Role(settings), l2: l2Role(settings), readiness: readinessRole(settings), gateway: gatewayRole(settings, haproxyEnvironment) };
 }
 export * from "./files.js";
 export { diskWatch, diskCheckUrl, DISK_WATCH } from "./disk.js";

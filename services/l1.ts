@@ -28,8 +28,8 @@ export function l1Urls() {
 }
 
 export function l1Volumes(settings: StackSettings): VolumeSpec[] {
-  // geth --dev without --datadir keeps its chain in memory: nothing on disk.
-  if (settings.network.dev) return [];
+  // geth --dev without --datadir keeps its chain in memory, and an external L1 keeps its own: nothing on disk here.
+  if (settings.network.dev || settings.l1.external) return [];
   const net = settings.network.l1.network;
   const retain = settings.retainData;
   return [
@@ -89,7 +89,7 @@ export const l1Services = (settings: StackSettings): ServiceGroup => groupOf(l1R
 export function l1Role(settings: StackSettings): L1Role {
   // An L1 node elsewhere (l1.external): nothing of L1 runs here.
   // Its URLs are secrets: what the outputs show says where they are configured instead.
-  if (settings.l1.external) return { services: {}, volumes: [], urls: { rpcHttp: EXTERNAL_L1, rpcWs: EXTERNAL_L1, beaconApi: EXTERNAL_L1 } };
+  if (settings.l1.external) return { services: {}, volumes: l1Volumes(settings), urls: { rpcHttp: EXTERNAL_L1, rpcWs: EXTERNAL_L1, beaconApi: EXTERNAL_L1 } };
   if (settings.network.dev) return { services: { execution: gethDev(settings, settings.network.dev.l1BlockSeconds) }, volumes: l1Volumes(settings), urls: l1Urls() };
   const consensusImage = settings.l1.consensusImage;
   const checkpointSyncUrl = settings.l1.checkpointSyncUrl;

@@ -4,7 +4,7 @@ import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
 import { SYNC_HEALTH_PORT } from "./ports.js";
 import { dataVolumeMounts, externalDataVolumes, volumeArgs } from "./dataVolumes.js";
-import { diskWatch } from "./disk.js";
+import { diskWatch, type SyncHealthUrls } from "./disk.js";
 import type { FileSpec, HealthCheckSpec, Role, ServiceSpec } from "./types.js";
 
 export { SYNC_HEALTH_PORT };
@@ -12,7 +12,7 @@ export { SYNC_HEALTH_PORT };
 const PROGRAM: Extract<FileSpec, { from: "bundle" }> = { from: "bundle", path: "/readiness/ready.js", source: "readiness/cli.ts" };
 
 /** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
-export function syncHealthUrls(settings: StackSettings) {
+export function syncHealthUrls(settings: StackSettings): SyncHealthUrls {
   return {
     l1: `http://sync-health:${SYNC_HEALTH_PORT}/ready/l1`,
     l2: l2Urls(settings).syncHealth,
@@ -93,17 +93,17 @@ export function syncHealth(settings: StackSettings): ServiceSpec {
   };
 }
 
-/** The readiness containers by role, and the live checks the gateway uses. */
 /** The readiness containers by role: the disk watcher (where chain data is kept), the one-shot check and the live health. */
 export type ReadinessRole = Role<{ readonly diskWatch?: ServiceSpec; readonly check: ServiceSpec; readonly health: ServiceSpec }> & {
   readonly healthUrls: ReturnType<typeof syncHealthUrls>;
 };
 
 export function readinessRole(settings: StackSettings): ReadinessRole {
+  const healthUrls = syncHealthUrls(settings);
   return {
-    services: { diskWatch: diskWatch(settings), check: syncCheck(settings), health: syncHealth(settings) },
+    services: { diskWatch: diskWatch(settings, healthUrls), check: syncCheck(settings), health: syncHealth(settings) },
     // The nodes' volumes, only mounted read-only here (compose: declared by the L1 and L2 files).
     volumes: externalDataVolumes(settings),
-    healthUrls: syncHealthUrls(settings),
+    healthUrls,
   };
 }
