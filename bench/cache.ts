@@ -7,7 +7,7 @@
  * Adds ratios.cache and cache to bench/results/latest.json (written by bench/run.ts first).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,10 +48,6 @@ const cpuMs = (pids: number[]) =>
     return sum + ((Number(f[11]) + Number(f[12])) * 1000) / 100;
   }, 0);
 
-/** The hardhat process serving `port` (its pid is not exported by the test support). */
-const pidOnPort = (port: number) =>
-  Number(readdirSync("/proc").find((d) => /^\d+$/.test(d) && (() => { try { return readFileSync(`/proc/${d}/cmdline`, "utf8").includes(`\0--port\0${port}\0`); } catch { return false; } })()));
-
 const toMs = (v: string) => {
   const m = /([\d.]+)(us|ms|s)/.exec(v)!;
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
@@ -65,8 +61,8 @@ function wrk(url: string, script: string, seconds: number): Result {
   return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)), requests: Number(grab(/(\d+) requests in/)) };
 }
 
-/** The read mix as a wrk script: the request bodies are chosen per call, the id counts up. */
-function mixScript(path: string, old: number, txs: string[]): string {
+/** The read mix as a wrk script: the request bodies are chosen per call, the id counts up; the path is each case's URL's. */
+function mixScript(old: number, txs: string[]): string {
   const file = join(work, "mix.lua");
   writeFileSync(file, `
 local txs = { ${txs.map((t) => `"${t}"`).join(", ")} }
@@ -80,7 +76,7 @@ request = function()
   elseif r <= 80 then body = string.format('{"jsonrpc":"2.0","id":%d,"method":"eth_chainId","params":[]}', n)
   elseif r <= 90 then body = string.format('{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber","params":[]}', n)
   else body = string.format('{"jsonrpc":"2.0","id":%d,"method":"eth_getBlockByNumber","params":["latest",false]}', n) end
-  return wrk.format("POST", "${path}", { ["Content-Type"] = "application/json" }, body)
+  return wrk.format("POST", nil, { ["Content-Type"] = "application/json" }, body)
 end
 `);
   return file;
@@ -100,7 +96,8 @@ async function startGw(name: string, upstream: string, cache: GatewayOptions["ca
   const build = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: upstream } }], [{ name: "bench", key: KEY }], opts);
   writeGatewayFiles(opts.filesDir, build);
   writeFileSync(join(work, `${name}.cfg`), build.config);
-  const p = spawn("haproxy", ["-db", "-f", join(work, `${name}.cfg`)], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // With the environment the gateway container gives HAProxy (its buffers' memory behaviour).
+  const p = spawn("haproxy", ["-db", "-f", join(work, `${name}.cfg`)], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
   p.stdout!.resume();
   p.stderr!.resume();
   children.push(p);
@@ -144,12 +141,11 @@ async function main() {
 
     const plain = await startGw("nocache", node.url, undefined);
     const cached = await startGw("cache", node.url, { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS });
-    const path = "/gateway/eth/rpc-http/" + KEY;
-    const nodePid = pidOnPort(node.port);
+    const script = mixScript(head - 10, txs);
     const cases: Record<string, { url: string; script: string; metricsPort?: number; pids: number[] }> = {
-      node: { url: node.url, script: mixScript("/", head - 10, txs), pids: [nodePid] },
-      noCache: { url: plain.url, script: mixScript(path, head - 10, txs), pids: [nodePid, plain.pid] },
-      cache: { url: cached.url, script: mixScript(path, head - 10, txs), metricsPort: cached.metricsPort, pids: [nodePid, cached.pid] },
+      node: { url: node.url, script, pids: [node.pid] },
+      noCache: { url: plain.url, script, pids: [node.pid, plain.pid] },
+      cache: { url: cached.url, script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
     };
     for (const c of Object.values(cases)) wrk(c.url, c.script, 2); // warm-up (fills the cache as traffic would)
     const runs: Record<string, Result[]> = {};

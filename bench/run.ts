@@ -232,10 +232,7 @@ async function main() {
     const gw2Port = await freePort();
     const gw2 = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: evm.url } }], [{ name: "bench", key: KEY }], { ...gwOpts, httpsPort: gw2Port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() } });
     writeFileSync(join(work, "haproxy-evm.cfg"), gw2.config);
-    const h2 = spawn("haproxy", ["-db", "-f", join(work, "haproxy-evm.cfg")], { stdio: ["ignore", "pipe", "pipe"], detached: true });
-    h2.stdout!.resume();
-    h2.stderr!.resume();
-    children.push(h2);
+    startHaproxy(join(work, "haproxy-evm.cfg"));
     await sleep(800);
     evmFigures = { direct: wrk(evm.url, 5), gateway: wrk(`https://127.0.0.1:${gw2Port}${path}`, 5) };
   } finally {

@@ -9,6 +9,8 @@ export interface EvmNode {
   readonly url: string;
   readonly wsUrl: string;
   readonly port: number;
+  /** The node's process id, for CPU figures (the bench). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -26,5 +28,5 @@ export async function startHardhat(): Promise<EvmNode> {
     await child.stop();
     throw new Error(`${(e as Error).message}\n${child.output()}`);
   }
-  return { url, wsUrl: `ws://127.0.0.1:${port}`, port, stop: () => child.stop() };
+  return { url, wsUrl: `ws://127.0.0.1:${port}`, port, pid: child.proc.pid!, stop: () => child.stop() };
 }
