@@ -39,7 +39,11 @@ export async function waitHealthy(containers: readonly string[], timeoutMs: numb
     if (s.every(([, st]) => st === "healthy")) return Date.now() - t0;
     const bad = s.find(([, st]) => st === "unhealthy" || st === "exited" || st === "");
     if (bad || Date.now() - t0 > timeoutMs) {
-      const logs = containers.map((c) => `--- ${c} (${s.find(([n]) => n === c)?.[1]}):\n${run("docker", ["logs", "--tail", "30", c]).stderr}${run("docker", ["logs", "--tail", "30", c]).stdout}`).join("\n");
+      const tail = (c: string) => {
+        const r = run("docker", ["logs", "--tail", "30", c]);
+        return r.stderr + r.stdout;
+      };
+      const logs = containers.map((c) => `--- ${c} (${s.find(([n]) => n === c)?.[1]}):\n${tail(c)}`).join("\n");
       throw new Error(`${bad ? `${bad[0]} is ${bad[1] || "missing"}` : `not healthy within ${timeoutMs / 1000} s`}: ${s.map(([c, st]) => `${c}=${st}`).join(", ")}\n${logs}`);
     }
     await new Promise((r) => setTimeout(r, 1000));

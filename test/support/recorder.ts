@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage } from "node:http";
 import { WebSocketServer } from "ws";
+import { listenLoopback } from "./http.js";
 
 export interface Seen {
   readonly method: string;
@@ -59,11 +60,10 @@ export async function startRecorder(): Promise<Recorder> {
       ws.send(JSON.stringify(reply(call)));
     });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
+  const url = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}`,
+    url,
+    wsUrl: url.replace(/^http/, "ws"),
     seen,
     wsMessages,
     wsHeaders,
