@@ -25,8 +25,6 @@ export interface GatewayArgs extends DockerTarget {
   readonly l1Endpoint?: pulumi.Input<L1Endpoint>;
 }
 
-export { publicEndpoints, type ChainEndpoints } from "../plan/index.js";
-
 /**
  * The TLS gateway on 443: HAProxy (official image) with the generated configuration (in the
  * clear, so a preview shows its changes) and the key map (a secret), a certificate volume, the ACME client for public stacks (a

@@ -25,5 +25,5 @@ export function buildServices(settings: StackSettings, haproxyEnvironment: Reado
   return { l1: l1Role(settings), l2: l2Role(settings), readiness: readinessRole(settings), gateway: gatewayRole(settings, haproxyEnvironment) };
 }
 export * from "./files.js";
-export { diskWatch, diskCheckUrl, DISK_WATCH } from "./disk.js";
+export { diskWatch, diskCheckUrl } from "./disk.js";
 export { externalDataVolumes, dataVolumes, volumeArgs, dataVolumeMounts } from "./dataVolumes.js";

@@ -9,7 +9,6 @@ import { createClient, type RpcClient } from "../client/index.js";
 import { COSMOS_LATEST_BLOCK, HEAD_METHOD, headOf, type SmokeCheck } from "./plan.js";
 import { SMOKE_PREFIX, type SmokeResult } from "./result.js";
 
-export { SMOKE_PREFIX, type SmokeResult };
 
 export async function runSmoke(base: string, key: string, plan: readonly SmokeCheck[], timeoutMs: number): Promise<SmokeResult> {
   const result: SmokeResult = { ok: [], failed: [] };
