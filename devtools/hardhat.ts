@@ -23,7 +23,9 @@ export async function startHardhat(): Promise<EvmNode> {
   );
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitFor("hardhat node", async () => (await jsonRpc(url, "eth_chainId")) ?? undefined, 60_000);
+    // Past genesis: readiness calls a node at block 0 "waiting" (it has not found its head), so a
+    // check started in the first second would see a node that is not yet a synced one.
+    await waitFor("hardhat node past block 0", async () => (BigInt((await jsonRpc(url, "eth_blockNumber")) ?? 0) > 0n ? true : undefined), 60_000);
   } catch (e) {
     await child.stop();
     throw new Error(`${(e as Error).message}\n${child.output()}`);
