@@ -51,7 +51,6 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const ws: Cond = ["gateway_path", ...anon("var(txn.iface)", "-m", "str", "rpc"), ...anon("hdr(upgrade)", "-i", "websocket")];
   // gRPC streams and WebSocket upgrades are not bodies to wait for.
   const bodied: Cond = [...(grpcHosts.length ? ["!", ...hostIs(...grpcHosts)] : []), "!", ...anon("hdr(upgrade)", "-m", "found")];
-  const rateAddr = String(opts.rateLimitPerSecond * 10);
 
   const rules: Rule[] = [
     ...connectionRules(opts),
@@ -68,7 +67,6 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),
     req(["track-sc1", "src", "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
-    refuse(429, "rate limit exceeded for this address", ["public_host", ...anon("sc_http_req_rate(1)", "gt", rateAddr)]),
     refuse(404, "unknown chain or interface", ["!public_host", "!known_chain", "or", "!public_host", "!known_iface"]),
     ...guessRules(opts, gw),
     req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),

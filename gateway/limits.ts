@@ -75,14 +75,17 @@ export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
 }
 
 /**
- * Per-key rate, counted in calls: sc0 tracks the key; each request counts once in
- * http_req_rate, and the policy's Lua action adds a batch's further calls to gpc 0.
+ * Rates counted in calls, per key on gateway paths (sc0 tracks the key) and per address on
+ * public hostnames (sc1): each request counts once in http_req_rate, and the policy's Lua
+ * action adds a batch's further calls to gpc 0 of the same counter.
  */
 export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
-  return [
-    req(["set-var(txn.calls)", "sc_gpc_rate(0,0)"], keyed),
-    refuse(429, "rate limit exceeded for this project key", [...keyed, ...anon("sc_http_req_rate(0),add(txn.calls)", "gt", String(o.rateLimitPerSecond * 10))]),
+  const limit = String(o.rateLimitPerSecond * 10);
+  const per = (sc: 0 | 1, who: Cond, message: string): Rule[] => [
+    req(["set-var(txn.calls)", `sc_gpc_rate(0,${sc})`], who),
+    refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.calls)`, "gt", limit)]),
   ];
+  return [...per(0, keyed, "rate limit exceeded for this project key"), ...per(1, ["public_host"], "rate limit exceeded for this address")];
 }
 
 /**

@@ -41,14 +41,24 @@ export function methodPolicy(c: GatewayChain): MethodPolicy {
 
 const split = (xs: readonly string[]) => ({ families: xs.filter((m) => m.endsWith("_")), names: xs.filter((m) => !m.endsWith("_")) });
 
-/** "var(txn.rpc_method) is in this list": ACL words, or never when the list is empty. */
-function matches(list: readonly string[]): Cond[] {
+/**
+ * "`fetch` is in this list": ACL words, or never when the list is empty. `prefix` is what comes
+ * before a method name in the fetched text ("/" for a Tendermint URI call's path).
+ */
+function matches(list: readonly string[], fetch = "var(txn.rpc_method)", prefix = ""): Cond[] {
   const { families, names } = split(list);
+  const words = (xs: string[]) => xs.map((x) => prefix + x);
   return [
-    ...(families.length ? [anon("var(txn.rpc_method)", "-i", "-m", "beg", ...families)] : []),
-    ...(names.length ? [anon("var(txn.rpc_method)", "-i", "-m", "str", ...names)] : []),
+    ...(families.length ? [anon(fetch, "-i", "-m", "beg", ...words(families))] : []),
+    ...(names.length ? [anon(fetch, "-i", "-m", "str", ...words(names))] : []),
   ];
 }
+
+/** Denied unless an allow entry matches: one term per deny matcher, each allowed alternative negated in it. */
+const deniedTerms = (p: MethodPolicy, fetch?: string, prefix?: string): Cond[] => {
+  const allowed = matches(p.allow, fetch, prefix);
+  return matches(p.deny, fetch, prefix).map((d) => [...d, ...allowed.flatMap((a) => ["!", ...a])]);
+};
 
 /** A single JSON-RPC object whose one "method" key json_query reads as Go and JS servers do. */
 const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"method")`;
@@ -72,11 +82,8 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
     req(["set-var(txn.rpc_method)", "req.body,json_query('$.method')"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)], "Single calls: json_query reads the method natively."),
   ];
   for (const c of rpcChains) {
-    const p = methodPolicy(c);
-    const allowed = matches(p.allow);
     rules.push(req(["lua.rpc_policy", c.path, String(maxBatch)], [...isRpc(c), "!", ...simple], `${c.chainId}: batches and unusual bodies, parsed whole in Lua`));
-    // Denied unless an allow entry matches: each allowed alternative negated in the same term.
-    for (const d of matches(p.deny)) rules.push(req(["set-var(txn.rpc_verdict)", "str(denied)"], [...isRpc(c), ...simple, ...d, ...allowed.flatMap((a) => ["!", ...a])]));
+    for (const d of deniedTerms(methodPolicy(c))) rules.push(req(["set-var(txn.rpc_verdict)", "str(denied)"], [...isRpc(c), ...simple, ...d]));
   }
   const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
   rules.push(
@@ -91,11 +98,11 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
     },
   );
   for (const c of rpcChains.filter((x) => x.kind === "cosmos")) {
-    // The same families as Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...).
+    // The same lists for Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...): the
+    // method is the path, so an allowed name opens its URI call too.
     const p = methodPolicy(c);
-    const uri = p.deny.filter((m) => !p.allow.includes(m)).map((m) => `/${m}`);
-    rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...anon("var(txn.rest),lower", "-m", "beg", ...uri)]));
-    if (c.hostnames?.tendermintRpc) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...anon("path,lower", "-m", "beg", ...uri)]));
+    for (const d of deniedTerms(p, "var(txn.rest)", "/")) rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...d]));
+    if (c.hostnames?.tendermintRpc) for (const d of deniedTerms(p, "path", "/")) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...d]));
   }
   return rules;
 }

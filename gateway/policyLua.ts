@@ -79,8 +79,10 @@ core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batc
     txn:set_var('txn.rpc_verdict', 'batch')
     return
   end
-  -- A batch counts as its number of calls against the key's rate (sc0 tracks the key).
-  for _ = 2, #calls do txn.f:sc_inc_gpc(0, 0) end
+  -- A batch counts as its number of calls against the rate it is under: the key's (sc0) on a
+  -- gateway path, the address's (sc1) on a public hostname, where no key is named.
+  local sc = txn:get_var('txn.keyname') and 0 or 1
+  for _ = 2, #calls do txn.f:sc_inc_gpc(0, sc) end
   for _, call in ipairs(calls) do
     for _, m in ipairs(type(call) == 'table' and call.methods or {}) do
       if type(m) == 'string' then

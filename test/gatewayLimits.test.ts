@@ -195,6 +195,33 @@ describe("per key and per address rates", () => {
       expect(node.seen.length).toBe(1);
     }));
 
+  it("on a Tendermint RPC hostname, batches count call by call against the address's rate", async () => {
+    const node = await startRecorder();
+    const host = "rpc.rates.test";
+    const g = await startGateway([{ path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url }, hostnames: { tendermintRpc: host } }], KEYS, { rateLimitPerSecond: 1 }, ["localhost", host]);
+    const send = (b: unknown) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const r = httpsRequest({ host: "127.0.0.1", port: g.httpsPort, servername: host, path: "/", method: "POST", rejectUnauthorized: false, headers: { Host: host, "Content-Type": "application/json" } }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      r.on("error", reject);
+      r.end(JSON.stringify(b));
+    });
+    try {
+      expect((await send(Array.from({ length: 8 }, (_, i) => call("status", i)))).status).toBe(200);
+      // 1 call/s over 10 s: 8 are spent; a batch of 5 and then a single call are over it.
+      expect((await send(Array.from({ length: 5 }, (_, i) => call("status", i)))).status).toBe(429);
+      const single = await send(call("status"));
+      expect(single.status).toBe(429);
+      expect(JSON.parse(single.body).error.message).toMatch(/rate limit exceeded for this address/);
+      expect(node.seen.length).toBe(1);
+    } finally {
+      await g.stop();
+      await node.stop();
+    }
+  });
+
   it("500 wrong keys from one address end in 429, the key map and the node untouched", () =>
     withOwnGateway({}, async (g, node) => {
       const statuses: number[] = [];

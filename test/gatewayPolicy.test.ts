@@ -24,6 +24,7 @@ beforeAll(async () => {
     { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: up.url } },
     { path: "open", chainId: "OPEN", kind: "evm", upstreams: { rpcHttp: up.url }, allowMethods: ["debug_traceTransaction"], denyMethods: ["eth_sign"] },
     { path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: `${up.url}/tm`, rest: `${up.url}/base` }, hostnames: HOSTS },
+    { path: "hubopen", chainId: "HUBOPEN", kind: "cosmos", upstreams: { rpcHttp: `${up.url}/tm` }, allowMethods: ["unsafe_flush_mempool"] },
   ];
   gw = await startGateway(chains, KEYS, { maxBodyBytes: 1 << 20 }, ["localhost", ...Object.values(HOSTS)]);
 }, 60_000);
@@ -82,6 +83,15 @@ describe("method policy", () => {
   it("Tendermint's unsafe calls are refused as URI calls and as JSON-RPC", async () => {
     expect(await reaching(async () => jsonError(await fetch(`${gw.base}/gateway/hub/rpc-http/${KEY}/unsafe_flush_mempool`), 403, /not served/))).toBe(0);
     expect(await reaching(async () => jsonError(await post(`/gateway/hub/rpc-http/${KEY}`, call("dial_peers")), 403, /dial_peers/))).toBe(0);
+  });
+
+  it("an allowed Tendermint method is relayed as a URI call and as JSON-RPC; the rest of its family stays refused", async () => {
+    const base = `/gateway/hubopen/rpc-http/${KEY}`;
+    expect(await reaching(async () => expect((await fetch(`${gw.base}${base}/unsafe_flush_mempool`)).status).toBe(200))).toBe(1);
+    expect(up.seen.at(-1)!.url).toBe("/tm/unsafe_flush_mempool");
+    expect(await reaching(async () => expect((await post(base, call("unsafe_flush_mempool"))).status).toBe(200))).toBe(1);
+    expect(await reaching(async () => jsonError(await fetch(`${gw.base}${base}/unsafe_start_cpu_profiler`), 403, /not served/))).toBe(0);
+    expect(await reaching(async () => jsonError(await post(base, call("unsafe_start_cpu_profiler")), 403, /unsafe_start_cpu_profiler/))).toBe(0);
   });
 
   it("the same policy holds on the chain's Tendermint RPC hostname, JSON-RPC and URI calls alike", async () => {
