@@ -25,7 +25,8 @@ const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --timeout-minutes N        give up after this long (60)
   --interval-seconds N       between polls (10); doubles per failed poll up to 60
   --disk NAME=PATH           a data volume to report on (repeat); a warning above
-                             --disk-warn-percent (85)
+                             --disk-warn-percent (85), naming --disk-stop-percent (95),
+                             where the gateway stops routing to the volume's node
   --report-only              poll once, print the states, exit 0
   --serve PORT               keep polling and serve /ready/l1, /ready/l2, /ready
   --serve-host ADDR          address to serve on (0.0.0.0)
@@ -41,6 +42,7 @@ export interface CliOptions {
   readonly serve?: { readonly port: number; readonly host: string };
   readonly disks: readonly { readonly name: string; readonly path: string }[];
   readonly diskWarnPercent: number;
+  readonly diskStopPercent: number;
 }
 
 export class UsageError extends Error {}
@@ -87,6 +89,7 @@ export function parseCli(argv: string[]): CliOptions {
         "report-only": { type: "boolean" },
         disk: { type: "string", multiple: true },
         "disk-warn-percent": { type: "string" },
+        "disk-stop-percent": { type: "string" },
         serve: { type: "string" },
         "serve-host": { type: "string" },
       },
@@ -95,6 +98,9 @@ export function parseCli(argv: string[]): CliOptions {
     throw new UsageError((e as Error).message);
   }
   if (values.help) throw new HelpRequested();
+  const diskWarnPercent = num("disk-warn-percent", values["disk-warn-percent"], 85, 1);
+  const diskStopPercent = num("disk-stop-percent", values["disk-stop-percent"], 95, 1);
+  if (diskWarnPercent > diskStopPercent) throw new UsageError("--disk-warn-percent must not be above --disk-stop-percent");
   const targets: Target[] = [];
   const l1 = values["l1-from-env"] === undefined ? url("l1", values.l1) : fromEnv(values["l1-from-env"], values.l1);
   const l2 = url("l2", values.l2);
@@ -115,7 +121,8 @@ export function parseCli(argv: string[]): CliOptions {
     reportOnly: values["report-only"] ?? false,
     serve: values.serve === undefined ? undefined : { port: num("serve", values.serve, 0, 1), host: values["serve-host"] ?? "0.0.0.0" },
     disks: (values.disk ?? []).map((d) => parseVolumeArg(d) ?? badDisk(d)),
-    diskWarnPercent: num("disk-warn-percent", values["disk-warn-percent"], 85, 1),
+    diskWarnPercent,
+    diskStopPercent,
   };
 }
 
@@ -123,9 +130,9 @@ function badDisk(v: string): never {
   throw new UsageError(`--disk must be NAME=/path (got "${v}")`);
 }
 
-/** One line per data volume; "warning:" above the threshold (the stop threshold is the gateway's). */
+/** One line per data volume; "warning:" above the warn threshold, naming the gateway's stop threshold. */
 async function reportDisks(opts: CliOptions, out: NodeJS.WritableStream): Promise<void> {
-  const t = { warnPercent: opts.diskWarnPercent, stopPercent: 100 };
+  const t = { warnPercent: opts.diskWarnPercent, stopPercent: opts.diskStopPercent };
   for (const d of opts.disks) {
     const line = await volumeUse(d.name, d.path).then((u) => describeUse(u, t), (e) => `volume ${d.name}: cannot measure (${(e as Error).message})`);
     out.write(`rpcstack-ready: ${line}\n`);

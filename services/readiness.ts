@@ -56,11 +56,11 @@ export function syncCheck(settings: StackSettings): ServiceSpec {
     image: settings.readiness.image,
     name: "sync-check",
     containerName: "rpcstack-sync-check",
-    // Reports how full each data volume is, with a warning above disk.warnPercent.
+    // Reports how full each data volume is, with a warning above disk.warnPercent that names disk.stopPercent.
     volumes: dataVolumeMounts(settings),
     command: [
       "node", PROGRAM.path, ...ruleArgs(settings),
-      ...volumeArgs("--disk", settings), ...(dataVolumeMounts(settings).length ? ["--disk-warn-percent", String(settings.disk.warnPercent)] : []),
+      ...volumeArgs("--disk", settings), ...(dataVolumeMounts(settings).length ? ["--disk-warn-percent", String(settings.disk.warnPercent), "--disk-stop-percent", String(settings.disk.stopPercent)] : []),
       ...(r.wait ? ["--timeout-minutes", String(r.timeoutMinutes), "--interval-seconds", "15"] : ["--report-only"]),
     ],
     // The gateway opens after this check; its agent-check needs the watcher to exist by then.

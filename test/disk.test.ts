@@ -82,13 +82,13 @@ describe(`data volume thresholds on a real tmpfs, gateway on ${haproxyVersion()}
     expect((await relay()).status).toBe(200);
   });
 
-  it("rpcstack-ready reports the volume with a warning above 85%", async () => {
+  it("rpcstack-ready reports the volume with a warning above 85% that names where the gateway stops", async () => {
     await fillTo(90);
-    const args = [join(__dirname, "../readiness/cli.ts"), "--l2", strk.url, "--report-only", "--disk", `juno=${dir}`];
+    const args = [join(__dirname, "../readiness/cli.ts"), "--l2", strk.url, "--report-only", "--disk", `juno=${dir}`, "--disk-stop-percent", "97"];
     const out = await new Promise<string>((resolve, reject) =>
       execFile(join(__dirname, "../node_modules/.bin/tsx"), args, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
     );
-    expect(out).toMatch(/rpcstack-ready: warning: volume juno is 9\d\.\d% full .*above 85%/);
+    expect(out).toMatch(/rpcstack-ready: warning: volume juno is 9\d\.\d% full .*above 85%; grow the disk or prune before it reaches 97%/);
   }, 30_000);
 
   it("above 95%: HAProxy marks the node down (503), and back once space is freed", async () => {

@@ -132,6 +132,9 @@ describe("rpcstack-ready against a real EVM node and a Starknet simulator", () =
     const unknown = await ready(["--l2", "http://127.0.0.1:1", "--fast"]);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain("Unknown option '--fast'");
+    const crossed = await ready(["--l2", "http://127.0.0.1:1", "--disk-warn-percent", "96", "--disk-stop-percent", "90"]);
+    expect(crossed.code).toBe(2);
+    expect(crossed.err).toContain("--disk-warn-percent must not be above --disk-stop-percent");
   });
 
   it("--help prints the usage on stdout and exits 0", async () => {

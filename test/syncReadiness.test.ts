@@ -22,7 +22,7 @@ describe("SyncReadiness under the mock engine", () => {
     expect(check.inputs.command).toEqual([
       "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060", "--l2-ready", "http://juno:6060/ready/sync",
       "--tolerance-blocks", "6",
-      "--disk", "geth=/volumes/geth", "--disk", "lighthouse=/volumes/lighthouse", "--disk", "juno=/volumes/juno", "--disk-warn-percent", "85",
+      "--disk", "geth=/volumes/geth", "--disk", "lighthouse=/volumes/lighthouse", "--disk", "juno=/volumes/juno", "--disk-warn-percent", "85", "--disk-stop-percent", "95",
       "--timeout-minutes", "120", "--interval-seconds", "15",
     ]);
     // It reads the data volumes, never writes them; the gateway opens after it, so after the disk watcher.
