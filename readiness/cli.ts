@@ -8,7 +8,8 @@ import { parseArgs } from "node:util";
 import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
 import { RESULT_PREFIX } from "./result.js";
 import { describeState, type NodeState, type Observation } from "./syncState.js";
-import { describeUse, parseVolumeArg, volumeUse } from "./disk.js";
+import { numberArg, thresholdArgs, UsageError } from "./args.js";
+import { describeUse, parseVolumeArg, volumeUse, type DiskThresholds } from "./disk.js";
 
 export { RESULT_PREFIX };
 
@@ -41,19 +42,12 @@ export interface CliOptions {
   readonly reportOnly: boolean;
   readonly serve?: { readonly port: number; readonly host: string };
   readonly disks: readonly { readonly name: string; readonly path: string }[];
-  readonly diskWarnPercent: number;
-  readonly diskStopPercent: number;
+  readonly diskThresholds: DiskThresholds;
 }
 
-export class UsageError extends Error {}
 class HelpRequested extends Error {}
 
-function num(name: string, v: string | undefined, fallback: number, min: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min) throw new UsageError(`--${name} must be a number >= ${min} (got "${v}")`);
-  return n;
-}
+const num = (name: string, v: string | undefined, fallback: number, min: number) => numberArg(name, v, fallback, { min });
 
 function url(name: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
@@ -98,9 +92,7 @@ export function parseCli(argv: string[]): CliOptions {
     throw new UsageError((e as Error).message);
   }
   if (values.help) throw new HelpRequested();
-  const diskWarnPercent = num("disk-warn-percent", values["disk-warn-percent"], 85, 1);
-  const diskStopPercent = num("disk-stop-percent", values["disk-stop-percent"], 95, 1);
-  if (diskWarnPercent > diskStopPercent) throw new UsageError("--disk-warn-percent must not be above --disk-stop-percent");
+  const disk = thresholdArgs("disk-warn-percent", values["disk-warn-percent"], "disk-stop-percent", values["disk-stop-percent"]);
   const targets: Target[] = [];
   const l1 = values["l1-from-env"] === undefined ? url("l1", values.l1) : fromEnv(values["l1-from-env"], values.l1);
   const l2 = url("l2", values.l2);
@@ -121,8 +113,7 @@ export function parseCli(argv: string[]): CliOptions {
     reportOnly: values["report-only"] ?? false,
     serve: values.serve === undefined ? undefined : { port: num("serve", values.serve, 0, 1), host: values["serve-host"] ?? "0.0.0.0" },
     disks: (values.disk ?? []).map((d) => parseVolumeArg(d) ?? badDisk(d)),
-    diskWarnPercent,
-    diskStopPercent,
+    diskThresholds: disk,
   };
 }
 
@@ -132,9 +123,8 @@ function badDisk(v: string): never {
 
 /** One line per data volume; "warning:" above the warn threshold, naming the gateway's stop threshold. */
 async function reportDisks(opts: CliOptions, out: NodeJS.WritableStream): Promise<void> {
-  const t = { warnPercent: opts.diskWarnPercent, stopPercent: opts.diskStopPercent };
   for (const d of opts.disks) {
-    const line = await volumeUse(d.name, d.path).then((u) => describeUse(u, t), (e) => `volume ${d.name}: cannot measure (${(e as Error).message})`);
+    const line = await volumeUse(d.name, d.path).then((u) => describeUse(u, opts.diskThresholds), (e) => `volume ${d.name}: cannot measure (${(e as Error).message})`);
     out.write(`rpcstack-ready: ${line}\n`);
   }
 }

@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
+import { numberArg, thresholdArgs, UsageError } from "./args.js";
 import { describeUse, metricsText, parseCheckArg, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
 
 const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [--check ...] [options]
@@ -35,15 +36,6 @@ export interface DiskWatchOptions {
   readonly intervalMs: number;
 }
 
-export class UsageError extends Error {}
-
-function int(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer ${min}-${max} (got "${v}")`);
-  return n;
-}
-
 export function parseDiskCli(argv: string[]): DiskWatchOptions | "help" {
   let values;
   try {
@@ -71,15 +63,14 @@ export function parseDiskCli(argv: string[]): DiskWatchOptions | "help" {
     const unknown = c.volumes.filter((n) => !volumes.some((v) => v.name === n));
     if (unknown.length) throw new UsageError(`--check ${c.name}: no --volume named ${unknown.join(", ")}`);
   }
-  const thresholds = { warnPercent: int("warn-percent", values["warn-percent"], 85, 1, 100), stopPercent: int("stop-percent", values["stop-percent"], 95, 1, 100) };
-  if (thresholds.warnPercent > thresholds.stopPercent) throw new UsageError("--warn-percent must not be above --stop-percent");
+  const thresholds = thresholdArgs("warn-percent", values["warn-percent"], "stop-percent", values["stop-percent"]);
   return {
     volumes,
     checks,
     thresholds,
-    port: int("port", values.port, 9105, 0, 65535),
+    port: numberArg("port", values.port, 9105, { min: 0, max: 65535, integer: true }),
     host: values.host ?? "0.0.0.0",
-    intervalMs: int("interval-seconds", values["interval-seconds"], 10, 1, 3600) * 1000,
+    intervalMs: numberArg("interval-seconds", values["interval-seconds"], 10, { min: 1, max: 3600, integer: true }) * 1000,
   };
 }
 
