@@ -74,13 +74,17 @@ export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
   ];
 }
 
+/** The window of every rate here (the stick tables' http_req_rate and gpc_rate), and the calls it allows. */
+const RATE_WINDOW_S = 10;
+const callsPerWindow = (o: GatewayOptions) => String(o.rateLimitPerSecond * RATE_WINDOW_S);
+
 /**
  * Rates counted in calls, per key on gateway paths (sc0 tracks the key) and per address on
  * public hostnames (sc1): each request counts once in http_req_rate, and the policy's Lua
  * action adds a batch's further calls to gpc 0 of the same counter.
  */
 export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
-  const limit = String(o.rateLimitPerSecond * 10);
+  const limit = callsPerWindow(o);
   const per = (sc: 0 | 1, who: Cond, message: string): Rule[] => [
     req(["set-var(txn.calls)", `sc_gpc_rate(0,${sc})`], who),
     refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.calls)`, "gt", limit)]),
@@ -104,7 +108,7 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
  * Frames inside a relayed WebSocket (ws_limit in policy.lua): messages up to maxBodyBytes, each
  * counted against the rate of the stick counter `sc` (0: the key; 1: the address on public hostnames).
  */
-export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), String(o.rateLimitPerSecond * 10), String(sc)];
+export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), callsPerWindow(o), String(sc)];
 
 /*
  * With a data filter in the tunnel, HAProxy no longer switches to `timeout tunnel` (src/stream.c
@@ -119,8 +123,8 @@ export const clientTimeout = (o: GatewayOptions) => `${Math.max(60, o.wsIdleTime
 export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
 
 export const tables = (): Section[] => [
-  { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
+  { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
-  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", "http_req_rate(10s),gpc_rate(1,10s)"]] },
+  { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
 ];
