@@ -115,6 +115,46 @@ describe("WebSocket messages", () => {
     }), 30_000);
 });
 
+/** One client frame (RFC 6455 5.2: masked), a text frame unless `opcode` says otherwise. */
+function clientFrame(payload: Buffer, opcode = 1): Buffer {
+  const len = payload.length;
+  const head = len < 126 ? Buffer.from([0x80 | opcode, 0x80 | len]) : Buffer.alloc(len < 65536 ? 4 : 10);
+  if (len >= 126) {
+    head[0] = 0x80 | opcode;
+    head[1] = 0x80 | (len < 65536 ? 126 : 127);
+    if (len < 65536) head.writeUInt16BE(len, 2);
+    else head.writeBigUInt64BE(BigInt(len), 2);
+  }
+  const mask = Buffer.from([0x5a, 0x17, 0xc3, 0x08]);
+  return Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]);
+}
+
+describe("WebSocket over HTTP/2 (RFC 8441), as browsers open it when the server offers it", () => {
+  it("the gateway offers extended CONNECT; a call is relayed, and an oversized frame ends the stream unforwarded", async () => {
+    const session = http2Connect(`https://localhost:${gw.httpsPort}`, { rejectUnauthorized: false });
+    session.on("error", () => {});
+    try {
+      const settings = await new Promise<{ enableConnectProtocol?: boolean }>((r) => session.once("remoteSettings", r));
+      expect(settings.enableConnectProtocol).toBe(true);
+      const stream = session.request({ ":method": "CONNECT", ":protocol": "websocket", ":scheme": "https", ":path": `/gateway/eth/rpc/${KEY}?secret=null`, ":authority": `localhost:${gw.httpsPort}`, "sec-websocket-version": "13" } as Record<string, string>);
+      stream.on("error", () => {});
+      const status = await new Promise<number>((r) => stream.once("response", (h) => r(Number(h[":status"]))));
+      expect(status).toBe(200);
+      const ended = new Promise<void>((r) => stream.once("close", () => r()));
+      const reply = new Promise<string>((r) => stream.once("data", (d: Buffer) => r(d.subarray(2).toString())));
+      stream.write(clientFrame(Buffer.from(call(41))));
+      expect(JSON.parse(await reply)).toMatchObject({ id: 41, result: "0x1" });
+      const before = [...up.wsMessages];
+      stream.write(clientFrame(Buffer.alloc(MAX + 1, "x")));
+      expect(await Promise.race([ended.then(() => "ended"), new Promise((r) => setTimeout(() => r("still open"), 5000))])).toBe("ended");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(up.wsMessages).toEqual(before);
+    } finally {
+      session.destroy();
+    }
+  });
+});
+
 describe("WebSocket on a Cosmos public hostname", () => {
   it("Tendermint's /websocket relays a call, and an oversized frame closes it unforwarded", async () => {
     const node = await startRecorder();
