@@ -109,13 +109,13 @@ function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource
     case "aws": {
       const needs = { diskGB: host.diskGB, diskIops: host.diskIops, iops: z?.iops, throughputMBps: z?.throughputMBps, memoryGiB: z?.memoryGiB };
       const aws = new AwsHost(name, { ...host, tier, retainData, needs }, { parent });
-      const warn = memoryWarning(args.settings, INSTANCE_TYPES[aws.instanceType]?.memoryGiB ?? 0);
+      const warn = memoryWarning(z, INSTANCE_TYPES[aws.instanceType]?.memoryGiB ?? 0);
       if (warn) pulumi.log.warn(`rpcstack: ${warn}`, parent);
       return aws;
     }
     case "ssh":
     case "local": {
-      const warn = memoryWarning(args.settings, tier.memoryGiB);
+      const warn = memoryWarning(z, tier.memoryGiB);
       if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
       return host.kind === "ssh" ? new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier }, { parent });
     }

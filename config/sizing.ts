@@ -85,8 +85,7 @@ export function sizingProblems(s: StackSettings): string[] {
 }
 
 /** Said during `pulumi up` when the nodes' minimum memory adds up to more than the host has. */
-export function memoryWarning(s: StackSettings, hostMemoryGiB: number): string | undefined {
-  const z = stackSizing(s);
+export function memoryWarning(z: StackSizing | undefined, hostMemoryGiB: number): string | undefined {
   if (!z || z.memoryGiB <= hostMemoryGiB) return undefined;
   return `the nodes' minimum memory adds up to ${z.memoryGiB} GiB (${z.nodes.map((n) => `${n.client} ${n.memoryGiB}`).join(", ")}), more than the host's ${hostMemoryGiB} GiB: expect swapping or an out-of-memory kill during sync`;
 }
