@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { bundleSource } from "../components/bundle.js";
-import { ConfigError, loadConfig, type ProjectKey } from "../config/index.js";
+import { ConfigError, loadConfig } from "../config/index.js";
 import { exportCompose, type ExportOptions } from "./compose.js";
 import { readStackFile, readStackFilePath } from "./stackFile.js";
 
@@ -35,19 +35,19 @@ function parsePublish(specs: readonly string[]): NonNullable<ExportOptions["publ
   return out;
 }
 
-/** Project keys from a file or the environment, checked by the same rules as the stack's. */
-function readKeys(file: string | undefined, entries: Record<string, string>): ProjectKey[] | undefined {
+/**
+ * The project keys' JSON from a file or the environment, for the stack's own config check (as
+ * `pulumi config set --secret projectKeys` would be); errors never echo a key.
+ */
+function readKeysText(file: string | undefined): string | undefined {
   const text = file !== undefined ? readFileSync(file, "utf8") : process.env.RPCSTACK_PROJECT_KEYS;
   if (text === undefined || !text.trim()) return undefined;
-  const where = file !== undefined ? file : "RPCSTACK_PROJECT_KEYS";
-  // The schema checks them like `pulumi config set --secret projectKeys`; errors never echo a key.
   try {
     JSON.parse(text);
   } catch {
-    throw new Error(`${where} is not JSON (expected [{"name":"...","key":"..."}])`);
+    throw new Error(`${file ?? "RPCSTACK_PROJECT_KEYS"} is not JSON (expected [{"name":"...","key":"..."}])`);
   }
-  const config = loadConfig({ entries: { ...entries, "rpcstack:projectKeys": text }, isSecret: (k) => (k === "projectKeys" ? true : undefined), withoutSecrets: true });
-  return [...config.projectKeys];
+  return text;
 }
 
 export function runExport(argv: string[]): number {
@@ -84,9 +84,13 @@ export function runExport(argv: string[]): number {
     if (prefix !== undefined && !/^[a-z0-9][a-z0-9_.-]*$/.test(prefix)) throw new UsageError(`--name-prefix ${prefix}: use lowercase letters, digits, '_', '.' and '-'`);
     const publish = parsePublish(values.publish ?? []);
     const { entries } = values.stack ? readStackFile(ROOT, values.stack) : readStackFilePath(values["stack-file"]!);
-    // Compose files never carry secrets, so encrypted ones need not be read.
-    const settings = loadConfig({ entries, withoutSecrets: true });
-    const projectKeys = readKeys(values["keys-file"], entries);
+    // Compose files never carry secrets, so encrypted ones need not be read; keys given here are
+    // checked with the rest of the config, in one pass.
+    const keys = readKeysText(values["keys-file"]);
+    const settings = keys === undefined
+      ? loadConfig({ entries, withoutSecrets: true })
+      : loadConfig({ entries: { ...entries, "rpcstack:projectKeys": keys }, isSecret: (k) => (k === "projectKeys" ? true : undefined), withoutSecrets: true });
+    const projectKeys = keys === undefined ? undefined : [...settings.projectKeys];
     out = exportCompose(settings, { projectKeys, namePrefix: prefix, publish });
   } catch (e) {
     if (e instanceof UsageError) {
