@@ -16,6 +16,7 @@
  * One Lua state (lua-load) serves all threads, so the store and its budget are global.
  */
 import { CACHE_KEYS_LUA } from "./cacheKeysLua.js";
+import { statusBody } from "./errors.js";
 import { CACHE_STORE_LUA } from "./cacheStoreLua.js";
 import { JSON_LUA, JSON_SPANS_LUA } from "./luaJson.js";
 
@@ -106,7 +107,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   local tok = applet:get_var('txn.cache_tok')
   local chain = applet:get_var('txn.chain')
   local p = tok and PENDING[tok]
-  if not p then return reply(applet, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal gateway error"}}') end
+  if not p then return reply(applet, 500, '${statusBody(500)}') end
   PENDING[tok] = nil
   local st = STATS[chain]
   if p.batch then
@@ -125,7 +126,7 @@ core.register_service('rpc_cache', 'http', function(applet)
     return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = { ['content-type'] = { 'application/json' } } }
   end)
   if not ok or not res or not res.status or res.status == 0 then
-    return reply(applet, 502, '{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"upstream node returned an invalid response"}}')
+    return reply(applet, 502, '${statusBody(502)}')
   end
   local body = res.body or ''
   if res.status == 200 then

@@ -31,6 +31,8 @@ export const JSON_TYPE = "application/json";
 export const ERRORS_SECTION = "json-errors";
 
 export const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+/** The body of the gateway's own answer with this status, as its error file has it. */
+export const statusBody = (status: number) => errorBody(ERROR_STATUSES[status][1], ERROR_STATUSES[status][2]);
 
 /** The words of an `http-request return` of a JSON-RPC style error. */
 export function jsonReturnAction(status: number, message: string): string[] {
@@ -47,8 +49,8 @@ export const refuseDirective = (status: number, message: string): Directive => [
 /** errors/<status>.http files, raw HTTP responses HAProxy sends as they are. */
 export function errorFiles(): Record<string, string> {
   const files: Record<string, string> = {};
-  for (const [status, [reason, code, message]] of Object.entries(ERROR_STATUSES)) {
-    const body = errorBody(code, message);
+  for (const [status, [reason]] of Object.entries(ERROR_STATUSES)) {
+    const body = statusBody(Number(status));
     files[`errors/${status}.http`] =
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n${body}`;
   }
