@@ -3,7 +3,7 @@
  * schema found problems, so each rule looks only at values of the type it expects.
  */
 import { keyName, problem } from "./errors.js";
-import { NETWORKS, type NetworkDefaults } from "./networks/index.js";
+import { NETWORKS, type L2ClientName, type NetworkDefaults } from "./networks/index.js";
 import { SECRET_KEYS } from "./schema.js";
 import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
@@ -56,7 +56,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     const why = isStr(ref) ? unpinnedReason(ref) : undefined;
     if (why) out.push(problem(path, `"${ref}" ${why}`));
   }
-  const l2Client = raw.l2?.client ?? network?.l2.clients[0] ?? "juno";
+  const l2Client = l2ClientOf(raw, network);
   out.push(...networkFitProblems(raw, network, l2Client));
   for (const c of clientImages(raw, network)) {
     if (!c.image || unpinnedReason(c.image)) continue;
@@ -68,7 +68,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
       if ("error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
     }
   }
-  const notJuno = isStr(l2Client) && Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
+  const notJuno = Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
   if (notJuno && raw.l2?.pendingPollInterval !== undefined) out.push(problem(["l2", "pendingPollInterval"], notJuno));
 
   // Host kinds.
@@ -143,12 +143,12 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
  * What a network decides for itself: devnet is a local trial chain (its own L2 client, no
  * consensus client, no tier, this machine only); public networks need a tier and a real node.
  */
-function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined, l2Client: unknown): string[] {
+function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined, l2Client: L2ClientName): string[] {
   const out: string[] = [];
   if (raw.tier === undefined && !network?.dev) out.push(problem(["tier"], "is required"));
   if (!network) return out;
   const name = network.name;
-  if (isStr(l2Client) && (network.l2.clients as readonly string[]).indexOf(l2Client) < 0 && ["juno", "pathfinder", "starknet-devnet"].includes(l2Client)) {
+  if (!network.l2.clients.includes(l2Client)) {
     out.push(
       problem(
         ["l2", "client"],
@@ -260,11 +260,16 @@ export interface ClientImage {
   readonly versionKey: readonly string[];
 }
 
+const L2_CLIENTS: readonly L2ClientName[] = ["juno", "pathfinder", "starknet-devnet"];
+/** The L2 client a raw config deploys: the one it names when it is one of ours (the schema refuses others), else its network's first. */
+export const l2ClientOf = (raw: RawConfig, network: NetworkDefaults | undefined): L2ClientName =>
+  L2_CLIENTS.find((c) => c === raw.l2?.client) ?? network?.l2.clients[0] ?? "juno";
+
 /** Each deployed client with its image and release keys, as the raw config sets them. */
 export function clientImages(raw: RawConfig, network: NetworkDefaults | undefined): ClientImage[] {
   const str = (v: unknown) => (isStr(v) ? v : undefined);
   const release = (v: unknown) => (isStr(v) && parseVersion(v) ? v : undefined);
-  const l2Client = (["juno", "pathfinder", "starknet-devnet"] as const).find((c) => c === raw.l2?.client) ?? network?.l2.clients[0] ?? "juno";
+  const l2Client = l2ClientOf(raw, network);
   const consensusImage = str(raw.l1?.consensusImage) ?? network?.l1.consensusImage;
   const all: ClientImage[] = [
     {

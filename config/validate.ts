@@ -8,7 +8,7 @@ import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
 import { GATEWAY_IMAGES, NODE_RUNTIME_IMAGE } from "./networks/images.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
-import { clientImages, crossFieldProblems, type ClientImage } from "./rules.js";
+import { clientImages, crossFieldProblems, l2ClientOf, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
 import { CACHE_BUDGET_BYTES, TIERS } from "./tiers.js";
@@ -138,7 +138,7 @@ const SSH_PORT_DEFAULT = sshHost.properties.port.default;
 function resolve(raw: RawConfig): RpcStackConfig {
   // Schema and rules have passed, so required fields are present.
   const network = NETWORKS[raw.network!];
-  const client = raw.l2?.client ?? network.l2.clients[0];
+  const client = l2ClientOf(raw, network);
   const images = clientImages(raw, network);
   const release = (c: ClientName) => {
     const found = images.find((i) => i.client === c);
