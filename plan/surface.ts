@@ -18,7 +18,7 @@ export type SurfaceInterface = (typeof SURFACE_INTERFACES)[number];
 export interface ServedChain extends GatewayChain {
   readonly source: "own node" | "relayed upstream";
   readonly headMethod: string;
-  /** Public URL per interface, `<KEY>` standing for a project key, in SURFACE_INTERFACES order. */
+  /** Public URL per interface, `<KEY>` standing for a project key, in chainInterfaces' order. */
   readonly interfaces: readonly { readonly name: SurfaceInterface; readonly url: string }[];
 }
 
@@ -29,7 +29,10 @@ export interface Surface {
   readonly chains: readonly ServedChain[];
 }
 
-/** Which interfaces a chain serves: the path words for its upstreams, the host forms for its hostnames. */
+/**
+ * Which interfaces a chain serves: the path words for its upstreams, the host forms for its
+ * hostnames, in the order written here (JSON-RPC over HTTP and its URI form first).
+ */
 export function chainInterfaces(c: GatewayChain): SurfaceInterface[] {
   const has: Record<SurfaceInterface, unknown> = {
     "rpc-http": c.upstreams.rpcHttp,
@@ -41,8 +44,7 @@ export function chainInterfaces(c: GatewayChain): SurfaceInterface[] {
     "rest-host": c.hostnames?.rest,
     grpc: c.hostnames?.grpc,
   };
-  const order = ["rpc-http", "tendermint-uri", "rest", "rpc", "tendermint-rpc", "tendermint-ws", "rest-host", "grpc"] as const;
-  return order.filter((i) => has[i]);
+  return (Object.keys(has) as SurfaceInterface[]).filter((i) => has[i]);
 }
 
 function interfaceUrl(name: SurfaceInterface, c: GatewayChain, host: string): string {
