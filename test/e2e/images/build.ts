@@ -15,7 +15,9 @@ import { parseImageRef } from "../../../config/versions.js";
 
 const HERE = __dirname;
 const ROOT = resolve(HERE, "../../..");
-const BASE_RECIPE = "debootstrap --variant=minbase bookworm http://deb.debian.org/debian";
+/** debootstrap's variant, suite and mirror: the base image's whole recipe (its tag hashes them). */
+const BASE = { variant: "--variant=minbase", suite: "bookworm", mirror: "http://deb.debian.org/debian" } as const;
+const BASE_RECIPE = `debootstrap ${BASE.variant} ${BASE.suite} ${BASE.mirror}`;
 export const STANDIN_CLIENTS = ["geth", "lighthouse", "juno", "pathfinder"] as const;
 
 export interface TestImages {
@@ -56,12 +58,12 @@ function hashDir(dir: string, h = createHash("sha256"), base = dir) {
 
 /** The Debian base image: debootstrap into a temporary root, then `docker import`. */
 function baseImage(log: (s: string) => void): string {
-  const ref = `rpcstack-e2e/debian:bookworm-${createHash("sha256").update(BASE_RECIPE).digest("hex").slice(0, 12)}`;
+  const ref = `rpcstack-e2e/debian:${BASE.suite}-${createHash("sha256").update(BASE_RECIPE).digest("hex").slice(0, 12)}`;
   if (imageExists(ref)) return ref;
   const t0 = Date.now();
   const rootfs = mkdtempSync(join(tmpdir(), "rpcstack-e2e-rootfs-"));
   try {
-    execFileSync("debootstrap", ["--variant=minbase", "bookworm", rootfs, "http://deb.debian.org/debian"], { stdio: "pipe", maxBuffer: 64 << 20 });
+    execFileSync("debootstrap", [BASE.variant, BASE.suite, rootfs, BASE.mirror], { stdio: "pipe", maxBuffer: 64 << 20 });
     const tar = execFileSync("tar", ["-C", rootfs, "-c", "."], { maxBuffer: 1 << 30 });
     docker(["import", "-", ref], tar);
   } finally {
