@@ -17,6 +17,7 @@ import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
+import { cpuMs, median, wrk, type Result } from "./measure.js";
 
 const ROOT = join(__dirname, "..");
 const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
@@ -31,34 +32,9 @@ const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-cache-"));
 const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Result {
-  rps: number;
-  p50ms: number;
-  p99ms: number;
-  requests: number;
+interface MixResult extends Result {
+  /** Cache hits over the requests wrk completed (the cached case). */
   hitRatio?: number;
-  /** CPU the node and the gateway spent per request, in microseconds (steadier than req/s on a shared machine). */
-  cpuUsPerRequest?: number;
-}
-
-/** CPU milliseconds used so far by these processes (HAProxy runs its threads in one process). */
-const cpuMs = (pids: number[]) =>
-  pids.reduce((sum, pid) => {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return sum + ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  }, 0);
-
-const toMs = (v: string) => {
-  const m = /([\d.]+)(us|ms|s)/.exec(v)!;
-  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
-};
-
-function wrk(url: string, script: string, seconds: number): Result {
-  const out = execFileSync("wrk", ["-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency", "-s", script, url], { encoding: "utf8" });
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
-  const grab = (re: RegExp) => re.exec(out)?.[1] ?? "NaN";
-  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)), requests: Number(grab(/(\d+) requests in/)) };
 }
 
 /** The read mix as a wrk script: the request bodies are chosen per call, the id counts up; the path is each case's URL's. */
@@ -105,13 +81,6 @@ async function startGw(name: string, upstream: string, cache: GatewayOptions["ca
   return { url: `https://127.0.0.1:${opts.httpsPort}/gateway/eth/rpc-http/${KEY}`, metricsPort: opts.metrics.port, pid: p.pid! };
 }
 
-const median = (xs: Result[]): Result => {
-  const mid = (f: (r: Result) => number) => {
-    const s = xs.map(f).sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
-  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), requests: mid((r) => r.requests), cpuUsPerRequest: mid((r) => r.cpuUsPerRequest ?? NaN), ...(xs[0].hitRatio !== undefined ? { hitRatio: Math.round(mid((r) => r.hitRatio!) * 1000) / 1000 } : {}) };
-};
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
 
 /** One POST to the gateway's TLS listener (its certificate is the bench's own, self-signed). */
@@ -147,8 +116,8 @@ async function main() {
       noCache: { url: plain.url, script, pids: [node.pid, plain.pid] },
       cache: { url: cached.url, script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
     };
-    for (const c of Object.values(cases)) wrk(c.url, c.script, 2); // warm-up (fills the cache as traffic would)
-    const runs: Record<string, Result[]> = {};
+    for (const c of Object.values(cases)) wrk(c.url, 2, CONNECTIONS, c.script); // warm-up (fills the cache as traffic would)
+    const runs: Record<string, MixResult[]> = {};
     for (let round = 1; round <= ROUNDS; round++) {
       const order = Object.keys(cases);
       if (round % 2 === 0) order.reverse();
@@ -156,18 +125,18 @@ async function main() {
         const c = cases[name];
         const before = c.metricsPort ? await cacheMetrics(c.metricsPort) : "";
         const cpu0 = cpuMs(c.pids);
-        const r = wrk(c.url, c.script, SECONDS);
-        r.cpuUsPerRequest = Math.round(((cpuMs(c.pids) - cpu0) * 1000) / r.requests);
+        const r: MixResult = wrk(c.url, SECONDS, CONNECTIONS, c.script);
+        r.cpuUsPerRequest = Math.round(((cpuMs(c.pids) - cpu0) * 1000) / r.requests!);
         if (c.metricsPort) {
           const after = await cacheMetrics(c.metricsPort);
           // Hits over every request wrk completed (the cache sees only calls that name a cacheable method).
-          r.hitRatio = Math.round(((metric(after, "hits_total") - metric(before, "hits_total")) / r.requests) * 1000) / 1000;
+          r.hitRatio = Math.round(((metric(after, "hits_total") - metric(before, "hits_total")) / r.requests!) * 1000) / 1000;
         }
         (runs[name] ??= []).push(r);
         console.log(`round ${round} read mix ${name}: ${r.rps} req/s, ${r.cpuUsPerRequest} us CPU/req${r.hitRatio !== undefined ? `, hit ratio ${r.hitRatio}` : ""}`);
       }
     }
-    const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
+    const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, MixResult>;
 
     // Memory: a cache of 8 MiB filled with about 24 MB of big blocks (~1.2 MB each).
     const budget = 8 * 1024 * 1024;

@@ -11,34 +11,45 @@ export interface Result {
   rps: number;
   p50ms: number;
   p99ms: number;
+  /** Requests completed in the run (wrk's count). */
+  requests?: number;
   /** CPU time the proxy's processes spent per request, in microseconds (steadier than req/s on a shared machine). */
   cpuUsPerRequest?: number;
 }
 
 const CLK_TCK = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || "100");
 
+/** /proc/PID/stat's fields after the command name: [2] is the process group, [11] and [12] user and system ticks. */
+const statFields = (pid: string | number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+};
+const ticksToMs = (f: string[]) => ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+
 /** CPU milliseconds used so far by every process in a process group (a proxy and its workers). */
 function groupCpuMs(pgid: number): number {
-  let ticks = 0;
+  let ms = 0;
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
+      const f = statFields(d);
+      if (Number(f[2]) === pgid) ms += ticksToMs(f);
     } catch {
       // the process ended while we looked
     }
   }
-  return (ticks * 1000) / CLK_TCK;
+  return ms;
 }
+
+/** CPU milliseconds used so far by these processes (HAProxy runs its threads in one process). */
+export const cpuMs = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + ticksToMs(statFields(pid)), 0);
 
 /** Runs a measurement and adds the CPU the process group spent per request. */
 export async function withCpu(pgid: number | undefined, measure: () => Result | Promise<Result>, seconds: number): Promise<Result> {
   const before = pgid ? groupCpuMs(pgid) : 0;
   const r = await measure();
   if (!pgid) return r;
-  const requests = r.rps * seconds;
+  const requests = r.requests ?? r.rps * seconds;
   return { ...r, cpuUsPerRequest: Math.round(((groupCpuMs(pgid) - before) * 1000 * 10) / requests) / 10 };
 }
 
@@ -48,8 +59,9 @@ const toMs = (v: string) => {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 };
 
-export function wrk(url: string, seconds: number, connections: number): Result {
-  const out = execFileSync("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", join(ROOT, "bench/post.lua"), url], { encoding: "utf8" });
+/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each). */
+export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua")): Result {
+  const out = execFileSync("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url], { encoding: "utf8" });
   const grab = (re: RegExp) => {
     const m = re.exec(out);
     if (!m) throw new Error(`wrk could not measure ${url} (no ${re.source}):\n${out}`);
@@ -57,7 +69,7 @@ export function wrk(url: string, seconds: number, connections: number): Result {
   };
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
-  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)) };
+  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)), requests: Number(grab(/(\d+) requests in/)) };
 }
 
 /** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
@@ -84,11 +96,13 @@ export async function wsRoundTrips(url: string, seconds: number, connections: nu
   return { rps: Math.round(latencies.length / seconds), p50ms: pct(50), p99ms: pct(99) };
 }
 
-export const median = (xs: Result[]): Result => {
-  const mid = (f: (r: Result) => number) => {
-    const s = xs.map(f).sort((a, b) => a - b);
+/** The median of each figure every run has (req/s rounded to whole requests). */
+export function median<R extends Result>(xs: readonly R[]): R {
+  const mid = (k: string) => {
+    const s = xs.map((r) => (r as unknown as Record<string, number>)[k]).sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  const cpu = xs.every((r) => r.cpuUsPerRequest !== undefined) ? { cpuUsPerRequest: mid((r) => r.cpuUsPerRequest!) } : {};
-  return { rps: Math.round(mid((r) => r.rps)), p50ms: mid((r) => r.p50ms), p99ms: mid((r) => r.p99ms), ...cpu };
-};
+  const keys = Object.keys(xs[0]).filter((k) => xs.every((r) => typeof (r as unknown as Record<string, unknown>)[k] === "number"));
+  const m = Object.fromEntries(keys.map((k) => [k, mid(k)])) as unknown as R;
+  return { ...m, rps: Math.round(m.rps) };
+}
