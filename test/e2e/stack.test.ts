@@ -26,6 +26,21 @@ import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
 
 const missing = engineMissing();
 
+/** `rpcstack export` of a stack file into `out`, every name under `prefix`. */
+const exportStack = (stackFile: string, out: string, prefix: string, extra: readonly string[]) =>
+  must("npx", ["tsx", "export/cli.ts", "--stack-file", stackFile, "--out", out, "--name-prefix", prefix, ...extra], { cwd: ROOT });
+
+/** The certificate a client must trust: the first one cert-init wrote into the gateway's volume. */
+const gatewayCa = (container: string) => /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(must("docker", ["exec", container, "cat", "/certs/gateway.pem"]))![0];
+
+/** The compose files in the README's order, each once the containers the next one needs are healthy. */
+async function upInOrder(dc: (file: (typeof COMPOSE_FILES)[number], ...args: string[]) => string, healthyAfter: Record<(typeof COMPOSE_FILES)[number], string[]>) {
+  for (const f of COMPOSE_FILES) {
+    dc(f, "up", "-d");
+    await waitHealthy(healthyAfter[f], 240_000);
+  }
+}
+
 if (missing) {
   describe("end-to-end on a real Docker engine", () => {
     it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
@@ -57,14 +72,7 @@ if (missing) {
     let gatewayUrl: string;
 
     // Deployed in the README's order: L1, then L2 + indexer, then the gateway file.
-    async function up() {
-      compose("dc-l1.yaml", "up", "-d");
-      await waitHealthy([c("geth"), c("lighthouse")], 240_000);
-      compose("dc-l2.yaml", "up", "-d");
-      await waitHealthy([c("juno")], 240_000);
-      compose("dc-gateway.yaml", "up", "-d");
-      await waitHealthy([c("disk-watch"), c("sync-health"), c("gateway")], 240_000);
-    }
+    const up = () => upInOrder(compose, { "dc-l1.yaml": [c("geth"), c("lighthouse")], "dc-l2.yaml": [c("juno")], "dc-gateway.yaml": [c("disk-watch"), c("sync-health"), c("gateway")] });
 
     const started = Date.now();
 
@@ -85,7 +93,7 @@ if (missing) {
         `lighthouse:9000/tcp=127.0.0.1:${ports.lhP2p}`, `lighthouse:9000/udp=127.0.0.1:${ports.lhP2p}`, `lighthouse:9001/udp=127.0.0.1:${ports.lhQuic}`,
         `geth:8545=${ports.gethHttp}`, `geth:8546=${ports.gethWs}`, `juno:6060=${ports.junoHttp}`,
       ].flatMap((p) => ["--publish", p]);
-      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e.yaml"), "--out", out, "--keys-file", join(dir, "keys.json"), "--name-prefix", prefix, ...publish], { cwd: ROOT });
+      exportStack(join(dir, "Pulumi.e2e.yaml"), out, prefix, ["--keys-file", join(dir, "keys.json"), ...publish]);
 
       junoFs = smallVolume(junoVolume, join(dir, "juno.ext4"));
 
@@ -93,8 +101,7 @@ if (missing) {
       await up();
       console.log(`e2e stack healthy in ${Math.round((Date.now() - t1) / 1000)} s`);
       // HAProxy's first certificate, made by cert-init in the certificate volume: what a client must trust.
-      const pem = must("docker", ["exec", c("gateway"), "cat", "/certs/gateway.pem"]);
-      ca = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)![0];
+      ca = gatewayCa(c("gateway"));
       gatewayUrl = `https://127.0.0.1:${ports.https}`;
     }, 900_000);
 
@@ -231,9 +238,7 @@ if (missing) {
         ["gateway-certs", "gateway-run", "sepolia-geth", "sepolia-jwt", "sepolia-juno", "sepolia-lighthouse"].map((v) => `${prefix}rpcstack-${v}`).sort(),
       );
       // Same order, without waiting on every health check again: the relay below is what counts.
-      compose("dc-l1.yaml", "up", "-d");
-      compose("dc-l2.yaml", "up", "-d");
-      compose("dc-gateway.yaml", "up", "-d");
+      for (const f of COMPOSE_FILES) compose(f, "up", "-d");
       expect(digest(c("geth"), "/jwt/jwt.hex")).toBe(before.jwt);
       expect(digest(c("geth"), "/root/.ethereum/geth/nodekey")).toBe(before.nodekey);
       expect(digest(c("gateway"), "/certs/gateway.pem")).toBe(before.cert);
@@ -249,7 +254,7 @@ if (missing) {
     }, 600_000);
 
     it("Pathfinder: the L2 file for l2.client pathfinder turns healthy as uid 1000 on its volume, beside the same L1 node", async () => {
-      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e-pathfinder.yaml"), "--out", outPf, "--name-prefix", prefix, "--publish", `pathfinder:9545=${ports.pfHttp}`], { cwd: ROOT });
+      exportStack(join(dir, "Pulumi.e2e-pathfinder.yaml"), outPf, prefix, ["--publish", `pathfinder:9545=${ports.pfHttp}`]);
       must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "up", "-d"], { cwd: outPf });
       await waitHealthy([c("pathfinder")], 240_000);
       expect(inspect(c("pathfinder"), "{{.Config.User}}")).toBe("1000:1000");
@@ -266,19 +271,13 @@ if (missing) {
       const p: Record<string, number> = {};
       for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
       const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
-      must("npx", ["tsx", "export/cli.ts", "--stack-file", join(dir, "Pulumi.e2e-devnet.yaml"), "--out", outDev, "--keys-file", join(dir, "keys.json"), "--name-prefix", devPrefix, ...publish], { cwd: ROOT });
+      exportStack(join(dir, "Pulumi.e2e-devnet.yaml"), outDev, devPrefix, ["--keys-file", join(dir, "keys.json"), ...publish]);
       const dc = (file: (typeof COMPOSE_FILES)[number], ...args: string[]) => must("docker-compose", ["-p", projectName(file, devPrefix), "-f", file, ...args], { cwd: outDev, timeoutMs: 600_000 });
       const d = (name: string) => `${devPrefix}rpcstack-${name}`;
-      dc("dc-l1.yaml", "up", "-d");
-      await waitHealthy([d("geth")], 240_000);
-      dc("dc-l2.yaml", "up", "-d");
-      await waitHealthy([d("starknet-devnet")], 240_000);
-      dc("dc-gateway.yaml", "up", "-d");
-      await waitHealthy([d("sync-health"), d("gateway")], 240_000);
+      await upInOrder(dc, { "dc-l1.yaml": [d("geth")], "dc-l2.yaml": [d("starknet-devnet")], "dc-gateway.yaml": [d("sync-health"), d("gateway")] });
       const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${p.l1}`, "--l2", `http://127.0.0.1:${p.l2}/rpc`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
       expect(r.status, r.stdout + r.stderr).toBe(0);
-      const pem = must("docker", ["exec", d("gateway"), "cat", "/certs/gateway.pem"]);
-      const gw = { url: `https://127.0.0.1:${p.https}`, ca: /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)![0] };
+      const gw = { url: `https://127.0.0.1:${p.https}`, ca: gatewayCa(d("gateway")) };
       const l1 = clientFor("ETHDEV", key, 2, gw);
       const l2 = clientFor("STRKDEV", key, 2, gw);
       // The gateway opens a route once its checks rise: allow it a few check intervals.
