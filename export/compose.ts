@@ -120,7 +120,9 @@ export function composeService(svc: ServiceSpec, opts: ExportOptions = {}, gener
   if (svc.dependsOn.length) {
     out.depends_on = Object.fromEntries(svc.dependsOn.map((d) => [d.service, { condition: d.condition }]));
   }
-  out.networks = { [DOCKER_NETWORK]: { aliases: [svc.name] } };
+  // Compose makes the service name a DNS name on each network the service joins (the alias the
+  // Pulumi containers set); the list form is also the one Debian's podman-compose 1.0.3 reads.
+  out.networks = [DOCKER_NETWORK];
   out.logging = { driver: "json-file", options: { ...LOG_OPTIONS } };
   return out;
 }

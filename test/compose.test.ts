@@ -78,6 +78,31 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
     }
   });
 
+  it("a second Compose implementation, Debian's podman-compose 1.0.3, reads every file and runs each service on the shared network under its own name", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rpcstack-podman-compose-"));
+    try {
+      const { out, docs } = exported(stack, extra);
+      for (const [file, text] of Object.entries(out.files)) {
+        writeFileSync(join(dir, file), text);
+        // --dry-run prints the podman commands; `true` stands in for podman's own answers
+        // (volume inspect, network exists), so no container engine is needed.
+        const r = spawnSync("podman-compose", ["--podman-path", "true", "--dry-run", "-f", file, "up", "-d"], { cwd: dir, encoding: "utf8" });
+        expect(r.error, "podman-compose is installed by .ci/run (Debian package podman-compose)").toBeUndefined();
+        expect(r.status, `${file}: ${r.stderr}${r.stdout}`).toBe(0);
+        expect(r.stdout + r.stderr, file).not.toMatch(/Traceback|Error/);
+        const doc = docs[file] as { services: Record<string, { container_name: string; image: string }> };
+        for (const [name, svc] of Object.entries(doc.services)) {
+          const run = r.stdout.split("\n").find((l) => l.includes(` run --name=${svc.container_name} `));
+          expect(run, `${file}: no podman run for ${name}`).toBeDefined();
+          expect(run).toContain(` --net rpcstack --network-alias ${name} `);
+          expect(run).toContain(` ${svc.image}`);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("matches the Pulumi containers field for field", async () => {
     const { docs } = exported(stack, extra);
     const run = await runProgram({ stack, config: extra });
@@ -233,7 +258,8 @@ function normalizeCompose(name: string, svc: any, volumes: Record<string, { name
     restart: svc.restart,
     user: svc.user,
     stopGrace: secs(svc.stop_grace_period),
-    aliases: svc.networks.rpcstack.aliases,
+    // A Compose service is reachable by its name on each network it lists.
+    aliases: svc.networks.includes("rpcstack") ? [name] : [],
     logOpts: svc.logging.options,
     dependsOn: Object.keys(svc.depends_on ?? {}).sort(),
   };
