@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
-import { HAPROXY_ENVIRONMENT, bodyRules, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { policyLua, policyRules } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
@@ -56,7 +56,9 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...connectionRules(opts),
     // Each pass only where it can change something: a rewrite costs more than the test.
     req(["normalize-uri", "path-merge-slashes"], anon("path", "-m", "sub", "//"), "Paths are normalised before routing: no // or .. (plain or %2e) reaches an upstream's base path."),
-    req(["normalize-uri", "percent-decode-unreserved"], anon("path", "-m", "sub", "%")),
+    // `strict` also makes the conditional form work: without it, `percent-decode-unreserved if ...`
+    // is parsed but never decodes (2.6.12 and 3.2.0 alike); a bad %-sequence gets 400.
+    req(["normalize-uri", "percent-decode-unreserved", "strict"], anon("path", "-m", "sub", "%")),
     req(["normalize-uri", "path-strip-dotdot", "full"], anon("path", "-m", "sub", "/.")),
     ...corsRules(opts.corsOrigins, served),
     req(["set-var(txn.chain)", "path,field(3,/)"], gw),
@@ -67,6 +69,9 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),
     req(["track-sc1", "src", "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
+    // An address already over its rate is refused before its body is waited for (this request's
+    // batch calls are counted after the policy, in rateRules).
+    ...callRate(opts, 1, ["public_host"], ADDRESS_RATE),
     refuse(404, "unknown chain or interface", ["!public_host", "!known_chain", "or", "!public_host", "!known_iface"]),
     ...guessRules(opts, gw),
     req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),

@@ -83,14 +83,19 @@ const callsPerWindow = (o: GatewayOptions) => String(o.rateLimitPerSecond * RATE
  * public hostnames (sc1): each request counts once in http_req_rate, and the policy's Lua
  * action adds a batch's further calls to gpc 0 of the same counter.
  */
-export function rateRules(o: GatewayOptions, keyed: Cond): Rule[] {
-  const limit = callsPerWindow(o);
-  const per = (sc: 0 | 1, who: Cond, message: string): Rule[] => [
+export function callRate(o: GatewayOptions, sc: 0 | 1, who: Cond, message: string): Rule[] {
+  return [
     req(["set-var(txn.calls)", `sc_gpc_rate(0,${sc})`], who),
-    refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.calls)`, "gt", limit)]),
+    refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.calls)`, "gt", callsPerWindow(o))]),
   ];
-  return [...per(0, keyed, "rate limit exceeded for this project key"), ...per(1, ["public_host"], "rate limit exceeded for this address")];
 }
+export const ADDRESS_RATE = "rate limit exceeded for this address";
+
+/** After the policy, so a batch's own calls count: per key, and per address on public hostnames. */
+export const rateRules = (o: GatewayOptions, keyed: Cond): Rule[] => [
+  ...callRate(o, 0, keyed, "rate limit exceeded for this project key"),
+  ...callRate(o, 1, ["public_host"], ADDRESS_RATE),
+];
 
 /**
  * WebSocket connections per key (sc1 tracks the key for the life of the tunnel). No compression

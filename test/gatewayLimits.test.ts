@@ -216,6 +216,16 @@ describe("per key and per address rates", () => {
       expect(single.status).toBe(429);
       expect(JSON.parse(single.body).error.message).toMatch(/rate limit exceeded for this address/);
       expect(node.seen.length).toBe(1);
+      // Over its rate, an address is refused at once, not after waiting for a body it never sends.
+      expect((await send(Array.from({ length: 3 }, (_, i) => call("status", i)))).status).toBe(429);
+      const t0 = Date.now();
+      const partial = await new Promise<number>((resolve, reject) => {
+        const r = httpsRequest({ host: "127.0.0.1", port: g.httpsPort, servername: host, path: "/", method: "POST", rejectUnauthorized: false, headers: { Host: host, "Content-Type": "application/json", "Content-Length": "100" } }, (res) => (res.resume(), resolve(res.statusCode!)));
+        r.on("error", reject);
+        r.write("[");
+      });
+      expect(partial).toBe(429);
+      expect(Date.now() - t0).toBeLessThan(5000);
     } finally {
       await g.stop();
       await node.stop();

@@ -171,6 +171,31 @@ describe("paths and hostnames", () => {
     expect(up.seen.filter((s) => s.url.includes(".."))).toEqual([]);
   });
 
+  it("percent-encoding cannot dodge the policy or the base path (paths sent as-is, not as a URL parser would fix them)", async () => {
+    const raw = (path: string, host?: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: host ?? "localhost", path, headers: host ? { Host: host } : {} }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      r.on("error", reject);
+      r.end();
+    });
+    expect(await reaching(async () => {
+      for (const p of ["%75nsafe_flush_mempool", "unsafe%5Fflush_mempool", "unsafe%5fflush_mempool", "dial%5Fpeers?persistent=true"]) {
+        expect((await raw(`/gateway/hub/rpc-http/${KEY}/${p}`)).status, p).toBe(403);
+        expect((await raw(`/${p}`, HOSTS.tendermintRpc)).status, `${HOSTS.tendermintRpc} ${p}`).toBe(403);
+      }
+      const bad = await raw(`/gateway/hub/rest/${KEY}/a%zz`);
+      expect(bad.status).toBe(400);
+      expect(JSON.parse(bad.body).error.code).toBe(-32600);
+    })).toBe(0);
+    expect((await raw(`/gateway/hub/rest/${KEY}/a/%2e%2E/etc`)).status).toBe(200);
+    expect(up.seen.at(-1)!.url).toBe("/base/etc");
+    // Past the key, the dot segments leave the gateway path itself: nothing is relayed.
+    expect(await reaching(async () => expect((await raw(`/gateway/hub/rest/${KEY}/a/%2e%2e/%2E%2E/%2e%2e/etc`)).status).toBe(404))).toBe(0);
+  });
+
   it("public hostnames answer only the methods their interface uses", async () => {
     const send = (method: string) => new Promise<number>((resolve, reject) => {
       const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: HOSTS.rest, path: "/cosmos/x", method, headers: { Host: HOSTS.rest } }, (res) => (res.resume(), resolve(res.statusCode!)));
