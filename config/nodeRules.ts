@@ -1,6 +1,9 @@
 /** Rules for `l1.external` (an L1 node elsewhere), `l1.history` and `disk`, beside config/rules.ts. */
 import { problem } from "./errors.js";
+import { configSchema } from "./schema.js";
 import type { RawConfig } from "./types.js";
+
+const DISK_DEFAULTS = configSchema.properties.disk.properties;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -16,9 +19,13 @@ export function externalL1Problems(raw: RawConfig, isSecret: (key: string) => bo
       if (l1[key] !== undefined) out.push(problem(["l1", key], "does not apply with rpcstack:l1.external: the stack deploys no L1 node"));
     }
   }
+  // Checked with the defaults filled in: a warn threshold set alone above the default stop would
+  // make the sync check (rpcstack-ready) refuse its arguments at deploy time.
   const disk: Record<string, unknown> = isObj(raw.disk) ? raw.disk : {};
-  if (typeof disk.warnPercent === "number" && typeof disk.stopPercent === "number" && disk.warnPercent > disk.stopPercent) {
-    out.push(problem(["disk", "warnPercent"], `must not be above rpcstack:disk.stopPercent (${disk.stopPercent})`));
+  const warn = disk.warnPercent ?? DISK_DEFAULTS.warnPercent.default;
+  const stop = disk.stopPercent ?? DISK_DEFAULTS.stopPercent.default;
+  if (typeof warn === "number" && typeof stop === "number" && warn > stop) {
+    out.push(problem(["disk", "warnPercent"], `must not be above rpcstack:disk.stopPercent (${stop}${disk.stopPercent === undefined ? ", its default" : ""})`));
   }
   if (dev && l1.history !== undefined) out.push(problem(["l1", "history"], "does not apply to network devnet: geth --dev keeps its chain in memory"));
   return out;

@@ -130,6 +130,7 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["external L1 over a wrong scheme", () => set(base(), "l1", { external: { rpcHttp: "ftp://u:secret-part@l1.example.net", rpcWs: "wss://l1.example.net" } }), "rpcstack:l1.external.rpcHttp", /must be a http:\/\/ or https:\/\/ URL \(got a value that is not shown\)/],
   ["external L1 beside an L1 image", () => set(base(), "l1", { external: { rpcHttp: "https://l1.example.net", rpcWs: "wss://l1.example.net" }, executionImage: "ethereum/client-go:v1.17.5" }), "rpcstack:l1.executionImage", /does not apply with rpcstack:l1\.external/],
   ["warning above the stop threshold", () => set(base(), "disk", { warnPercent: 96, stopPercent: 95 }), "rpcstack:disk.warnPercent", /must not be above rpcstack:disk\.stopPercent \(95\)/],
+  ["warning alone above the default stop", () => set(base(), "disk", { warnPercent: 97 }), "rpcstack:disk.warnPercent", /must not be above rpcstack:disk\.stopPercent \(95, its default\)/],
   ["threshold over 100", () => set(base(), "disk", { stopPercent: 120 }), "rpcstack:disk.stopPercent", /must be <= 100/],
   ["relay switch as text", () => set(awsBase(), "gateway.relayExternalL1", "no"), "rpcstack:gateway.relayExternalL1", /must be a boolean/],
   ["aws bad region", () => set(awsBase(), "host.region", "Europe"), "rpcstack:host.region", /AWS region/],
