@@ -68,7 +68,9 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
       if ("error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
     }
   }
-  const notJuno = Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
+  // Only for the client the stack names (or its network's default), not for a name the schema refuses.
+  const named = raw.l2?.client === undefined || raw.l2.client === l2Client;
+  const notJuno = named && Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
   if (notJuno && raw.l2?.pendingPollInterval !== undefined) out.push(problem(["l2", "pendingPollInterval"], notJuno));
 
   // Host kinds.

@@ -156,6 +156,12 @@ describe("config refuses what does not fit devnet, naming the key", () => {
     expect(problems(devnet(extra)).some((p) => message.test(p))).toBe(true);
   });
 
+  it("an unknown L2 client is named as such, not answered with the default client's poll rule", () => {
+    const found = problems(devnet({ l2: { client: "erigon", pendingPollInterval: "3s" } }));
+    expect(found.some((p) => p.startsWith("rpcstack:l2.client:"))).toBe(true);
+    expect(found.filter((p) => /Starknet Devnet makes its own blocks/.test(p))).toEqual([]);
+  });
+
   it("Starknet Devnet on a public network is refused; a public network without a tier is refused", () => {
     expect(problems({ network: "testnet", tier: "minimum", host: { kind: "local" }, projectKeys: TEST_PROJECT_KEYS, l2: { client: "starknet-devnet" } })).toContain(
       "rpcstack:l2.client: starknet-devnet runs only on network devnet (a trial chain on this machine); on testnet use juno or pathfinder",
