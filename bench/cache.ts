@@ -136,7 +136,12 @@ async function main() {
         console.log(`round ${round} read mix ${name}: ${r.rps} req/s, ${r.cpuUsPerRequest} us CPU/req${r.hitRatio !== undefined ? `, hit ratio ${r.hitRatio}` : ""}`);
       }
     }
-    const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, MixResult>;
+    const M = Object.fromEntries(
+      Object.entries(runs).map(([k, v]) => {
+        const m = median(v);
+        return [k, m.hitRatio === undefined ? m : { ...m, hitRatio: Math.round(m.hitRatio * 1000) / 1000 }];
+      }),
+    ) as Record<string, MixResult>;
 
     // Memory: a cache of 8 MiB filled with about 24 MB of big blocks (~1.2 MB each).
     const budget = 8 * 1024 * 1024;
