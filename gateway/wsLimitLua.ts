@@ -18,14 +18,22 @@
  * puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
  */
 export const WS_LIMIT_LUA = String.raw`
--- Lets the rest of the current frame or message through; true when the next header is not in yet.
-local function pass(st, avail, pos)
-  if st.left > 0 then
-    local n = math.min(st.left, avail - pos)
-    st.left, pos = st.left - n, pos + n
-    if st.left > 0 then return pos, true end
+-- Forwards the length-prefixed units (WebSocket frames, gRPC messages) in the first avail bytes
+-- of msg: self:header(txn, h) reads a unit's header from up to peek bytes and answers the header's
+-- and the unit's lengths, or nothing while the header is not all in. Returns the bytes that may go on.
+local function forward(self, txn, msg, avail, peek)
+  local pos = 0
+  while true do
+    if self.left > 0 then
+      local n = math.min(self.left, avail - pos)
+      self.left, pos = self.left - n, pos + n
+      if self.left > 0 then return pos end
+    end
+    if pos >= avail then return pos end
+    local hlen, len = self:header(txn, msg:body(pos, math.min(peek, avail - pos)) or '')
+    if not hlen then return pos end
+    self.left, pos = len, pos + hlen
   end
-  return pos, pos >= avail
 end
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
@@ -40,35 +48,33 @@ function WsLimit:start_analyze(txn, chn)
   if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then filter.register_data_filter(self, chn) end
 end
 
+-- RFC 6455 5.2: 2 bytes, then a 16- or 64-bit length when the 7-bit one says so, then the mask.
+function WsLimit:header(txn, h)
+  if #h < 2 then return end
+  local b1, b2 = h:byte(1, 2)
+  local len, hlen = b2 & 127, 2
+  if len == 126 then hlen = 4 elseif len == 127 then hlen = 10 end
+  if b2 >= 128 then hlen = hlen + 4 end
+  if #h < hlen then return end
+  if len == 126 then len = string.unpack('>I2', h, 3) elseif len == 127 then len = string.unpack('>i8', h, 3) end
+  local op = b1 & 15
+  if op >= 8 then
+    if len > 125 then txn:done() end
+  else
+    self.size = (op == 0 and self.size or 0) + len
+    if len < 0 or self.size > self.max then txn:done() end
+    if b1 >= 128 then
+      txn.f:sc_inc_gpc(0, self.sc)
+      if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
+    end
+  end
+  return hlen, len
+end
+
 function WsLimit:tcp_payload(txn, chn)
   local msg = txn.http_req
   msg.__filter = chn.__filter
-  local avail, pos = chn:input(), 0
-  while true do
-    local wait
-    pos, wait = pass(self, avail, pos)
-    if wait then return pos end
-    local h = msg:body(pos, math.min(14, avail - pos)) or ''
-    if #h < 2 then return pos end
-    local b1, b2 = h:byte(1, 2)
-    local len, hlen = b2 & 127, 2
-    if len == 126 then hlen = 4 elseif len == 127 then hlen = 10 end
-    if b2 >= 128 then hlen = hlen + 4 end
-    if #h < hlen then return pos end
-    if len == 126 then len = string.unpack('>I2', h, 3) elseif len == 127 then len = string.unpack('>i8', h, 3) end
-    local op = b1 & 15
-    if op >= 8 then
-      if len > 125 then txn:done() end
-    else
-      self.size = (op == 0 and self.size or 0) + len
-      if len < 0 or self.size > self.max then txn:done() end
-      if b1 >= 128 then
-        txn.f:sc_inc_gpc(0, self.sc)
-        if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
-      end
-    end
-    self.left, pos = len, pos + hlen
-  end
+  return forward(self, txn, msg, chn:input(), 14)
 end
 
 -- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte
@@ -84,18 +90,15 @@ function GrpcLimit:start_analyze(txn, chn)
   if not chn:is_resp() then filter.register_data_filter(self, chn) end
 end
 
+function GrpcLimit:header(txn, h)
+  if #h < 5 then return end
+  local len = string.unpack('>I4', h, 2)
+  if len > self.max then txn:done() end
+  return 5, len
+end
+
 function GrpcLimit:http_payload(txn, msg)
-  local avail, pos = msg:input(), 0
-  while true do
-    local wait
-    pos, wait = pass(self, avail, pos)
-    if wait then return pos end
-    local h = msg:body(pos, math.min(5, avail - pos)) or ''
-    if #h < 5 then return pos end
-    local len = string.unpack('>I4', h, 2)
-    if len > self.max then txn:done() end
-    self.left, pos = len, pos + 5
-  end
+  return forward(self, txn, msg, msg:input(), 5)
 end
 
 core.register_filter('grpc_limit', GrpcLimit, function(f, args)
