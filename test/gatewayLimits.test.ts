@@ -108,7 +108,8 @@ describe("WebSockets", () => {
     try {
       await expect(open()).rejects.toThrow("HTTP 429");
     } finally {
-      held.forEach((w) => w.close());
+      // Until HAProxy has seen them close, they still count against the key for the next test.
+      await Promise.all(held.map((w) => new Promise((r) => (w.once("close", r), w.close()))));
     }
   });
 
