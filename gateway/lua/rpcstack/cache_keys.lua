@@ -1,39 +1,50 @@
-/**
- * cache.lua, part 2: keys and finality. The canonical key of a call (exact arity, canonical
- * arguments, by the rules of gateway/cache.ts), and whether a node's answer may be stored.
- */
-export const CACHE_KEYS_LUA = String.raw`
+-- The response cache's keys and finality: the canonical key of a call (exact arity, canonical
+-- arguments, by the rules of gateway/cache.ts), whether a node's answer may be stored, and the
+-- alias key of a body (the body with its id cut out).
+--
+--   plan(chain, rules, final, stored, s, m) -> key, rule   the key of the call whose members
+--       (json.members) are m in body s; rules: the chain kind's method -> rule; final: the
+--       chain's final block number (nil while unknown); stored: the store's entries (a rule's
+--       `after`). nil when the call is not cacheable.
+--   storable(rule, final, body) -> pre, post   the text before and after the id of a node's
+--       answer that may be stored; nil when it may not
+--   unid(s, chain) -> alias, a, b   the body with its id cut out, and the id's span
+--   flatcall(s, i) -> m, e   one flat call read with a few searches (nil: use json.members)
+--   hexq(raw) -> digits, number   a JSON string "0x..." as a canonical quantity
+local json = require 'rpcstack.json'
+local members, elements, ws, skip = json.members, json.elements, json.ws, json.skip
+local byte, find, sub = string.byte, string.find, string.sub
+
 -- Canonical forms of the arguments a rule names; nil: not cacheable (the node decides).
 local function hexq(raw)
   local h = raw:match('^"0x(%x+)"$')
   if not h or (#h > 1 and h:sub(1, 1) == '0') or #h > 13 then return nil end
   return h:lower(), tonumber(h, 16)
 end
-local CANON = {
-  -- geth rejects leading zeros in quantities (hexutil: ErrLeadingZero): such spellings go to the node.
-  qty = function(raw) local h, n = hexq(raw); return h and ('0x' .. h), n end,
-  bool = function(raw) return (raw == 'true' or raw == 'false') and raw or nil end,
-  hash = function(raw) local h = raw:match('^"0x(%x+)"$'); return h and #h == 64 and ('0x' .. h:lower()) or nil end,
-  -- Felts as the Starknet spec writes them: 0x and up to 63 digits, no leading zero.
-  felt = function(raw)
-    local h = raw:match('^"0x(%x+)"$')
-    if not h or #h > 64 or (#h > 1 and h:sub(1, 1) == '0') then return nil end
-    return '0x' .. h:lower()
-  end,
-  block = function(raw, s, a)
-    local m = members(s, a)
-    if not m then return nil end
-    local n, key = 0, nil
-    for k, v in pairs(m) do
-      n = n + 1
-      local r = s:sub(v.a, v.b)
-      if v.k == 'block_number' and (r == '0' or r:match('^[1-9]%d*$')) and #r < 16 then key = 'n' .. r
-      elseif v.k == 'block_hash' then local h = CANON.felt(r); key = h and ('h' .. h) end
-    end
-    if n ~= 1 or not key then return nil end
-    return key, key:sub(1, 1) == 'n' and tonumber(key:sub(2)) or nil
-  end,
-}
+local CANON = {}
+-- geth rejects leading zeros in quantities (hexutil: ErrLeadingZero): such spellings go to the node.
+CANON.qty = function(raw) local h, n = hexq(raw); return h and ('0x' .. h), n end
+CANON.bool = function(raw) return (raw == 'true' or raw == 'false') and raw or nil end
+CANON.hash = function(raw) local h = raw:match('^"0x(%x+)"$'); return h and #h == 64 and ('0x' .. h:lower()) or nil end
+-- Felts as the Starknet spec writes them: 0x and up to 63 digits, no leading zero.
+CANON.felt = function(raw)
+  local h = raw:match('^"0x(%x+)"$')
+  if not h or #h > 64 or (#h > 1 and h:sub(1, 1) == '0') then return nil end
+  return '0x' .. h:lower()
+end
+CANON.block = function(raw, s, a)
+  local m = members(s, a)
+  if not m then return nil end
+  local n, key = 0, nil
+  for _, v in pairs(m) do
+    n = n + 1
+    local r = s:sub(v.a, v.b)
+    if v.k == 'block_number' and (r == '0' or r:match('^[1-9]%d*$')) and #r < 16 then key = 'n' .. r
+    elseif v.k == 'block_hash' then local h = CANON.felt(r); key = h and ('h' .. h) end
+  end
+  if n ~= 1 or not key then return nil end
+  return key, key:sub(1, 1) == 'n' and tonumber(key:sub(2)) or nil
+end
 
 -- The common body is one flat call: no escape, no nested object, arrays of scalars only. It is
 -- read here with a handful of searches; anything else takes the general reader (members).
@@ -94,17 +105,14 @@ local function flatcall(s, i)
   end
 end
 
--- The key of one call (the members of a call object), and its rule; nil when not cacheable.
-local function plan(chain, c, s, m)
+local function plan(chain, rules, final, stored, s, m)
   if not m or not m.jsonrpc or not m.method or not m.id then return nil end
-  local n = 0
   for k, v in pairs(m) do
     if v.k ~= k or not (k == 'jsonrpc' or k == 'method' or k == 'id' or k == 'params') then return nil end
-    n = n + 1
   end
   if s:sub(m.jsonrpc.a, m.jsonrpc.b) ~= '"2.0"' then return nil end
   local method = s:sub(m.method.a, m.method.b):match('^"([%w_]+)"$')
-  local rule = method and RULES[c.kind][method]
+  local rule = method and rules[method]
   if not rule then return nil end
   local args = {}
   if m.params then
@@ -133,16 +141,15 @@ local function plan(chain, c, s, m)
     parts[#parts + 1] = v
     if rule.num == i then
       -- By number: only at or below the chain's final block, as last polled.
-      if not num or not FINAL[chain] or num > FINAL[chain] then return nil end
+      if not num or not final or num > final then return nil end
     end
   end
-  if rule.after and not STORE[chain .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
+  if rule.after and not stored[chain .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
   return chain .. '|' .. table.concat(parts, '|'), rule
 end
 
--- Whether a node's answer to a call may be stored: a result (never an error or null) that the
--- rule's finality test accepts. Returns the text before and after the answer's id.
-local function storable(chain, rule, body)
+-- A result (never an error or null) that the rule's finality test accepts.
+local function storable(rule, final, body)
   local i = skip(body, 1)
   local m, e = members(body, i)
   if not m or skip(body, e) <= #body or m.error or not m.result or not m.id then return nil end
@@ -156,10 +163,32 @@ local function storable(chain, rule, body)
     if rule.status and raw ~= '"ACCEPTED_ON_L1"' then return nil end
     if rule.final then
       local _, num = hexq(raw)
-      if not num or not FINAL[chain] or num > FINAL[chain] then return nil end
+      if not num or not final or num > final then return nil end
     end
   end
   return body:sub(1, m.id.a - 1), body:sub(m.id.b + 1)
 end
 
-`;
+-- Nil when the body has a backslash or an id that is not a plain number, string or null.
+local function unid(s, chain)
+  if find(s, '\\', 1, true) then return nil end
+  local _, e = find(s, '[{,]%s*"id"%s*:%s*')
+  if not e then return nil end
+  local a, b = e + 1, nil
+  if byte(s, a) == 34 then
+    _, b = find(s, '^"[^"%c]*"', a)
+  elseif sub(s, a, a + 3) == 'null' then
+    b = a + 3
+  elseif not find(s, '^-?0%d', a) then
+    _, b = find(s, '^-?%d+', a)
+    local _, f = find(s, '^%.%d+', (b or a) + 1)
+    if b and f then b = f end
+    local _, g = find(s, '^[eE][-+]?%d+', (b or a) + 1)
+    if b and g then b = g end
+  end
+  if not b then return nil end
+  -- The chain (no "|" in a chain path) is part of the alias: the same call on another chain is another entry.
+  return chain .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
+end
+
+return { plan = plan, storable = storable, unid = unid, flatcall = flatcall, hexq = hexq, CANON = CANON }

@@ -1,16 +1,17 @@
-/**
- * The Lua half of the method policy (HAProxy's own Lua runtime, Debian's haproxy is built with
- * Lua 5.3). It reads the whole JSON-RPC body, as the node will, and sets:
- *   txn.rpc_verdict  "denied" | "batch" (too many calls) | "invalid" (not JSON it can check)
- *   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
- * Strings are decoded (\u escapes included) and object keys compared ignoring case, and every
- * "method" key of a call is checked: Go's decoder matches keys case-insensitively and keeps the
- * last duplicate, JavaScript keeps the last, others the first.
- */
-import { JSON_LUA } from "./luaJson.js";
+-- The method policy's decision on a JSON-RPC body, read whole as the node will read it. Strings
+-- are decoded (\u escapes included) and object keys compared ignoring case, and every "method"
+-- key of a call is checked: Go's decoder matches keys case-insensitively and keeps the last
+-- duplicate, JavaScript keeps the last, others the first.
+--
+--   decide(body, lists, max_batch) -> verdict, calls, method
+--     verdict  nil (allowed) | "denied" | "batch" (more than max_batch calls) | "invalid" (not
+--              JSON it can check); calls: the number of calls (a single call is one), when
+--              the body was read; method: the first denied method, reduced to [a-z0-9_] for the
+--              error message
+--     lists    { deny = {...}, allow = {...} }, lower case; an entry ending in "_" is a family
+local json = require 'rpcstack.json'
+local skip, str = json.skip, json.str
 
-export const POLICY_LUA = String.raw`
-${JSON_LUA}
 -- Parses one value at s[i]; objects come back as { methods = {...} } (only what the policy needs).
 local value
 value = function(s, i, depth)
@@ -66,34 +67,22 @@ local function listed(m, list)
   return false
 end
 
-core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batch)
-  local p = POLICY[chain]
-  local body = txn.f:req_body() or ''
+local function decide(body, lists, max_batch)
   local ok, parsed, rest = pcall(value, body, 1, 0)
-  if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then
-    txn:set_var('txn.rpc_verdict', 'invalid')
-    return
-  end
+  if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then return 'invalid' end
   local calls = parsed.items or { parsed }
-  if #calls > tonumber(max_batch) then
-    txn:set_var('txn.rpc_verdict', 'batch')
-    return
-  end
-  -- A batch counts as its number of calls against the rate it is under: the key's (sc0) on a
-  -- gateway path, the address's (sc1) on a public hostname, where no key is named.
-  local sc = txn:get_var('txn.keyname') and 0 or 1
-  for _ = 2, #calls do txn.f:sc_inc_gpc(0, sc) end
+  if #calls > max_batch then return 'batch' end
   for _, call in ipairs(calls) do
     for _, m in ipairs(type(call) == 'table' and call.methods or {}) do
       if type(m) == 'string' then
         local lm = m:lower()
-        if listed(lm, p.deny) and not listed(lm, p.allow) then
-          txn:set_var('txn.rpc_verdict', 'denied')
-          txn:set_var('txn.rpc_method', (lm:gsub('[^a-z0-9_]', '')):sub(1, 80))
-          return
+        if listed(lm, lists.deny) and not listed(lm, lists.allow) then
+          return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
         end
       end
     end
   end
-end, 2)
-`;
+  return nil, #calls
+end
+
+return { decide = decide, listed = listed }

@@ -1,12 +1,19 @@
-/**
- * JSON reading in HAProxy's Lua, without lua-cjson (Debian's re-encodes `[]` as `{}`, and the
- * official image may not ship it): string decoding shared by the method policy (policy.lua) and
- * the response cache (cache.lua), and span scanning for the cache, which must keep the node's
- * bytes exactly as they came and so never decodes a value it does not need.
- */
+-- JSON reading in HAProxy's Lua, without lua-cjson (Debian's re-encodes `[]` as `{}`, and the
+-- official image may not ship it): string decoding shared by the method policy and the response
+-- cache, and span scanning for the cache, which must keep the node's bytes exactly as they came
+-- and so never decodes a value it does not need.
+--
+--   skip(s, i)      the next non-blank index (#s + 1 at the end)
+--   ws(s, i)        the same, with no search when s[i] is not blank (the cache's hot path)
+--   str(s, i)       the decoded string at s[i] and the index after it
+--   skipv(s, i, d)  the index after the value at s[i] (no decoding); errors past depth 64
+--   members(s, i)   an object's members as name -> { a, b, k } (raw span of the value, name as
+--                   sent), names lower-cased; nil when a name repeats in any case (servers
+--                   disagree on which counts); nil when s[i] is not '{'
+--   elements(s, i)  an array's items as a list of { a, b }; nil when s[i] is not '['
+-- The readers raise an error on text that is not JSON; callers pcall them.
+local byte, find, sub = string.byte, string.find, string.sub
 
-/** ESC, skip(s, i): the next non-blank index; str(s, i): the decoded string at s[i] and the index after it. */
-export const JSON_LUA = String.raw`
 local ESC = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
 
 local function skip(s, i)
@@ -46,16 +53,7 @@ local function str(s, i)
     end
   end
 end
-`;
 
-/**
- * skipv(s, i, depth): the index after the value at s[i] (no decoding);
- * members(s, i): an object's members as name -> { a, b, k } (raw span of the value, name as sent),
- *   with names lower-cased; nil when a name repeats in any case (servers disagree on which counts);
- * elements(s, i): an array's items as a list of { a, b }.
- */
-export const JSON_SPANS_LUA = String.raw`
-local byte, find, sub = string.byte, string.find, string.sub
 -- Bytes: " 34, [ 91, ] 93, { 123, } 125, , 44, : 58, \ 92.
 local function ws(s, i)
   local c = byte(s, i)
@@ -140,4 +138,5 @@ local function elements(s, i)
     i = ws(s, i + 1)
   end
 end
-`;
+
+return { skip = skip, str = str, ws = ws, skipv = skipv, members = members, elements = elements }

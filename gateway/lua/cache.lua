@@ -1,31 +1,46 @@
-/**
- * The Lua half of the response cache (cache.lua). HAProxy 2.6 and 3.2 both provide every call
- * used here (checked in doc/lua-api/index.rst at v2.6.0 and v3.2.0): core.register_action,
- * core.register_service ("http"), core.register_task, core.httpclient (post{url, body, headers,
- * timeout}; "able to send and receive more than an HAProxy bufsize"), core.msleep, core.now.
- *
- * - action rpc_cache_lookup (http-req, after the policy, key and rate checks): reads the body,
- *   works out a canonical key per call; a single call with a key, or a batch whose every call
- *   hits, is handed to the service through txn.cache_tok; anything else goes to the node as before.
- * - service rpc_cache: answers hits from memory, fetches misses itself with the httpclient (so
- *   answers of any size are stored and streamed without raising tune.bufsize) and stores final
- *   answers. The stored text is the node's, cut around its id: a hit splices the request's id
- *   as sent between the two halves, so `result` stays byte-equal and the id exact.
- * - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`).
- * - service rpc_cache_metrics: Prometheus text for the private metrics port.
- * One Lua state (lua-load) serves all threads, so the store and its budget are global.
- */
-import { CACHE_KEYS_LUA } from "./cacheKeysLua.js";
-import { statusBody } from "./errors.js";
-import { CACHE_STORE_LUA } from "./cacheStoreLua.js";
-import { JSON_LUA, JSON_SPANS_LUA } from "./luaJson.js";
+-- The Lua half of the response cache (see gateway/cache.ts), loaded by HAProxy's lua-load.
+-- HAProxy 2.6 and 3.2 both provide every call used here (checked in doc/lua-api/index.rst at
+-- v2.6.0 and v3.2.0): core.register_action, core.register_service ("http"), core.register_task,
+-- core.httpclient (post{url, body, headers, timeout}; "able to send and receive more than an
+-- HAProxy bufsize"), core.msleep, core.now.
+--
+-- - action rpc_cache_lookup (http-req, after the policy, key and rate checks): reads the body,
+--   works out a canonical key per call; a single call with a key, or a batch whose every call
+--   hits, is handed to the service through txn.cache_tok; anything else goes to the node as before.
+-- - service rpc_cache: answers hits from memory, fetches misses itself with the httpclient (so
+--   answers of any size are stored and streamed without raising tune.bufsize) and stores final
+--   answers. The stored text is the node's, cut around its id: a hit splices the request's id
+--   as sent between the two halves, so `result` stays byte-equal and the id exact.
+-- - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`).
+-- - service rpc_cache_metrics: Prometheus text for the private metrics port.
+-- One Lua state (lua-load) serves all threads, so the store and its budget are global. The
+-- chains, rules and budgets come from the stack's generated data (gateway_data.lua).
+local DATA = require('gateway_data').cache
+local json = require 'rpcstack.json'
+local keys = require 'rpcstack.cache_keys'
+local Store = require 'rpcstack.cache_store'
 
-export const CACHE_LUA = String.raw`
-${JSON_LUA}
-${JSON_SPANS_LUA}
-${CACHE_STORE_LUA}
-${CACHE_KEYS_LUA}
+local CHAINS, RULES, BUDGET, POLL_MS, POLL_AGENT, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.pollMs, DATA.pollAgent, DATA.replyMax
+local skip, members, elements = json.skip, json.members, json.elements
+local plan, storable, unid, flatcall, hexq = keys.plan, keys.storable, keys.unid, keys.flatcall, keys.hexq
+local sub = string.sub
+
+local STATS, FINAL, PENDING, SEQ = {}, {}, {}, 0
+for name in pairs(CHAINS) do STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0 } end
+local store = Store.new(BUDGET, DATA.maxObject, STATS)
+local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
+
+-- Lua starts a collection when its heap has doubled since the last one (pause 200), so garbage
+-- could grow to the size of the cache itself; at 120 it stays within a fifth of it.
+if _VERSION == 'Lua 5.3' then collectgarbage('setpause', 120) else collectgarbage('incremental', 120) end
+local BIG = 256 * 1024
+
 local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
+
+-- The key of one call on a chain, and its rule; nil when not cacheable.
+local function key_of(chain, c, s, m)
+  return plan(chain, RULES[c.kind], FINAL[chain], STORE, s, m)
+end
 
 -- A small hit is answered from here, without handing over to the service; a large one returns
 -- the hand-over for the service.
@@ -69,7 +84,7 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
     local parts = {}
     for i, it in ipairs(items) do
       local okm, m = pcall(members, s, it.a)
-      local key = okm and plan(chain, c, s, m)
+      local key = okm and key_of(chain, c, s, m)
       local hit = key and STORE[key]
       if not hit then return end
       parts[i] = { e = hit, id = s:sub(m.id.a, m.id.b) }
@@ -84,7 +99,7 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
       if not okm then return end
     end
     if not m or skip(s, e) <= #s then return end
-    local key, rule = plan(chain, c, s, m)
+    local key, rule = key_of(chain, c, s, m)
     if not key then return end
     local hit = get(key)
     -- The alias counts only where the id it cut out is the call's own.
@@ -107,7 +122,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   local tok = applet:get_var('txn.cache_tok')
   local chain = applet:get_var('txn.chain')
   local p = tok and PENDING[tok]
-  if not p then return reply(applet, 500, '${statusBody(500)}') end
+  if not p then return reply(applet, 500, DATA.errors.internal) end
   PENDING[tok] = nil
   local st = STATS[chain]
   if p.batch then
@@ -126,11 +141,11 @@ core.register_service('rpc_cache', 'http', function(applet)
     return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = { ['content-type'] = { 'application/json' } } }
   end)
   if not ok or not res or not res.status or res.status == 0 then
-    return reply(applet, 502, '${statusBody(502)}')
+    return reply(applet, 502, DATA.errors.badGateway)
   end
   local body = res.body or ''
   if res.status == 200 then
-    local okp, pre, post = pcall(storable, chain, p.rule, body)
+    local okp, pre, post = pcall(storable, p.rule, FINAL[chain], body)
     if okp and pre then alias(put(chain, p.key, pre, post), p.mk) end
   end
   reply(applet, res.status, body, 'MISS')
@@ -210,4 +225,3 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
   applet:start_response()
   applet:send(body)
 end)
-`;
