@@ -20,13 +20,16 @@ local json = require 'rpcstack.json'
 local keys = require 'rpcstack.cache_keys'
 local Store = require 'rpcstack.cache_store'
 
-local CHAINS, RULES, BUDGET, POLL_MS, POLL_AGENT, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.pollMs, DATA.pollAgent, DATA.replyMax
+local CHAINS, RULES, BUDGET, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.replyMax
+local POLL_MS, POLL_AGENT = DATA.pollMs, DATA.pollAgent
 local skip, members, elements = json.skip, json.members, json.elements
 local plan, storable, unid, flatcall, hexq = keys.plan, keys.storable, keys.unid, keys.flatcall, keys.hexq
 local sub = string.sub
 
 local STATS, FINAL, PENDING, SEQ = {}, {}, {}, 0
-for name in pairs(CHAINS) do STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0 } end
+for name in pairs(CHAINS) do
+  STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0 }
+end
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
 local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
 
@@ -36,6 +39,8 @@ if _VERSION == 'Lua 5.3' then collectgarbage('setpause', 120) else collectgarbag
 local BIG = 256 * 1024
 
 local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
+local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
+local POLL_HEADERS = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } }
 
 -- The key of one call on a chain, and its rule; nil when not cacheable.
 local function key_of(chain, c, s, m)
@@ -138,7 +143,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   st.misses = st.misses + 1
   local c = CHAINS[chain]
   local ok, res = pcall(function()
-    return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = { ['content-type'] = { 'application/json' } } }
+    return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = JSON_HEADERS }
   end)
   if not ok or not res or not res.status or res.status == 0 then
     return reply(applet, 502, DATA.errors.badGateway)
@@ -151,7 +156,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   reply(applet, res.status, body, 'MISS')
   -- A big answer leaves several copies of itself as garbage (the client's buffer, the halves):
   -- collect them now rather than let the heap grow by a multiple of the budget first.
-  if #body > BIG then body, res, p = nil, nil, nil; collectgarbage('collect') end
+  if #body > BIG then body, res, p = nil, nil, nil; collectgarbage('collect') end -- luacheck: ignore 311
 end)
 
 -- Pending hand-overs whose service never ran (the client went away) are dropped after a minute.
@@ -160,8 +165,8 @@ local function sweep(now)
 end
 
 local function rpc(c, method, params)
-  local res = core.httpclient():post{ url = c.url, timeout = 10000, body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}',
-    headers = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } } }
+  local body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}'
+  local res = core.httpclient():post{ url = c.url, timeout = 10000, body = body, headers = POLL_HEADERS }
   if not res or res.status ~= 200 then return nil end
   local b = res.body or ''
   local m = members(b, skip(b, 1))
@@ -172,7 +177,7 @@ local function poll(name, c)
   if c.kind == 'evm' then
     local b, r = rpc(c, 'eth_getBlockByNumber', '["finalized",false]')
     local rm = b and members(b, r.a)
-    local n
+    local _, n
     if rm and rm.number then _, n = hexq(b:sub(rm.number.a, rm.number.b)) end
     if not n and c.depth > 0 then
       -- No finalized tag on this node: a fixed depth below its head.
@@ -203,10 +208,12 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     '# HELP rpcstack_cache_budget_bytes Byte budget of the response cache (gateway.cache.maxBytes).',
     '# TYPE rpcstack_cache_budget_bytes gauge', 'rpcstack_cache_budget_bytes ' .. BUDGET,
     '# HELP rpcstack_cache_lua_memory_bytes Memory of the Lua state that holds the cache.',
-    '# TYPE rpcstack_cache_lua_memory_bytes gauge', string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
+    '# TYPE rpcstack_cache_lua_memory_bytes gauge',
+    string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
   }
   local series = {
-    { 'requests_total', 'counter', 'requests', 'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
+    { 'requests_total', 'counter', 'requests',
+      'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
     { 'hits_total', 'counter', 'hits', 'Calls answered from the cache.' },
     { 'misses_total', 'counter', 'misses', 'Cacheable calls fetched from the node.' },
     { 'evictions_total', 'counter', 'evictions', 'Entries dropped to stay within the budget.' },
@@ -216,7 +223,9 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
   for _, x in ipairs(series) do
     out[#out + 1] = '# HELP rpcstack_cache_' .. x[1] .. ' ' .. x[4]
     out[#out + 1] = '# TYPE rpcstack_cache_' .. x[1] .. ' ' .. x[2]
-    for name, st in pairs(STATS) do out[#out + 1] = string.format('rpcstack_cache_%s{chain="%s"} %d', x[1], name, st[x[3]]) end
+    for name, st in pairs(STATS) do
+      out[#out + 1] = string.format('rpcstack_cache_%s{chain="%s"} %d', x[1], name, st[x[3]])
+    end
   end
   local body = table.concat(out, '\n') .. '\n'
   applet:set_status(200)

@@ -32,7 +32,7 @@ CANON.felt = function(raw)
   if not h or #h > 64 or (#h > 1 and h:sub(1, 1) == '0') then return nil end
   return '0x' .. h:lower()
 end
-CANON.block = function(raw, s, a)
+CANON.block = function(_, s, a)
   local m = members(s, a)
   if not m then return nil end
   local n, key = 0, nil
@@ -52,11 +52,14 @@ local function literal(s, i)
   local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
   if not e then return nil end
   local lit = sub(s, i, e)
-  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then return nil end
+  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then
+    return nil
+  end
   return e
 end
 
 local function flatarray(s, i)
+  local _
   local items = {}
   local close = find(s, ']', i, true)
   if not close or find(s, '[', i + 1, true) and find(s, '[', i + 1, true) < close then return nil end
@@ -88,7 +91,8 @@ local function flatcall(s, i)
     i = ws(s, q + 1)
     if byte(s, i) ~= 58 then return nil end
     i = ws(s, i + 1)
-    local c, e, items = byte(s, i), nil, nil
+    local c = byte(s, i)
+    local e, items
     if c == 34 then _, e = find(s, '^"[^"%c]*"', i)
     elseif c == 91 then
       local after

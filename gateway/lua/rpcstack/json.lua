@@ -95,48 +95,50 @@ local function skipv(s, i, depth)
   local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
   if not e then error('unexpected character') end
   local lit = sub(s, i, e)
-  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then error('bad literal') end
+  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then
+    error('bad literal')
+  end
   return e + 1
 end
 
-local function members(s, i)
-  if byte(s, i) ~= 123 then return nil end
-  local m = {}
+-- The members of an object or the items of an array at s[i] (opened by byte `open`), gathered
+-- into `out` by item(s, i, out), which answers the index after the one it read (nil: give up).
+local function container(s, i, open, close, item, out)
+  if byte(s, i) ~= open then return nil end
   i = ws(s, i + 1)
-  if byte(s, i) == 125 then return m, i + 1 end
+  if byte(s, i) == close then return out, i + 1 end
   while true do
-    if byte(s, i) ~= 34 then error('expected a key') end
-    local k
-    k, i = str(s, i)
+    i = item(s, i, out)
+    if not i then return nil end
     i = ws(s, i)
-    if byte(s, i) ~= 58 then error('expected :') end
-    i = ws(s, i + 1)
-    local e = skipv(s, i, 1)
-    local lk = find(k, '%u') and k:lower() or k
-    if m[lk] then return nil end
-    m[lk] = { a = i, b = e - 1, k = k }
-    i = ws(s, e)
     local c = byte(s, i)
-    if c == 125 then return m, i + 1 end
-    if c ~= 44 then error('expected , or }') end
+    if c == close then return out, i + 1 end
+    if c ~= 44 then error('expected , or ' .. string.char(close)) end
     i = ws(s, i + 1)
   end
 end
 
-local function elements(s, i)
-  if byte(s, i) ~= 91 then return nil end
-  local items = {}
+local function member(s, i, m)
+  if byte(s, i) ~= 34 then error('expected a key') end
+  local k
+  k, i = str(s, i)
+  i = ws(s, i)
+  if byte(s, i) ~= 58 then error('expected :') end
   i = ws(s, i + 1)
-  if byte(s, i) == 93 then return items, i + 1 end
-  while true do
-    local e = skipv(s, i, 1)
-    items[#items + 1] = { a = i, b = e - 1 }
-    i = ws(s, e)
-    local c = byte(s, i)
-    if c == 93 then return items, i + 1 end
-    if c ~= 44 then error('expected , or ]') end
-    i = ws(s, i + 1)
-  end
+  local e = skipv(s, i, 1)
+  local lk = find(k, '%u') and k:lower() or k
+  if m[lk] then return nil end
+  m[lk] = { a = i, b = e - 1, k = k }
+  return e
 end
+
+local function element(s, i, items)
+  local e = skipv(s, i, 1)
+  items[#items + 1] = { a = i, b = e - 1 }
+  return e
+end
+
+local function members(s, i) return container(s, i, 123, 125, member, {}) end
+local function elements(s, i) return container(s, i, 91, 93, element, {}) end
 
 return { skip = skip, str = str, ws = ws, skipv = skipv, members = members, elements = elements }

@@ -54,7 +54,8 @@ value = function(s, i, depth)
   elseif c == '"' then
     return str(s, i)
   else
-    local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i) or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
+    local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i)
+      or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
     if not lit or #lit == 0 then error('unexpected character') end
     return false, i + #lit
   end

@@ -1,0 +1,141 @@
+-- The response cache's keys, finality test and id splice (gateway/lua/rpcstack/cache_keys.lua).
+local json = require 'rpcstack.json'
+local keys = require 'rpcstack.cache_keys'
+
+-- Rules as gateway/cache.ts writes them into gateway_data.lua.
+local EVM = {
+  eth_chainId = { args = {} },
+  eth_getBlockByNumber = { args = { 'qty', 'bool' }, num = 1 },
+  eth_getBlockByHash = { args = { 'hash', 'bool' }, final = 'number' },
+}
+local STARKNET = {
+  starknet_getBlockWithTxHashes = { args = { 'block' }, names = { 'block_id' }, status = 'status' },
+  starknet_getTransactionReceipt = { args = { 'felt' }, names = { 'transaction_hash' }, status = 'finality_status' },
+  starknet_getTransactionByHash = {
+    args = { 'felt' }, names = { 'transaction_hash' }, after = 'starknet_getTransactionReceipt',
+  },
+}
+local HASH = '0x' .. string.rep('ab', 32)
+
+-- A call as clients send it.
+local function rpc(method, params)
+  return '{"jsonrpc":"2.0","method":"' .. method .. '","params":' .. params .. ',"id":1}'
+end
+
+-- The key of a body as the lookup computes it (the flat reader first, then the general one).
+local function key(body, rules, final, stored)
+  local m = keys.flatcall(body, 1) or json.members(body, 1)
+  return (keys.plan('eth', rules or EVM, final, stored or {}, body, m))
+end
+
+describe('plan: the canonical key of a call', function()
+  it('is the same for spellings the node reads the same: case of hex digits, blanks, member order, id', function()
+    local k = key('{"jsonrpc":"2.0","method":"eth_getBlockByNumber","params":["0x1A",false],"id":1}', EVM, 100)
+    assert.equal('eth|eth_getBlockByNumber|0x1a|false', k)
+    local spaced = '{ "id" : "x", "params" : [ "0x1a" , false ], "method":"eth_getBlockByNumber", "jsonrpc":"2.0" }'
+    assert.equal(k, key(spaced, EVM, 100))
+  end)
+
+  it('is nil for a quantity the node would refuse or read otherwise: leading zeros, no 0x, over 13 digits', function()
+    for _, q in ipairs({ '"0x01"', '"1"', '"0x' .. string.rep('f', 14) .. '"', '1', '"latest"' }) do
+      assert.is_nil(key(rpc('eth_getBlockByNumber', '[' .. q .. ',false]'), EVM, 1e15), q)
+    end
+  end)
+
+  it('is nil above the final block, while the final block is unknown, and for a wrong arity', function()
+    local at = function(n) return rpc('eth_getBlockByNumber', '["' .. n .. '",false]') end
+    assert.is_not_nil(key(at('0x64'), EVM, 100))
+    assert.is_nil(key(at('0x65'), EVM, 100))
+    assert.is_nil(key(at('0x1'), EVM, nil))
+    assert.is_nil(key('{"jsonrpc":"2.0","method":"eth_getBlockByNumber","params":["0x1"],"id":1}', EVM, 100))
+    assert.is_nil(key('{"jsonrpc":"2.0","method":"eth_getBlockByNumber","params":["0x1",false,1],"id":1}', EVM, 100))
+  end)
+
+  it('is nil for other members than jsonrpc, method, params and id, other cases, jsonrpc not "2.0"', function()
+    assert.is_nil(key('{"jsonrpc":"2.0","method":"eth_chainId","id":1,"x":1}'))
+    assert.is_nil(key('{"jsonrpc":"2.0","Method":"eth_chainId","id":1}'))
+    assert.is_nil(key('{"jsonrpc":"2.1","method":"eth_chainId","id":1}'))
+    assert.is_nil(key('{"jsonrpc":"2.0","method":"eth_chainId"}'))
+    assert.equal('eth|eth_chainId', key('{"jsonrpc":"2.0","method":"eth_chainId","id":null}'))
+  end)
+
+  it('is nil for a method spelled with an escape or not in the rules', function()
+    assert.is_nil(key([[{"jsonrpc":"2.0","method":"eth_ch\u0061inId","id":1}]]))
+    assert.is_nil(key('{"jsonrpc":"2.0","method":"eth_blockNumber","id":1}'))
+  end)
+
+  it('reads hashes at 64 digits only and lower-cases them', function()
+    local by = function(h) return rpc('eth_getBlockByHash', '["' .. h .. '",true]') end
+    assert.equal('eth|eth_getBlockByHash|' .. HASH .. '|true', key(by(HASH:upper():gsub('^0X', '0x'))))
+    assert.is_nil(key(by(HASH .. 'a')))
+  end)
+
+  it('reads Starknet named parameters in the rule\'s order, and block ids by number or hash only', function()
+    local get = function(p) return rpc('starknet_getBlockWithTxHashes', p) end
+    assert.equal('eth|starknet_getBlockWithTxHashes|n5', key(get('{"block_id":{"block_number":5}}'), STARKNET))
+    assert.equal('eth|starknet_getBlockWithTxHashes|n5', key(get('[{"block_number":5}]'), STARKNET))
+    assert.equal('eth|starknet_getBlockWithTxHashes|h0xabc', key(get('[{"block_hash":"0xABC"}]'), STARKNET))
+    assert.is_nil(key(get('["latest"]'), STARKNET))
+    assert.is_nil(key(get('[{"block_number":5,"block_hash":"0x1"}]'), STARKNET))
+    assert.is_nil(key(get('[{"block_number":05}]'), STARKNET))
+    assert.is_nil(key(get('{"block_id":{"block_number":5},"extra":1}'), STARKNET))
+    assert.is_nil(key(get('{"Block_id":{"block_number":5}}'), STARKNET))
+  end)
+
+  it('keys a rule with `after` only once the answer it follows is held', function()
+    local body = rpc('starknet_getTransactionByHash', '["0x1f"]')
+    assert.is_nil(key(body, STARKNET, nil, {}))
+    local stored = { ['eth|starknet_getTransactionReceipt|0x1f'] = {} }
+    assert.equal('eth|starknet_getTransactionByHash|0x1f', key(body, STARKNET, nil, stored))
+  end)
+end)
+
+describe('storable: whether an answer may be kept', function()
+  local rule = EVM.eth_getBlockByHash
+  it('keeps a result whose finality field is at or below the final block, as the text around its id', function()
+    local body = '{"jsonrpc":"2.0","id":42,"result":{"number":"0x10","hash":"0x1"}}'
+    local pre, post = keys.storable(rule, 16, body)
+    assert.equal('{"jsonrpc":"2.0","id":', pre)
+    assert.equal(',"result":{"number":"0x10","hash":"0x1"}}', post)
+    assert.is_nil(keys.storable(rule, 15, body))
+    assert.is_nil(keys.storable(rule, nil, body))
+  end)
+
+  it('never keeps an error, a null result, trailing text or an answer without an id', function()
+    assert.is_nil(keys.storable(EVM.eth_chainId, 1, '{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}'))
+    assert.is_nil(keys.storable(EVM.eth_chainId, 1, '{"jsonrpc":"2.0","id":1,"result":null}'))
+    assert.is_nil(keys.storable(EVM.eth_chainId, 1, '{"jsonrpc":"2.0","id":1,"result":"0x1"} x'))
+    assert.is_nil(keys.storable(EVM.eth_chainId, 1, '{"jsonrpc":"2.0","result":"0x1"}'))
+  end)
+
+  it('keeps a Starknet answer only once ACCEPTED_ON_L1', function()
+    local st = STARKNET.starknet_getBlockWithTxHashes
+    assert.is_not_nil(keys.storable(st, nil, '{"jsonrpc":"2.0","id":1,"result":{"status":"ACCEPTED_ON_L1"}}'))
+    assert.is_nil(keys.storable(st, nil, '{"jsonrpc":"2.0","id":1,"result":{"status":"ACCEPTED_ON_L2"}}'))
+  end)
+end)
+
+describe('the id splice', function()
+  it('answers a hit with the request\'s id as sent, every other byte the node\'s', function()
+    local node = '{"jsonrpc":"2.0","id":1,"result":{"number":"0x1","x":"\\u00e9"}}'
+    local pre, post = keys.storable(EVM.eth_getBlockByHash, 5, node)
+    for _, id in ipairs({ '"abc"', '123456789012', '-1.5e3', 'null', '"\\u0041"' }) do
+      assert.equal('{"jsonrpc":"2.0","id":' .. id .. ',"result":{"number":"0x1","x":"\\u00e9"}}', pre .. id .. post)
+    end
+  end)
+
+  it('unid cuts a plain id out of a body, chain first, and answers its span', function()
+    local s = '{"jsonrpc":"2.0","id":"a-1","method":"eth_chainId"}'
+    local alias, a, b = keys.unid(s, 'eth')
+    assert.equal('eth|{"jsonrpc":"2.0","id":\0,"method":"eth_chainId"}', alias)
+    assert.equal('"a-1"', s:sub(a, b))
+    assert.equal(alias, (keys.unid('{"jsonrpc":"2.0","id":7,"method":"eth_chainId"}', 'eth')))
+    assert.are_not.equal(alias, (keys.unid(s, 'strk')))
+  end)
+
+  it('unid gives up on a backslash anywhere, an id with leading zeros, or no id', function()
+    assert.is_nil(keys.unid([[{"id":1,"method":"eth_ch\u0061inId"}]], 'eth'))
+    assert.is_nil(keys.unid('{"id":01,"method":"eth_chainId"}', 'eth'))
+    assert.is_nil(keys.unid('{"method":"eth_chainId"}', 'eth'))
+  end)
+end)
