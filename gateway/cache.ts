@@ -70,6 +70,14 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
   },
 };
 
+/**
+ * The ids each kind's node answers as calls: only calls with such an id are cached (gateway/lua/
+ * rpcstack/cache_keys.lua IDS). geth answers any id but an object or an array (rpc/json.go
+ * hasValidID); Juno takes null for a notification and refuses booleans and numbers with a "."
+ * (jsonrpc/server.go isSane), Pathfinder wants integers or strings.
+ */
+export const CACHE_IDS = { evm: "scalar", starknet: "stringOrInteger" } as const;
+
 export interface CacheOptions {
   /** Bytes the cache may hold in all (answers, keys and per-entry overhead): a hard bound. */
   readonly maxBytes: number;
@@ -113,6 +121,7 @@ export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
   return {
     chains: table,
     rules: CACHE_POLICY,
+    ids: CACHE_IDS,
     budget: o.cache.maxBytes,
     maxObject: o.cache.maxObjectBytes,
     pollMs: o.cache.pollIntervalMs,

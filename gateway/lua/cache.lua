@@ -22,16 +22,21 @@ local Store = require 'rpcstack.cache_store'
 
 local CHAINS, RULES, BUDGET, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.replyMax
 local POLL_MS, POLL_AGENT = DATA.pollMs, DATA.pollAgent
-local skip, members, elements = json.skip, json.members, json.elements
-local plan, storable, unid, flatcall, hexq = keys.plan, keys.storable, keys.unid, keys.flatcall, keys.hexq
-local sub = string.sub
+local skip, members = json.skip, json.members
+local read, storable, unid, hexq = keys.read, keys.storable, keys.unid, keys.hexq
+local byte, sub = string.byte, string.sub
 
-local STATS, FINAL, PENDING, SEQ = {}, {}, {}, 0
+local STATS, PENDING, SEQ = {}, {}, 0
 for name in pairs(CHAINS) do
   STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0 }
 end
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
 local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
+-- Each chain as the key functions see it; the poll task keeps its final block up to date.
+local VIEW = {}
+for name, c in pairs(CHAINS) do
+  VIEW[name] = { name = name, rules = RULES[c.kind], ids = keys.IDS[DATA.ids[c.kind]], stored = STORE }
+end
 
 -- Lua starts a collection when its heap has doubled since the last one (pause 200), so garbage
 -- could grow to the size of the cache itself; at 120 it stays within a fifth of it.
@@ -41,11 +46,6 @@ local BIG = 256 * 1024
 local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
 local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
 local POLL_HEADERS = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } }
-
--- The key of one call on a chain, and its rule; nil when not cacheable.
-local function key_of(chain, c, s, m)
-  return plan(chain, RULES[c.kind], FINAL[chain], STORE, s, m)
-end
 
 -- A small hit is answered from here, without handing over to the service; a large one returns
 -- the hand-over for the service.
@@ -68,53 +68,43 @@ local function reply(applet, status, body, state)
 end
 
 core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
-  local c = CHAINS[chain]
   local st = STATS[chain]
   local s = txn.f:req_body() or ''
-  local first = skip(s, 1)
   st.requests = st.requests + 1
+  local batch = byte(s, skip(s, 1)) == 91
   -- Aliases are kept for single calls only: a batch's cut body can never name one.
   local mk, ia, ib
-  if s:sub(first, first) ~= '[' then mk, ia, ib = unid(s, chain) end
+  if not batch then mk, ia, ib = unid(VIEW[chain], s) end
   local known = mk and ALIAS[mk]
   local token
   if known and STORE[known.key] == known then
     get(known.key)
     token = answer(txn, st, known, sub(s, ia, ib))
     if not token then return end
-  end
-  if s:sub(first, first) == '[' then
-    local ok2, items, e = pcall(elements, s, first)
-    if not ok2 or not items or #items == 0 or skip(s, e) <= #s then return end
-    local parts = {}
-    for i, it in ipairs(items) do
-      local okm, m = pcall(members, s, it.a)
-      local key = okm and key_of(chain, c, s, m)
-      local hit = key and STORE[key]
-      if not hit then return end
-      parts[i] = { e = hit, id = s:sub(m.id.a, m.id.b) }
-    end
-    for _, p in ipairs(parts) do get(p.e.key) end
-    token = { batch = parts }
-  elseif not token then
-    local m, e = flatcall(s, first)
-    if not m then
-      local okm
-      okm, m, e = pcall(members, s, first)
-      if not okm then return end
-    end
-    if not m or skip(s, e) <= #s then return end
-    local key, rule = key_of(chain, c, s, m)
-    if not key then return end
-    local hit = get(key)
-    -- The alias counts only where the id it cut out is the call's own.
-    if mk and (ia ~= m.id.a or ib ~= m.id.b) then mk = nil end
-    if hit then
-      alias(hit, mk)
-      token = answer(txn, st, hit, sub(s, m.id.a, m.id.b))
-      if not token then return end
+  else
+    local r = read(VIEW[chain], s)
+    if not r then return end
+    if r.batch then
+      local parts = {}
+      for i, x in ipairs(r.calls) do
+        local hit = STORE[x.key]
+        if not hit then return end
+        parts[i] = { e = hit, id = sub(s, x.ida, x.idb) }
+      end
+      for _, p in ipairs(parts) do get(p.e.key) end
+      token = { batch = parts }
     else
-      token = { key = key, rule = rule, body = s, mk = mk }
+      local x = r.calls[1]
+      local hit = get(x.key)
+      -- The alias counts only where the id it cut out is the call's own.
+      if mk and (ia ~= x.ida or ib ~= x.idb) then mk = nil end
+      if hit then
+        alias(hit, mk)
+        token = answer(txn, st, hit, sub(s, x.ida, x.idb))
+        if not token then return end
+      else
+        token = { key = x.key, rule = x.rule, body = s, mk = mk }
+      end
     end
   end
   SEQ = SEQ + 1
@@ -150,7 +140,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   end
   local body = res.body or ''
   if res.status == 200 then
-    local okp, pre, post = pcall(storable, p.rule, FINAL[chain], body)
+    local okp, pre, post = pcall(storable, VIEW[chain], p.rule, body)
     if okp and pre then alias(put(chain, p.key, pre, post), p.mk) end
   end
   reply(applet, res.status, body, 'MISS')
@@ -186,12 +176,12 @@ local function poll(name, c)
       if b2 then _, head = hexq(b2:sub(r2.a, r2.b)) end
       n = head and head - c.depth
     end
-    FINAL[name] = n and n >= 0 and n or nil
+    VIEW[name].final = n and n >= 0 and n or nil
   elseif c.kind == 'starknet' then
     local b, r = rpc(c, 'starknet_getBlockWithTxHashes', '["l1_accepted"]')
     local rm = b and members(b, r.a)
     local raw = rm and rm.block_number and b:sub(rm.block_number.a, rm.block_number.b)
-    FINAL[name] = raw and raw:match('^%d+$') and tonumber(raw) or nil
+    VIEW[name].final = raw and raw:match('^%d+$') and tonumber(raw) or nil
   end
 end
 

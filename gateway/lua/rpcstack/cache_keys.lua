@@ -2,18 +2,31 @@
 -- arguments, by the rules of gateway/cache.ts), whether a node's answer may be stored, and the
 -- alias key of a body (the body with its id cut out).
 --
---   plan(chain, rules, final, stored, s, m) -> key, rule   the key of the call whose members
---       (json.members) are m in body s; rules: the chain kind's method -> rule; final: the
---       chain's final block number (nil while unknown); stored: the store's entries (a rule's
---       `after`). nil when the call is not cacheable.
---   storable(rule, final, body) -> pre, post   the text before and after the id of a node's
---       answer that may be stored; nil when it may not
---   unid(s, chain) -> alias, a, b   the body with its id cut out, and the id's span
---   flatcall(s, i) -> m, e   one flat call read with a few searches (nil: use json.members)
+-- A chain as these functions see it: { name, rules (its kind's method -> rule), ids (the ids its
+-- node answers as calls: one of IDS), final (its final block number, nil while unknown), stored
+-- (the store's entries, for a rule's `after`) }.
+--
+--   read(c, s) -> { batch, calls = { { key, rule, ida, idb } } }   the calls body s asks the
+--       cache for, each with its key and its id's span; nil when the cache cannot answer it
+--       (not read whole, text after it, or a call that is not cacheable)
+--   plan(c, s, m) -> key, rule   the key of the call whose members (json.members) are m in s;
+--       nil when the call is not cacheable
+--   storable(c, rule, body) -> pre, post   the text before and after the id of a node's answer
+--       that may be stored; nil when it may not
+--   unid(c, s) -> alias, a, b   the body with its id cut out, and the id's span
 --   hexq(raw) -> digits, number   a JSON string "0x..." as a canonical quantity
 local json = require 'rpcstack.json'
-local members, elements, ws, skip = json.members, json.elements, json.ws, json.skip
+local members, elements, ws, skip, scalar = json.members, json.elements, json.ws, json.skip, json.scalar
 local byte, find, sub = string.byte, string.find, string.sub
+
+-- The ids a node answers as calls (a fuzz finding: others were answered from the cache where the
+-- node answers an error or nothing). geth (rpc/json.go hasValidID): any id but an object or an
+-- array. Juno (jsonrpc/server.go isSane) takes a string or a number without "." and null for a
+-- notification, Pathfinder integers and strings: on Starknet, strings and integers only.
+local IDS = {
+  scalar = function(id) local c = byte(id, 1) return c ~= 123 and c ~= 91 end,
+  stringOrInteger = function(id) return byte(id, 1) == 34 or find(id, '^-?%d+$') ~= nil end,
+}
 
 -- Canonical forms of the arguments a rule names; nil: not cacheable (the node decides).
 local function hexq(raw)
@@ -51,10 +64,7 @@ end
 local function literal(s, i)
   local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
   if not e then return nil end
-  local lit = sub(s, i, e)
-  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then
-    return nil
-  end
+  if not scalar(sub(s, i, e)) then return nil end
   return e
 end
 
@@ -109,14 +119,14 @@ local function flatcall(s, i)
   end
 end
 
-local function plan(chain, rules, final, stored, s, m)
+local function plan(c, s, m)
   if not m or not m.jsonrpc or not m.method or not m.id then return nil end
   for k, v in pairs(m) do
     if v.k ~= k or not (k == 'jsonrpc' or k == 'method' or k == 'id' or k == 'params') then return nil end
   end
-  if s:sub(m.jsonrpc.a, m.jsonrpc.b) ~= '"2.0"' then return nil end
+  if s:sub(m.jsonrpc.a, m.jsonrpc.b) ~= '"2.0"' or not c.ids(s:sub(m.id.a, m.id.b)) then return nil end
   local method = s:sub(m.method.a, m.method.b):match('^"([%w_]+)"$')
-  local rule = method and rules[method]
+  local rule = method and c.rules[method]
   if not rule then return nil end
   local args = {}
   if m.params then
@@ -145,15 +155,15 @@ local function plan(chain, rules, final, stored, s, m)
     parts[#parts + 1] = v
     if rule.num == i then
       -- By number: only at or below the chain's final block, as last polled.
-      if not num or not final or num > final then return nil end
+      if not num or not c.final or num > c.final then return nil end
     end
   end
-  if rule.after and not stored[chain .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
-  return chain .. '|' .. table.concat(parts, '|'), rule
+  if rule.after and not c.stored[c.name .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
+  return c.name .. '|' .. table.concat(parts, '|'), rule
 end
 
 -- A result (never an error or null) that the rule's finality test accepts.
-local function storable(rule, final, body)
+local function storable(c, rule, body)
   local i = skip(body, 1)
   local m, e = members(body, i)
   if not m or skip(body, e) <= #body or m.error or not m.result or not m.id then return nil end
@@ -167,14 +177,15 @@ local function storable(rule, final, body)
     if rule.status and raw ~= '"ACCEPTED_ON_L1"' then return nil end
     if rule.final then
       local _, num = hexq(raw)
-      if not num or not final or num > final then return nil end
+      if not num or not c.final or num > c.final then return nil end
     end
   end
   return body:sub(1, m.id.a - 1), body:sub(m.id.b + 1)
 end
 
--- Nil when the body has a backslash or an id that is not a plain number, string or null.
-local function unid(s, chain)
+-- Nil when the body has a backslash or an id that is not a plain number, string or null, or one
+-- the chain's node does not answer as a call.
+local function unid(c, s)
   if find(s, '\\', 1, true) then return nil end
   local _, e = find(s, '[{,]%s*"id"%s*:%s*')
   if not e then return nil end
@@ -190,9 +201,36 @@ local function unid(s, chain)
     local _, g = find(s, '^[eE][-+]?%d+', (b or a) + 1)
     if b and g then b = g end
   end
-  if not b then return nil end
+  if not b or not c.ids(sub(s, a, b)) then return nil end
   -- The chain (no "|" in a chain path) is part of the alias: the same call on another chain is another entry.
-  return chain .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
+  return c.name .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
 end
 
-return { plan = plan, storable = storable, unid = unid, flatcall = flatcall, hexq = hexq, CANON = CANON }
+local function read(c, s)
+  local first = skip(s, 1)
+  if byte(s, first) == 91 then
+    local ok, items, e = pcall(elements, s, first)
+    if not ok or not items or #items == 0 or skip(s, e) <= #s then return nil end
+    local calls = {}
+    for i, it in ipairs(items) do
+      local okm, m = pcall(members, s, it.a)
+      if not okm then return nil end
+      local key, rule = plan(c, s, m)
+      if not key then return nil end
+      calls[i] = { key = key, rule = rule, ida = m.id.a, idb = m.id.b }
+    end
+    return { batch = true, calls = calls }
+  end
+  local m, e = flatcall(s, first)
+  if not m then
+    local okm
+    okm, m, e = pcall(members, s, first)
+    if not okm then return nil end
+  end
+  if not m or skip(s, e) <= #s then return nil end
+  local key, rule = plan(c, s, m)
+  if not key then return nil end
+  return { batch = false, calls = { { key = key, rule = rule, ida = m.id.a, idb = m.id.b } } }
+end
+
+return { read = read, plan = plan, storable = storable, unid = unid, hexq = hexq, CANON = CANON, IDS = IDS }
