@@ -47,6 +47,13 @@ export const HAPROXY_ENVIRONMENT: Readonly<Record<string, string>> = {
   GLIBC_TUNABLES: `glibc.malloc.mmap_threshold=${32 * 1024 * 1024}:glibc.malloc.trim_threshold=${2 * BUFFER_MEMORY}`,
 };
 
+/**
+ * Headers are bounded apart from bodies: the buffers that hold a whole body would otherwise let
+ * about a megabyte of headers through to a node. 16 KiB is what HAProxy's default buffers allowed.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+export const headerRules = (): Rule[] => [refuse(431, "request headers too large", anon("req.hdrs,length", "gt", String(MAX_HEADER_BYTES)))];
+
 /** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
 export const connectionRules = (o: GatewayOptions): Rule[] => [
   { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
@@ -105,7 +112,7 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
   return [
     req(["track-sc1", "var(txn.keyname)", "table", "st_ws"], ws),
     refuse(429, "too many WebSocket connections for this project key", [...ws, ...anon("sc_conn_cur(1)", "gt", String(o.wsMaxConnectionsPerKey))]),
-    req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-i", "websocket")),
+    req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-m", "found")),
   ];
 }
 

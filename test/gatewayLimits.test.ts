@@ -31,10 +31,13 @@ afterAll(async () => {
   await up?.stop();
 });
 
-/** A chunked POST (no Content-Length) of `size` bytes; resolves with the status. */
-function chunkedPost(size: number): Promise<number> {
+/**
+ * A chunked POST (no Content-Length) of `size` bytes; resolves with the status. With `start`, the
+ * body opens with it (a call the policy allows) and the rest follows a moment later.
+ */
+function chunkedPost(size: number, headers: Record<string, string> = {}, start?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json", "Transfer-Encoding": "chunked" } }, (res) => (res.resume(), resolve(res.statusCode!)));
+    const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json", "Transfer-Encoding": "chunked", ...headers } }, (res) => (res.resume(), resolve(res.statusCode!)));
     // HAProxy answers and closes while the client is still sending: the reset can overtake the
     // answer on a busy machine. Give the answer a moment, else report the reset as 0.
     r.on("error", (e: any) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? setTimeout(() => resolve(0), 300) : reject(e)));
@@ -47,20 +50,32 @@ function chunkedPost(size: number): Promise<number> {
       }
       r.end();
     };
-    pump();
+    if (!start) return pump();
+    r.write(start);
+    sent = start.length;
+    setTimeout(pump, 300);
   });
 }
 
 describe("bodies", () => {
-  it("a 5 MiB chunked body gets 413 and never reaches the node", async () => {
-    const before = up.seen.length;
-    const status = await chunkedPost(5 * MiB);
-    // What the client got: 413, or (when the reset overtook it) what the gateway logged it sent.
+  /** What the client got: 413, or (when the reset overtook it) what the gateway logged it sent. */
+  async function expect413(status: number) {
     if (status === 0) await new Promise((r) => setTimeout(r, 200));
     if (status === 0) expect(gw.logs()).toMatch(/ 413 \d+ .*key=bob chain=eth iface=rpc-http POST/);
     else expect(status).toBe(413);
+  }
+
+  it("a 5 MiB chunked body gets 413 and never reaches the node", async () => {
+    const before = up.seen.length;
+    await expect413(await chunkedPost(5 * MiB));
     expect(up.seen.length).toBe(before);
   });
+
+  it("a 64 MiB chunked body with an Upgrade header (not a WebSocket handshake) gets 413 and never reaches the node", async () => {
+    const before = up.seen.length;
+    await expect413(await chunkedPost(64 * MiB, { Upgrade: "websocket" }, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["'));
+    expect(up.seen.length).toBe(before);
+  }, 30_000);
 
   it("an HTTP/2 body without Content-Length is bounded the same way; a small one is relayed", async () => {
     const h2 = (body: Buffer) => new Promise<number>((resolve, reject) => {
@@ -93,6 +108,38 @@ describe("bodies", () => {
     expect(status).toBe("HTTP/1.1 408 Request Timeout");
     expect(up.seen.length).toBe(before);
   }, 20_000);
+});
+
+describe("headers", () => {
+  const send = (extra: number, http2 = false) => {
+    const headers = { "content-type": "application/json", "x-pad": "p".repeat(extra) };
+    const body = JSON.stringify(call("eth_chainId"));
+    if (!http2) return fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers, body }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    return new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const session = http2Connect(gw.base, { rejectUnauthorized: false });
+      session.on("error", reject);
+      const s = session.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${KEY}`, ...headers });
+      let text = "";
+      let status = 0;
+      s.on("response", (h) => (status = Number(h[":status"])));
+      s.on("data", (d) => (text += d));
+      s.on("end", () => (session.close(), resolve({ status, body: text })));
+      s.on("error", reject);
+      s.end(body);
+    });
+  };
+
+  it("headers over 16 KiB get a JSON 431 and never reach the node, over HTTP/1.1 and HTTP/2; 15 KiB are relayed", async () => {
+    const before = up.seen.length;
+    for (const http2 of [false, true]) {
+      const big = await send(20 * 1024, http2);
+      expect(big.status).toBe(431);
+      expect(JSON.parse(big.body).error.message).toMatch(/headers too large/);
+    }
+    expect(up.seen.length).toBe(before);
+    expect((await send(15 * 1024)).status).toBe(200);
+    expect(up.seen.length).toBe(before + 1);
+  });
 });
 
 describe("WebSockets", () => {
