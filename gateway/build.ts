@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { policyLua, policyRules } from "./policy.js";
@@ -68,6 +68,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),
     ...handshakeRules(tendermintHosts.length ? hostIs(...tendermintHosts) : undefined),
+    ...inProgressRules(opts, ["gateway_path", "!public_host", "!", ...WS_HANDSHAKE], ["public_host", "!", ...WS_HANDSHAKE]),
     req(["track-sc1", "src", "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
     // An address already over its rate is refused before its body is waited for (this request's
     // batch calls are counted after the policy, in rateRules).

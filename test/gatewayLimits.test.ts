@@ -201,6 +201,53 @@ describe("connections and failover", () => {
   });
 });
 
+describe("one address cannot starve the others", () => {
+  it("1,200 HTTP/2 streams with slow bodies from one address (keyed and on a Tendermint hostname) leave another address's call answered at once", async () => {
+    const node = await startRecorder();
+    const host = "rpc.starve.test";
+    // 202 buffers (2 x maxConnections + 2) of 128 KiB: a pool one address could fill before.
+    const g = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url }, hostnames: {} }, { path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url }, hostnames: { tendermintRpc: host } }], KEYS, { maxConnections: 100, maxBodyBytes: 64 * 1024 }, ["localhost", host]);
+    const sessions: ReturnType<typeof http2Connect>[] = [];
+    try {
+      // Streams answered 429 (over the address's bound), reset (over the connection's), or otherwise.
+      const attacker = { tooMany: 0, reset: 0, ended: 0 };
+      for (let c = 0; c < 12; c++) {
+        const name = c % 2 ? host : "localhost";
+        const session = http2Connect(`https://${name}:${g.httpsPort}`, { rejectUnauthorized: false, localAddress: "127.0.0.1", host: "127.0.0.1", servername: name, peerMaxConcurrentStreams: 1000 } as any);
+        session.on("error", () => {});
+        sessions.push(session);
+        for (let i = 0; i < 100; i++) {
+          const s = session.request({ ":method": "POST", ":path": c % 2 ? "/" : `/gateway/eth/rpc-http/${KEY}`, ":authority": name, "content-type": "application/json", "content-length": "60000" });
+          s.on("response", (h) => (h[":status"] === 429 ? attacker.tooMany++ : attacker.ended++));
+          s.on("error", () => attacker.reset++);
+          s.write(`{"jsonrpc":"2.0","id":${i},"method":"eth_chainId","params":["${"x".repeat(1000)}`);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 1500));
+      // Another address: 127.0.0.2 reaches the gateway's 127.0.0.1 listener over loopback.
+      const victim = http2Connect(`https://localhost:${g.httpsPort}`, { rejectUnauthorized: false, localAddress: "127.0.0.2" } as any);
+      sessions.push(victim);
+      const answer = await new Promise<number>((resolve, reject) => {
+        const s = victim.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${KEY}`, "content-type": "application/json" });
+        s.on("response", (h) => resolve(Number(h[":status"])));
+        s.on("error", reject);
+        s.end(JSON.stringify(call("eth_chainId")));
+      });
+      expect(answer).toBe(200);
+      // Answered while the attacker's admitted streams still wait for their bodies (408 after 10 s):
+      // no buffer had to come free. Past the bounds, the attacker's streams were refused.
+      expect(attacker.ended).toBe(0);
+      expect(attacker.tooMany).toBeGreaterThan(0);
+      expect(attacker.reset).toBeGreaterThan(0);
+      expect(node.seen.length).toBe(1);
+    } finally {
+      sessions.forEach((s) => s.destroy());
+      await g.stop();
+      await node.stop();
+    }
+  }, 30_000);
+});
+
 /** A gateway of its own (limits that would disturb the shared one), stopped with its node. */
 async function withOwnGateway(over: Partial<GatewayOptions>, body: (g: RunningGateway, node: Recorder, send: (b: unknown) => Promise<Response>) => Promise<void>) {
   const node = await startRecorder();
