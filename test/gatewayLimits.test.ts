@@ -9,6 +9,7 @@ import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
+import { HEALTH_CHECK_INTERVAL_MS, frozenNodeDownMs } from "../gateway/upstreams.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
@@ -242,6 +243,41 @@ describe("one address cannot starve the others", () => {
       expect(node.seen.length).toBe(1);
     } finally {
       sessions.forEach((s) => s.destroy());
+      await g.stop();
+      await node.stop();
+    }
+  }, 30_000);
+});
+
+describe("a node that freezes", () => {
+  it("accepting connections but never answering, it is marked down within the check bound: calls it holds end with a JSON 502, later ones get 503 at once", async () => {
+    const node = await startRecorder();
+    const g = await startGateway(chains(node), KEYS, { checkIntervalMs: HEALTH_CHECK_INTERVAL_MS });
+    // One connection per call: a call on a reused connection may be closed unanswered instead (HAProxy lets the client retry it).
+    const send = () => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const r = httpsRequest({ host: "127.0.0.1", port: g.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", agent: false, headers: { "Content-Type": "application/json" } }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      r.on("error", reject);
+      r.end(JSON.stringify(call("eth_chainId")));
+    });
+    try {
+      expect((await send()).status).toBe(200);
+      node.freeze();
+      const t0 = Date.now();
+      const held = await send();
+      expect(held.status).toBe(502);
+      expect(JSON.parse(held.body).error.code).toBe(-32002);
+      // The bound the check settings give (interval, two timed-out checks, the fast interval), plus a second for a loaded machine.
+      expect(Date.now() - t0).toBeLessThan(frozenNodeDownMs(HEALTH_CHECK_INTERVAL_MS) + 1000);
+      const t1 = Date.now();
+      const later = await send();
+      expect(later.status).toBe(503);
+      expect(JSON.parse(later.body).error.message).toMatch(/unavailable/);
+      expect(Date.now() - t1).toBeLessThan(1000);
+    } finally {
       await g.stop();
       await node.stop();
     }
