@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
 import { cpuMs, median, wrk, type Result } from "./measure.js";
@@ -65,7 +65,7 @@ const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc
 async function startGw(name: string, upstream: string, cache: GatewayOptions["cache"]) {
   const opts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(work, "both.pem"), filesDir: join(work, name), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    certFile: join(work, "both.pem"), filesDir: join(work, name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: Number(args.threads), maxConnections: 4000,
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache,
   };

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
-import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
@@ -111,7 +111,7 @@ async function main() {
   const gwPort = await freePort();
   const gwOpts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: gwPort, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: PROXY_THREADS, maxConnections: 4000,
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000,

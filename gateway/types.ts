@@ -37,8 +37,10 @@ export interface GatewayOptions {
    * file, so the ACME client can replace it through the runtime API without a reload.
    */
   readonly certFile: string;
-  /** Where the generated files are placed (keys.map, policy.lua, errors/). */
+  /** Where the generated files are placed (keys.map, gateway_data.lua, errors/). */
   readonly filesDir: string;
+  /** Where HAProxy finds the package's Lua programs: a copy of gateway/lua/ (gateway/lua.ts). */
+  readonly luaDir: string;
   /** host:port of the ACME HTTP-01 responder behind /.well-known/acme-challenge/. */
   readonly acmeResponder?: string;
   /** DNS resolver for upstream names at run time (Docker's 127.0.0.11:53). */
@@ -77,7 +79,7 @@ export interface GatewayOptions {
 /** What the compiler returns: nothing in it depends on a project key. */
 export interface GatewayCompiled {
   readonly config: string;
-  /** File name (relative to filesDir) -> contents: the Lua policy and the error pages. */
+  /** File name (relative to filesDir) -> contents: the Lua programs' data and the error pages. */
   readonly files: Readonly<Record<string, string>>;
   /** What is served, for tests: route -> backend. */
   readonly routes: readonly Route[];

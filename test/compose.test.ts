@@ -11,7 +11,9 @@ import { loadConfig } from "../config/index.js";
 import { exportCompose } from "../export/compose.js";
 import { keyDigest } from "../gateway/build.js";
 import { readStackFile } from "../export/stackFile.js";
+import { LUA_FILES } from "../gateway/lua.js";
 import { ROOT, runProgram, type StackName } from "./harness.js";
+import { checkContainerFiles } from "./support/haproxy.js";
 
 // The Compose specification's schema; its custom formats follow the spec's definitions.
 const ajv = new Ajv2019({ allErrors: true, strict: false });
@@ -170,6 +172,20 @@ describe("compose export details", () => {
       expect(Object.keys(gw.services)).toEqual(["disk-watch", "sync-health", "cert-init", "haproxy", "acme"]);
       expect(existsSync(join(dir, "readiness/ready.js"))).toBe(true);
     }
+  });
+
+  it("the gateway container's mounts carry every file HAProxy loads: haproxy -c on them as the container sees them, Lua modules included", () => {
+    const dir = join(outDir, "mounts");
+    const r = exportCli(["--stack", "mainnet", "--out", dir], { RPCSTACK_PROJECT_KEYS: JSON.stringify([{ name: "team", key: randomBytes(32).toString("base64url") }]) });
+    expect(r.status, r.stderr).toBe(0);
+    const haproxy = parse(readFileSync(join(dir, "dc-gateway.yaml"), "utf8")).services.haproxy;
+    const files: Record<string, string> = {};
+    for (const v of haproxy.volumes as string[]) {
+      const [source, target] = v.split(":");
+      if (source.startsWith("./")) files[target] = readFileSync(join(dir, source), "utf8");
+    }
+    expect(Object.keys(files)).toEqual(expect.arrayContaining(LUA_FILES.map((f) => `/usr/local/etc/haproxy/lua/${f}`)));
+    expect(checkContainerFiles(files)).toContain("Configuration file is valid");
   });
 
   it("a bad key is refused by the stack's rules without echoing it", () => {
