@@ -78,15 +78,6 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
  */
 export const CACHE_IDS = { evm: "scalar", starknet: "stringOrInteger" } as const;
 
-export interface CacheOptions {
-  /** Bytes the cache may hold in all (answers, keys and per-entry overhead): a hard bound. */
-  readonly maxBytes: number;
-  /** Largest answer stored; larger ones are relayed and not kept. */
-  readonly maxObjectBytes: number;
-  /** How often each chain's final block is polled. */
-  readonly pollIntervalMs: number;
-}
-
 export const CACHE_DEFAULTS = { maxObjectBytes: 4 * 1024 * 1024, pollIntervalMs: 2000 } as const;
 /**
  * Below a node's `finalized` tag there is nothing to guess; a chain whose node has none (some
