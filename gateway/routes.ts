@@ -13,6 +13,7 @@ import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
 import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
 import { ChainBackends, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
+import { WS_HANDSHAKE } from "./upgrades.js";
 
 export interface ChainRoutes {
   readonly backends: Section[];
@@ -71,7 +72,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
     const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts)]);
-    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...anon("hdr(upgrade)", "-i", "websocket")]), gate(ws, on(c, "rpc")));
+    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), gate(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc", backend: ws, detail: `WebSocket -> ${c.upstreams.rpcWs}` });
   }

@@ -5,6 +5,7 @@
  */
 import { ERRORS_SECTION, errorFilesDirectives, refuse, refuseDirective } from "./errors.js";
 import { anon, req, type Directive, type Section } from "./model.js";
+import { normalizeRules } from "./normalize.js";
 import { clientTimeout, tuneDirectives } from "./limits.js";
 import { hostIs } from "./routes.js";
 import type { GatewayOptions } from "./types.js";
@@ -67,7 +68,9 @@ export const resolverSections = (o: GatewayOptions): Section[] =>
  * (or the public hostname it matched), never to whatever Host the client sent.
  */
 export function httpSections(o: GatewayOptions, hostnames: readonly string[]): Section[] {
-  const acme = anon("path_beg", "/.well-known/acme-challenge/");
+  // RFC 8555 8.3: a token is base64url; nothing else under the prefix reaches the responder.
+  const acmePath = anon("path_beg", "/.well-known/acme-challenge/");
+  const acme = anon("path", "-m", "reg", String.raw`^/\.well-known/acme-challenge/[A-Za-z0-9_-]+$`);
   const port = o.httpsPort === 443 ? "" : `:${o.httpsPort}`;
   const domain = o.domain ?? "localhost";
   const frontend: Section = {
@@ -79,8 +82,10 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
       ["log-format", "%ci:%cp [%tr] %ft %b/%s %Ta %ST %B %HM"],
     ],
     rules: [
-      req(["normalize-uri", "path-merge-slashes"]),
-      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "/gateway")),
+      ...normalizeRules(),
+      // In any case: a key sent to /GATEWAY/... was sent in clear all the same.
+      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "-i", "/gateway")),
+      refuse(404, "not an ACME challenge", [...acmePath, "!", ...acme]),
       ...hostnames.map((h) => req(["redirect", "prefix", `https://${h}${port}`, "code", "301"], [...hostIs(h), "!", ...acme])),
       req(["redirect", "prefix", `https://${domain}${port}`, "code", "301"], ["!", ...acme]),
       ...(o.acmeResponder ? [{ phase: "use_backend" as const, action: ["be_acme"], cond: acme }] : []),

@@ -2,6 +2,7 @@
 import type { StackSettings } from "../config/index.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
+import { HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
 import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT } from "../services/index.js";
 
 /** How HAProxy is configured inside its container. */
@@ -27,7 +28,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     maxConnectionsPerAddress: settings.gateway.maxConnectionsPerAddress,
     wsMaxConnectionsPerKey: settings.gateway.wsMaxConnectionsPerKey,
     wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
-    checkIntervalMs: 5000,
+    checkIntervalMs: HEALTH_CHECK_INTERVAL_MS,
     caFile: "/etc/ssl/certs/ca-certificates.crt",
     maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",

@@ -25,6 +25,8 @@ export interface Recorder {
   /** The headers of each WebSocket upgrade that reached it. */
   readonly wsHeaders: IncomingMessage["headers"][];
   wsOpen(): number;
+  /** From now on, accept connections and requests (health checks too) but never answer them. */
+  freeze(): void;
   stop(): Promise<void>;
 }
 
@@ -34,7 +36,9 @@ export async function startRecorder(): Promise<Recorder> {
   const seen: Seen[] = [];
   const wsMessages: number[] = [];
   const wsHeaders: IncomingMessage["headers"][] = [];
+  let frozen = false;
   const server = createServer((req, res) => {
+    if (frozen) return;
     const chunks: Buffer[] = [];
     req.on("data", (d) => chunks.push(d));
     req.on("end", () => {
@@ -68,6 +72,9 @@ export async function startRecorder(): Promise<Recorder> {
     wsMessages,
     wsHeaders,
     wsOpen: () => wss.clients.size,
+    freeze: () => {
+      frozen = true;
+    },
     stop: async () => {
       for (const c of wss.clients) c.terminate();
       wss.close();
