@@ -11,6 +11,8 @@ import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
+import { failoverGlobal, retryRules } from "./failover.js";
+import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
 import { policyData, policyRules } from "./policy.js";
@@ -82,6 +84,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
     ...bodyRules(opts, bodied),
     ...policyRules(chains, opts.maxBatch),
+    ...retryRules(chains),
     ...rateRules(opts, keyed),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),
@@ -115,7 +118,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), cache: cacheData(chains, opts) }),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits)];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...failoverGlobal(chains, opts)];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -123,7 +126,8 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...resolverSections(opts),
     https,
     ...httpSections(opts, hostnames),
-    metricsSection(opts, cacheMetricsDirectives(chains, opts)),
+    metricsSection(opts, cacheMetricsDirectives(chains, opts), nodeMetricsRoutes(opts)),
+    ...nodeMetricsBackend(opts),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

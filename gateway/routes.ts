@@ -10,7 +10,8 @@
  */
 import { refuse } from "./errors.js";
 import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
-import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
+import { RETRY_SAFE, hasNodes } from "./failover.js";
+import { anon, useBackend, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import { ChainBackends, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
 import { WS_HANDSHAKE } from "./upgrades.js";
@@ -46,13 +47,16 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
-    const post = be.add("rpc", c.upstreams.rpcHttp, [["http-request", "set-path", u.basePath || "/"]]);
+    const toNode: Directive[] = [["http-request", "set-path", u.basePath || "/"]];
+    const post = be.add("rpc", c.upstreams.rpcHttp, toNode, [], "rpcHttp");
     gates.push(gate(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
+    // Several nodes: what is not a read the gateway can vouch for goes where it is never sent twice.
+    if (hasNodes(c)) uses.push(useBackend(be.addSends(c.upstreams.rpcHttp, toNode), [...on(c, "rpc-http"), "METH_POST", ...exactPath, "!", ...RETRY_SAFE]));
     uses.push(useBackend(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc-http", backend: post, detail: `POST -> ${c.upstreams.rpcHttp}` });
     if (c.kind === "cosmos") {
       // Tendermint URI methods (GET /status, /block?height=N): prefix stripped, query kept.
-      const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]]);
+      const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]], [], "rpcHttp");
       gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       uses.push(useBackend(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       routes.push({ chain: c.path, iface: "rpc-http", backend: uri, detail: `GET /<uri> -> ${c.upstreams.rpcHttp}` });
@@ -71,7 +75,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcWs) {
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
-    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts)]);
+    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts)], [], "rpcWs");
     gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), gate(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc", backend: ws, detail: `WebSocket -> ${c.upstreams.rpcWs}` });

@@ -17,23 +17,8 @@
 -- puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
 -- Loaded by HAProxy's lua-load; the backends name the filters (gateway/limits.ts).
 
--- Forwards the length-prefixed units (WebSocket frames, gRPC messages) in the first avail bytes
--- of msg: self:header(txn, h) reads a unit's header from up to peek bytes and answers the header's
--- and the unit's lengths, or nothing while the header is not all in. Returns the bytes that may go on.
-local function forward(self, txn, msg, avail, peek)
-  local pos = 0
-  while true do
-    if self.left > 0 then
-      local n = math.min(self.left, avail - pos)
-      self.left, pos = self.left - n, pos + n
-      if self.left > 0 then return pos end
-    end
-    if pos >= avail then return pos end
-    local hlen, len = self:header(txn, msg:body(pos, math.min(peek, avail - pos)) or '')
-    if not hlen then return pos end
-    self.left, pos = len, pos + hlen
-  end
-end
+local frames = require('rpcstack.frames')
+local forward, ws_header = frames.forward, frames.ws_header
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
@@ -47,15 +32,10 @@ function WsLimit:start_analyze(txn, chn)
   if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then filter.register_data_filter(self, chn) end
 end
 
--- RFC 6455 5.2: 2 bytes, then a 16- or 64-bit length when the 7-bit one says so, then the mask.
 function WsLimit:header(txn, h)
-  if #h < 2 then return end
-  local b1, b2 = h:byte(1, 2)
-  local len, hlen = b2 & 127, 2
-  if len == 126 then hlen = 4 elseif len == 127 then hlen = 10 end
-  if b2 >= 128 then hlen = hlen + 4 end
-  if #h < hlen then return end
-  if len == 126 then len = string.unpack('>I2', h, 3) elseif len == 127 then len = string.unpack('>i8', h, 3) end
+  local hlen, len = ws_header(h)
+  if not hlen then return end
+  local b1 = h:byte(1)
   local op = b1 & 15
   if op >= 8 then
     if len > 125 then txn:done() end
