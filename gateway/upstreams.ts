@@ -53,6 +53,8 @@ function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expec
  */
 export const HEALTH_CHECK_INTERVAL_MS = 2000;
 export const CHECK_TIMEOUT_MS = 2000;
+/** Successful checks in a row that bring a node back into rotation. */
+export const CHECK_RISE = 2;
 const FAST_INTERVAL_MS = 500;
 export const frozenNodeDownMs = (intervalMs: number) => intervalMs + 2 * CHECK_TIMEOUT_MS + FAST_INTERVAL_MS;
 
@@ -72,7 +74,7 @@ export class ChainBackends {
     // within about a second of it being noticed, while one slow answer on a busy host does not
     // take a live node out. Requests to a node that refuses connections get 503 at once anyway
     // (retries 0 below), or go to another node where the chain has several.
-    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", `${FAST_INTERVAL_MS}`, "downinter", "1000", "fall", "2", "rise", "2"];
+    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", `${FAST_INTERVAL_MS}`, "downinter", "1000", "fall", "2", "rise", `${CHECK_RISE}`];
     for (const k of checked) {
       this.sections.push({
         header: ["backend", k.hc],
