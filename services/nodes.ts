@@ -3,10 +3,10 @@
  * containers and volumes, the name checks and metrics know it by, and where the readiness
  * service and the gateway reach it. A layer's first node is the one a single-node stack has. Pure.
  */
-import { LAYERS, MAIN_HOST, nodeSlots, type Layer, type NodeSlot, type StackSettings } from "../config/index.js";
+import { LAYERS, MAIN_HOST, l1SlotFor, nodeSlots, type Layer, type NodeSlot, type StackSettings } from "../config/index.js";
 import { l1Reach, l1Role, type L1Role } from "./l1.js";
 import { l2Role, l2Urls, type L2Role } from "./l2.js";
-import { FIRST } from "./slots.js";
+import { FIRST, named } from "./slots.js";
 import type { VolumeSpec } from "./types.js";
 
 export interface PlacedNode {
@@ -21,6 +21,8 @@ export interface PlacedNode {
   readonly nodeReady?: string;
   /** Its chain-data volumes (the JWT's 64 bytes are not watched). */
   readonly dataVolumes: readonly VolumeSpec[];
+  /** An L2 node: the L1 node it follows (its execution client's service, on the same host). */
+  readonly follows?: string;
 }
 
 export type PlacedNodes = Readonly<Record<Layer, readonly PlacedNode[]>>;
@@ -33,7 +35,8 @@ function place(settings: StackSettings, slot: NodeSlot): PlacedNode {
   }
   const role = l2Role(settings, slot);
   const urls = l2Urls(settings, slot);
-  return { slot, role, name: role.services.node.name, rpcHttp: urls.rpcHttp, rpcWs: urls.rpcWs, nodeReady: urls.nodeReady, dataVolumes: role.volumes };
+  const l1 = l1SlotFor(settings, slot);
+  return { slot, role, name: role.services.node.name, rpcHttp: urls.rpcHttp, rpcWs: urls.rpcWs, nodeReady: urls.nodeReady, dataVolumes: role.volumes, ...(l1 ? { follows: named("geth", l1) } : {}) };
 }
 
 /** Each layer's nodes in order; an external L1 has none here. */
