@@ -55,12 +55,10 @@ export function rolloutStep(settings: StackSettings, n: PlacedNode): ServiceSpec
   };
 }
 
-/** Node `n`'s role with its step added, and its long-running containers after the previous node's step. */
-function withSteps(settings: StackSettings, n: PlacedNode, step: ServiceSpec | undefined, after: ServiceSpec | undefined): PlacedNode {
+/** Node `n`'s role with its step added, and its every container (its JWT init too) after the previous node's step. */
+function withSteps(n: PlacedNode, step: ServiceSpec | undefined, after: ServiceSpec | undefined): PlacedNode {
   const wait = after ? [{ service: after.name, condition: "service_completed_successfully" as const }] : [];
-  const services = Object.fromEntries(
-    Object.entries(n.role.services).map(([k, s]) => [k, s && longRunning(n).includes(s) ? { ...s, dependsOn: [...s.dependsOn, ...wait] } : s]),
-  );
+  const services = Object.fromEntries(Object.entries(n.role.services).map(([k, s]) => [k, s && s.name !== "indexer" ? { ...s, dependsOn: [...s.dependsOn, ...wait] } : s]));
   const role = { ...n.role, services: { ...services, ...(step ? { rollout: step } : {}) } } as L1Role | L2Role;
   return { ...n, role };
 }
@@ -70,7 +68,7 @@ export function rolledNodes(settings: StackSettings, nodes: PlacedNodes = placed
   const roll = (layer: "l1" | "l2") => {
     if (!servedBySeveral(settings, layer)) return nodes[layer];
     const steps = nodes[layer].map((n, i) => (i < nodes[layer].length - 1 ? rolloutStep(settings, n) : undefined));
-    return nodes[layer].map((n, i) => withSteps(settings, n, steps[i], i > 0 ? steps[i - 1] : undefined));
+    return nodes[layer].map((n, i) => withSteps(n, steps[i], i > 0 ? steps[i - 1] : undefined));
   };
   return { l1: roll("l1"), l2: roll("l2") };
 }
