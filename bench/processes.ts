@@ -1,0 +1,56 @@
+/** What a bench script starts: a work directory and the processes it runs, all ended on exit or Ctrl-C. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface BenchProcesses {
+  readonly work: string;
+  /** Starts a process in its own group; an exit before stopAll is reported with the end of its output. */
+  start(name: string, cmd: string, argv: string[], env?: NodeJS.ProcessEnv): ChildProcess;
+  /** A process started elsewhere (the gateway's HAProxy), to end with the rest. */
+  adopt(p: ChildProcess): void;
+  stopAll(): void;
+}
+
+export function benchProcesses(prefix: string): BenchProcesses {
+  const work = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const stopAll = () => {
+    stopping = true;
+    for (const p of children) {
+      try {
+        process.kill(-p.pid!, "SIGTERM");
+      } catch {}
+    }
+    rmSync(work, { recursive: true, force: true });
+  };
+  process.on("SIGINT", () => (stopAll(), process.exit(130)));
+  return {
+    work,
+    start(name, cmd, argv, env = process.env) {
+      const p = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"], detached: true, env });
+      let log = "";
+      const keep = (d: Buffer) => (log = (log + d).slice(-4000));
+      p.stdout!.on("data", keep);
+      p.stderr!.on("data", keep);
+      p.on("exit", (code) => code !== 0 && !stopping && console.error(`${name} exited (${code}): ${log}`));
+      children.push(p);
+      return p;
+    },
+    adopt: (p) => void children.push(p),
+    stopAll,
+  };
+}
+
+/** Runs a bench's main, ends what it started, and exits 0 or 1 with the error. */
+export function runBench(procs: BenchProcesses, main: () => Promise<void>): void {
+  main()
+    .then(() => (procs.stopAll(), process.exit(0)))
+    .catch((e) => {
+      console.error(e instanceof Error ? e.message : e);
+      procs.stopAll();
+      process.exit(1);
+    });
+}
