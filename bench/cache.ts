@@ -62,6 +62,7 @@ async function main() {
   selfSignedCert(work);
 
   const node = await startHardhat();
+  procs.adopt(node.pid);
   try {
     // Hundreds of blocks and transactions: each transaction is mined in a block of its own.
     const { head, txs } = await seedChain(node.url);

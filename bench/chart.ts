@@ -17,7 +17,7 @@ export interface Panel {
   readonly bars: readonly Bar[];
 }
 
-const BAR = 70;
+const BAR = 90;
 const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function panel(p: Panel, x0: number, width: number): string {
@@ -26,11 +26,12 @@ function panel(p: Panel, x0: number, width: number): string {
   const bars = p.bars.map((b, i) => {
     const bh = Math.round((b.value / max) * h);
     const x = x0 + 30 + i * BAR;
+    const mid = x + BAR / 2 - 10;
     return [
-      `<rect x="${x}" y="${40 + h - bh}" width="50" height="${bh}" fill="${b.color}"/>`,
-      `<text x="${x + 25}" y="${34 + h - bh}" text-anchor="middle" font-size="11">${show(b.value)}</text>`,
-      `<text x="${x + 25}" y="${40 + h + 16}" text-anchor="middle" font-size="12">${escape(b.label)}</text>`,
-      b.note ? `<text x="${x + 25}" y="${40 + h + 30}" text-anchor="middle" font-size="10" fill="#555">${escape(b.note)}</text>` : "",
+      `<rect x="${mid - 30}" y="${40 + h - bh}" width="60" height="${bh}" fill="${b.color}"/>`,
+      `<text x="${mid}" y="${34 + h - bh}" text-anchor="middle" font-size="11">${show(b.value)}</text>`,
+      `<text x="${mid}" y="${40 + h + 16}" text-anchor="middle" font-size="12">${escape(b.label)}</text>`,
+      b.note ? `<text x="${mid}" y="${40 + h + 30}" text-anchor="middle" font-size="10" fill="#555">${escape(b.note)}</text>` : "",
     ].join("");
   }).join("");
   return `<text x="${x0 + width / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${escape(p.title)}</text>${bars}<text x="${x0 + width / 2}" y="318" text-anchor="middle" font-size="11" fill="#555">${escape(p.unit)}</text>`;

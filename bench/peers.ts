@@ -118,6 +118,8 @@ interface Case {
   readonly pid: number;
   /** Cache hits so far, where the proxy has a cache. */
   readonly hits?: () => Promise<number>;
+  /** Calls answered with another in-flight call's answer so far (eRPC's multiplexer). */
+  readonly merged?: () => Promise<number>;
   readonly version: string;
 }
 
@@ -125,6 +127,8 @@ interface MixResult extends Result {
   hitRatio?: number;
   /** CPU the node spent per request served through this case: what a proxy saves the node (a cache hit, merged calls). */
   nodeCpuUsPerRequest?: number;
+  /** Share of requests answered by merging them into an identical call already in flight. */
+  mergedRatio?: number;
 }
 
 async function main() {
@@ -137,6 +141,7 @@ async function main() {
   const { cert, key } = selfSignedCert(work);
 
   const node = await startHardhat();
+  procs.adopt(node.pid);
   try {
     const chain = await seedChain(node.url);
     console.log(`bench peers: hardhat at block ${chain.head} with ${chain.txs.length} transactions; load average ${loadavg().map(fig).join(" ")}`);
@@ -167,7 +172,7 @@ async function main() {
     const cases: Case[] = [
       { name: "node", transport: "plain", http: node.url, ws: node.wsUrl, pid: node.pid, version: "hardhat" },
       { name: "gateway", transport: "TLS", http: `${gws.tls.origin}${gwPath}`, ws: `${gws.tls.origin.replace("https", "wss")}${gwWs}`, pid: gws.tls.pid, hits: gwHits(gws.tls.metricsPort), version: haproxy },
-      { name: "erpc", against: "gateway", transport: "TLS", http: `https://127.0.0.1:${erpc.port}${erpcPath(up, KEY)}`, pid: erpcProc.pid!, hits: promHits(erpc.metricsPort, "erpc_cache_get_success_hit_total"), version: `eRPC ${versions.erpc}` },
+      { name: "erpc", against: "gateway", transport: "TLS", http: `https://127.0.0.1:${erpc.port}${erpcPath(up, KEY)}`, pid: erpcProc.pid!, hits: promHits(erpc.metricsPort, "erpc_cache_get_success_hit_total"), merged: promHits(erpc.metricsPort, "erpc_network_multiplexed_request_total"), version: `eRPC ${versions.erpc}` },
       { name: "gateway-plain", transport: "plain", http: `${gws.plain.origin}${gwPath}`, ws: `${gws.plain.origin.replace("http", "ws")}${gwWs}`, pid: gws.plain.pid, hits: gwHits(gws.plain.metricsPort), version: haproxy },
       { name: "proxyd", against: "gateway-plain", transport: "plain", http: `http://127.0.0.1:${proxyd.port}${proxydPath(KEY)}`, ws: `ws://127.0.0.1:${proxyd.wsPort}${proxydPath(KEY)}`, pid: proxydProc.pid!, hits: promHits(proxyd.metricsPort, "proxyd_cache_hits_total"), version: `proxyd ${versions.proxyd}` },
     ];
@@ -187,12 +192,14 @@ async function main() {
       for (const mix of ["read", "relay"] as const) {
         for (const c of order) {
           const hits0 = c.hits && (await c.hits());
+          const merged0 = c.merged && (await c.merged());
           const node0 = groupCpuMs(node.pid);
           const r: MixResult = await withCpu(c.pid, () => wrk(c.http, SECONDS, CONNECTIONS, scripts[mix]), SECONDS);
           r.nodeCpuUsPerRequest = fig(((groupCpuMs(node.pid) - node0) * 1000) / r.requests!);
           if (c.hits) r.hitRatio = fig(((await c.hits()) - hits0!) / r.requests!);
+          if (c.merged) r.mergedRatio = fig(((await c.merged()) - merged0!) / r.requests!);
           (runs[mix][c.name] ??= []).push(r);
-          console.log(`round ${round} ${mix} ${c.name}: ${show(r.rps)} req/s, ${show(r.cpuUsPerRequest)} us CPU/req (node ${show(r.nodeCpuUsPerRequest)})${r.hitRatio !== undefined ? `, hit ratio ${show(r.hitRatio)}` : ""}`);
+          console.log(`round ${round} ${mix} ${c.name}: ${show(r.rps)} req/s, ${show(r.cpuUsPerRequest)} us CPU/req (node ${show(r.nodeCpuUsPerRequest)})${r.hitRatio !== undefined ? `, hit ratio ${show(r.hitRatio)}` : ""}${r.mergedRatio !== undefined ? `, merged ${show(r.mergedRatio)}` : ""}`);
         }
       }
       for (const c of order.filter((c) => c.ws)) {
@@ -268,9 +275,9 @@ async function main() {
       join(args.out!, "peers.svg"),
       barChart(
         (["read", "relay", "ws"] as const).map((mix) => ({
-          title: { read: "Read mix on hardhat", relay: "Relay mix (no cache helps)", ws: "WebSocket round trips (plain)" }[mix],
+          title: { read: "Read mix on hardhat", relay: "Relay mix (no cache helps)", ws: "WebSocket round trips (eth_blockNumber)" }[mix],
           unit: mix === "ws" ? "round trips/s, median of rounds" : "requests/s, median of rounds",
-          bars: cases.filter((c) => M[mix][c.name]).map((c) => ({ label: c.name, value: M[mix][c.name].rps, note: bad(c.name) ?? `${c.transport}, ${show(M[mix][c.name].cpuUsPerRequest)} µs`, color: COLORS[c.name.replace("-plain", "")] })),
+          bars: cases.filter((c) => M[mix][c.name]).map((c) => ({ label: c.name, value: M[mix][c.name].rps, note: bad(c.name) ?? `${c.transport}, ${show(M[mix][c.name].cpuUsPerRequest)} µs CPU`, color: COLORS[c.name.replace("-plain", "")] })),
         })),
         `rpcstack bench peers ${date}; eRPC ${versions.erpc}, proxyd ${versions.proxyd}; load average ${load0.map(fig).join(" ")}`,
       ),
@@ -279,14 +286,15 @@ async function main() {
     const title = { read: "Read mix (50% old blocks, 20% receipts, 10% chainId, 10% blockNumber, 10% latest block)", relay: "Relay mix (eth_blockNumber and eth_call on latest)", ws: "WebSocket round trips (eth_blockNumber)" };
     for (const mix of ["read", "relay", "ws"] as const) {
       console.log(`\n${title[mix]}, ${CONNECTIONS} connections, ${mix === "ws" ? WS_SECONDS : SECONDS}s x ${ROUNDS} rounds (median; gateway/peer per round: median (min-max, spread))\n`);
-      console.log("| case | transport | req/s | p50 ms | p99 ms | CPU µs/req | node CPU µs/req | hit ratio | gateway/peer req/s | gateway/peer CPU | answers (HTTP probes) |");
-      console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+      const unit = mix === "ws" ? "rt" : "req";
+      console.log(`| case | transport | ${unit}/s | p50 ms | p99 ms | CPU µs/${unit} | node CPU µs/${unit} | hit ratio | merged | gateway/peer ${unit}/s | gateway/peer CPU | answers (HTTP probes) |`);
+      console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
       for (const c of cases) {
         const r = M[mix][c.name];
         if (!r) continue;
         const s = spreads[c.name]?.[mix];
         const answers = c.name === "node" ? "-" : describe(correctness[c.name]);
-        console.log(`| ${c.name} | ${c.transport} | ${show(r.rps)} | ${show(r.p50ms)} | ${show(r.p99ms)} | ${show(r.cpuUsPerRequest)} | ${show(c.name === "node" ? undefined : r.nodeCpuUsPerRequest)} | ${show(r.hitRatio)} | ${s ? showSpread(s.rps) : "-"} | ${s ? showSpread(s.cpuPerRequest) : "-"} | ${answers} |`);
+        console.log(`| ${c.name} | ${c.transport} | ${show(r.rps)} | ${show(r.p50ms)} | ${show(r.p99ms)} | ${show(r.cpuUsPerRequest)} | ${show(c.name === "node" ? undefined : r.nodeCpuUsPerRequest)} | ${show(r.hitRatio)} | ${show(r.mergedRatio)} | ${s ? showSpread(s.rps) : "-"} | ${s ? showSpread(s.cpuPerRequest) : "-"} | ${answers} |`);
       }
     }
     console.log(`\npeers: eRPC ${versions.erpc} (${bins.erpc.source}); proxyd ${versions.proxyd} (${bins.proxyd.source})`);

@@ -8,20 +8,20 @@ export interface BenchProcesses {
   readonly work: string;
   /** Starts a process in its own group; an exit before stopAll is reported with the end of its output. */
   start(name: string, cmd: string, argv: string[], env?: NodeJS.ProcessEnv): ChildProcess;
-  /** A process started elsewhere (the gateway's HAProxy), to end with the rest. */
-  adopt(p: ChildProcess): void;
+  /** A process (or process group id) started elsewhere, such as the gateway's HAProxy or the node, to end with the rest. */
+  adopt(p: ChildProcess | number): void;
   stopAll(): void;
 }
 
 export function benchProcesses(prefix: string): BenchProcesses {
   const work = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  const children: ChildProcess[] = [];
+  const groups: number[] = [];
   let stopping = false;
   const stopAll = () => {
     stopping = true;
-    for (const p of children) {
+    for (const pid of groups) {
       try {
-        process.kill(-p.pid!, "SIGTERM");
+        process.kill(-pid, "SIGTERM");
       } catch {}
     }
     rmSync(work, { recursive: true, force: true });
@@ -36,10 +36,10 @@ export function benchProcesses(prefix: string): BenchProcesses {
       p.stdout!.on("data", keep);
       p.stderr!.on("data", keep);
       p.on("exit", (code) => code !== 0 && !stopping && console.error(`${name} exited (${code}): ${log}`));
-      children.push(p);
+      groups.push(p.pid!);
       return p;
     },
-    adopt: (p) => void children.push(p),
+    adopt: (p) => void groups.push(typeof p === "number" ? p : p.pid!),
     stopAll,
   };
 }

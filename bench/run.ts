@@ -209,6 +209,7 @@ async function main() {
 
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
   const evm = await startHardhat();
+  procs.adopt(evm.pid);
   let evmFigures: { direct: Result; gateway: Result } | undefined;
   try {
     const gw2Port = await freePort();
