@@ -16,7 +16,7 @@ import { startHardhat } from "../devtools/hardhat.js";
 import { jsonRpc } from "../devtools/net.js";
 import { fig, ratio, show } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
-import { cpuMs, median, metricSum, wrk, type Result } from "./measure.js";
+import { cpuMs, median, metricSum, scrape, wrk, type Result } from "./measure.js";
 import { readMixLua, seedChain } from "./mixes.js";
 import { benchProcesses, runBench } from "./processes.js";
 
@@ -38,7 +38,7 @@ interface MixResult extends Result {
 }
 
 const metric = (text: string, name: string) => metricSum(text, `rpcstack_cache_${name}`);
-const cacheMetrics = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics/cache`)).text();
+const cacheMetrics = (port: number) => scrape(`http://127.0.0.1:${port}/metrics/cache`);
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
 
 async function startGw(name: string, upstream: string, cache: GatewayOptions["cache"]) {

@@ -107,6 +107,18 @@ export function median<R extends Result>(xs: readonly R[]): R {
   return Object.fromEntries(keys.map((k) => [k, fig(middle(xs.map((r) => (r as unknown as Record<string, number>)[k])))])) as unknown as R;
 }
 
+/**
+ * A metrics page, tried twice: a scrape between two runs can meet a keep-alive socket the server is
+ * closing (undici then says only "fetch failed"), which is no measurement error.
+ */
+export async function scrape(url: string): Promise<string> {
+  try {
+    return await (await fetch(url)).text();
+  } catch {
+    return await (await fetch(url)).text();
+  }
+}
+
 /** The sum of every sample of one Prometheus counter (all label sets), or 0 when it has none yet. */
 export function metricSum(text: string, name: string): number {
   let sum = 0;

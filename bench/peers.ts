@@ -23,7 +23,7 @@ import { freePort, jsonRpc } from "../devtools/net.js";
 import { barChart, COLORS } from "./chart.js";
 import { fig, ratio, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
-import { groupCpuMs, loadTool, median, metricSum, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
+import { groupCpuMs, loadTool, median, metricSum, scrape, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
 import { readMixLua, relayMixLua, seedChain } from "./mixes.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { binaryVersion, PEER_RELEASES, peerBinary, type PeerName } from "./peers/build.js";
@@ -153,7 +153,7 @@ async function main() {
     const gwCache = { maxBytes: policy.cacheBytes, ...CACHE_DEFAULTS };
     const gws = { tls: await startBenchGateway({ work, name: "gw-tls", chains: gatewayChain, cache: gwCache, threads: THREADS }), plain: await startBenchGateway({ work, name: "gw-plain", chains: gatewayChain, cache: gwCache, threads: THREADS, plain: true }) };
     for (const g of Object.values(gws)) procs.adopt(g.proc);
-    const gwHits = (port: number) => async () => metricSum(await (await fetch(`http://127.0.0.1:${port}/metrics/cache`)).text(), "rpcstack_cache_hits_total");
+    const gwHits = (port: number) => async () => metricSum(await scrape(`http://127.0.0.1:${port}/metrics/cache`), "rpcstack_cache_hits_total");
 
     const goEnv = { ...process.env, GOMAXPROCS: String(THREADS) };
     const erpc = { port: await freePort(), metricsPort: await freePort() };
@@ -164,7 +164,7 @@ async function main() {
     const proxydToml = proxydConfig(up, proxyd, policy);
     writeFileSync(join(work, "proxyd.toml"), proxydToml);
     const proxydProc = procs.start("proxyd", bins.proxyd.path, [join(work, "proxyd.toml")], goEnv);
-    const promHits = (port: number, metric: string) => async () => metricSum(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), metric);
+    const promHits = (port: number, metric: string) => async () => metricSum(await scrape(`http://127.0.0.1:${port}/metrics`), metric);
 
     const gwPath = `/gateway/eth/rpc-http/${KEY}`;
     const gwWs = `/gateway/eth/rpc/${KEY}?secret=null`;

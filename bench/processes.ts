@@ -49,7 +49,8 @@ export function runBench(procs: BenchProcesses, main: () => Promise<void>): void
   main()
     .then(() => (procs.stopAll(), process.exit(0)))
     .catch((e) => {
-      console.error(e instanceof Error ? e.message : e);
+      // fetch's own message is "fetch failed"; what failed is in its cause.
+      console.error(e instanceof Error ? `${e.message}${e.cause ? `: ${(e.cause as Error).message ?? e.cause}` : ""}` : e);
       procs.stopAll();
       process.exit(1);
     });
