@@ -21,7 +21,7 @@ import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
 import { barChart, COLORS } from "./chart.js";
-import { fig, ratio, show, showSpread, spread, type Spread } from "./figures.js";
+import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
 import { groupCpuMs, loadTool, median, metricSum, scrape, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
 import { readMixLua, relayMixLua, seedChain } from "./mixes.js";
@@ -245,8 +245,9 @@ async function main() {
         const rps = perRound(mix, c, (r) => r.rps);
         const cpu = perRound(mix, c, (r) => r.cpuUsPerRequest);
         if (!rps || !cpu) continue;
-        (peersRatios[c.name] ??= {})[mix] = ratio(M[mix][c.against!].rps, M[mix][c.name].rps);
-        peersRatios[c.name][`${mix}CpuPerRequest`] = ratio(M[mix][c.against!].cpuUsPerRequest!, M[mix][c.name].cpuUsPerRequest!);
+        // Paired within each round (the rounds drift more than the cases in one round do), then the median.
+        (peersRatios[c.name] ??= {})[mix] = rps.median;
+        peersRatios[c.name][`${mix}CpuPerRequest`] = cpu.median;
         (spreads[c.name] ??= {})[mix] = { rps, cpuPerRequest: cpu };
       }
     }

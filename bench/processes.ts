@@ -36,6 +36,12 @@ export function benchProcesses(prefix: string): BenchProcesses {
       p.stdout!.on("data", keep);
       p.stderr!.on("data", keep);
       p.on("exit", (code) => code !== 0 && !stopping && console.error(`${name} exited (${code}): ${log}`));
+      // A program that cannot start (not installed) would otherwise end the bench before stopAll.
+      p.on("error", (e) => {
+        console.error(`${name} (${cmd}) could not start: ${e.message}`);
+        stopAll();
+        process.exit(1);
+      });
       groups.push(p.pid!);
       return p;
     },
