@@ -22,7 +22,7 @@ export interface PeerRelease {
   readonly module: string;
   /** The Go module version of the release commit. */
   readonly version: string;
-  /** Main package, relative to the module root. */
+  /** Main package (or the release build's main file), relative to the module root. */
   readonly pkg: string;
   /** `-X` settings the project's own release build passes (its version shows in logs). */
   readonly ldflags: readonly string[];
@@ -37,7 +37,7 @@ export const PEER_RELEASES: Record<PeerName, PeerRelease> = {
     commit: "803b67d8d5551275136c7ffca191060288f4ceb5",
     module: "github.com/erpc/erpc",
     version: "v0.0.0-20260805153732-803b67d8d555",
-    pkg: "./cmd/erpc",
+    pkg: "./cmd/erpc/main.go",
     ldflags: ["-X github.com/erpc/erpc/common.ErpcVersion=0.1.2", "-X github.com/erpc/erpc/common.ErpcCommitSha=803b67d8"],
     env: "RPCSTACK_BENCH_ERPC",
   },
