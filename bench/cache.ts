@@ -9,25 +9,21 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type { GatewayOptions } from "../gateway/build.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { jsonRpc } from "../devtools/net.js";
+import { benchArgs } from "./args.js";
 import { fig, ratio, show } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
 import { cpuMs, median, metricSum, scrape, wrk, type Result } from "./measure.js";
 import { readMixLua, seedChain } from "./mixes.js";
 import { benchProcesses, runBench } from "./processes.js";
 
-const ROOT = join(__dirname, "..");
-const { values: args } = parseArgs({
-  strict: false,
-  options: { "cache-seconds": { type: "string", default: "8" }, rounds: { type: "string", default: "2" }, connections: { type: "string", default: "32" }, threads: { type: "string", default: "1" }, out: { type: "string", default: join(ROOT, "bench/results") } },
-});
-const SECONDS = Number(args["cache-seconds"]);
-const ROUNDS = Number(args.rounds);
-const CONNECTIONS = Number(args.connections);
+const args = benchArgs(process.argv.slice(2));
+const SECONDS = args["cache-seconds"];
+const ROUNDS = args.rounds;
+const CONNECTIONS = args.connections;
 const procs = benchProcesses("rpcstack-bench-cache");
 const work = procs.work;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -42,7 +38,7 @@ const cacheMetrics = (port: number) => scrape(`http://127.0.0.1:${port}/metrics/
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
 
 async function startGw(name: string, upstream: string, cache: GatewayOptions["cache"]) {
-  const gw = await startBenchGateway({ work, name, cache, threads: Number(args.threads), chains: [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: upstream } }] });
+  const gw = await startBenchGateway({ work, name, cache, threads: args.threads, chains: [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: upstream } }] });
   procs.adopt(gw.proc);
   await sleep(1000);
   return { url: `${gw.origin}/gateway/eth/rpc-http/${KEY}`, metricsPort: gw.metricsPort, pid: gw.pid };
@@ -150,7 +146,7 @@ async function main() {
       },
     };
 
-    const results = existsSync(join(args.out as string, "latest.json")) ? JSON.parse(readFileSync(join(args.out as string, "latest.json"), "utf8")) : { date: new Date().toISOString() };
+    const results = existsSync(join(args.out, "latest.json")) ? JSON.parse(readFileSync(join(args.out, "latest.json"), "utf8")) : { date: new Date().toISOString() };
     results.ratios = {
       ...results.ratios,
       cache: {
@@ -163,8 +159,8 @@ async function main() {
       },
     };
     results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, raw: runs };
-    mkdirSync(args.out as string, { recursive: true });
-    writeFileSync(join(args.out as string, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+    mkdirSync(args.out, { recursive: true });
+    writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
 
     console.log(`\nRead mix on hardhat (${head} blocks, ${txs.length} transactions), ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
     console.log("| case                  |    req/s | p50 ms  | p99 ms  | vs node | hit ratio | CPU us/req |");
@@ -180,7 +176,7 @@ async function main() {
     console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
     const sm = memory.small;
     console.log(`memory, small answers: budget ${sm.budgetBytes} bytes; ${sm.answers} answers (${sm.offeredBytes} bytes) offered; held ${sm.heldBytes} bytes in ${sm.entries} entries after ${sm.evictions} evictions; Lua state ${Math.round(sm.luaMemoryBytes / 1024)} KiB; HAProxy RSS ${sm.haproxyRssKiB} KiB`);
-    console.log(`wrote ratios.cache and cache into ${join(args.out as string, "latest.json")}`);
+    console.log(`wrote ratios.cache and cache into ${join(args.out, "latest.json")}`);
   } finally {
     await node.stop();
   }

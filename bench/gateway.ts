@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import type { GatewayChain } from "../gateway/types.js";
-import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { freePort } from "../devtools/net.js";
 
 export const BENCH_KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
@@ -52,7 +52,7 @@ export function plainBind(config: string, certFile: string): string {
 export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGateway> {
   const opts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(o.work, "both.pem"), filesDir: join(o.work, o.name), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    certFile: join(o.work, "both.pem"), filesDir: join(o.work, o.name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: o.threads, maxConnections: 4000,
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache: o.cache,

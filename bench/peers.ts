@@ -16,10 +16,10 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
+import { BENCH_DEFAULTS, benchArgs } from "./args.js";
 import { barChart, COLORS } from "./chart.js";
 import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
@@ -30,7 +30,6 @@ import { binaryVersion, PEER_RELEASES, peerBinary, type PeerName } from "./peers
 import { erpcConfig, erpcPath, proxydConfig, proxydPath, type PeerPolicy, type PeerUpstream } from "./peers/configs.js";
 import { callBody, describe, judgeAnswer, probeCalls, summarize, type Correctness, type HeadSample, type Verdict } from "./peers/correctness.js";
 
-const ROOT = join(__dirname, "..");
 const USAGE = `usage: npm run bench -- --cases peers [options]
   --seconds N        seconds per HTTP case and round (default 8)
   --ws-seconds N     seconds per WebSocket case and round (default 5)
@@ -41,42 +40,13 @@ const USAGE = `usage: npm run bench -- --cases peers [options]
   --out DIR          results directory (default bench/results)
 Peers: ${Object.values(PEER_RELEASES).map((r) => `${r.name} ${r.release} (built from ${r.module}@${r.version}, or ${r.env}=BINARY)`).join("; ")}`;
 
-const OPTIONS = {
-  cases: { type: "string" },
-  seconds: { type: "string", default: "8" },
-  "ws-seconds": { type: "string", default: "5" },
-  rounds: { type: "string", default: "3" },
-  connections: { type: "string", default: "32" },
-  threads: { type: "string", default: "1" },
-  pin: { type: "string" },
-  out: { type: "string", default: join(ROOT, "bench/results") },
-  help: { type: "boolean", short: "h" },
-} as const;
-const args = (() => {
-  try {
-    return parseArgs({ options: OPTIONS }).values;
-  } catch (e) {
-    console.error(`${(e as Error).message}\n${USAGE}`);
-    process.exit(2);
-  }
-})();
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const count = (name: string, v: string | undefined, min: number) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) {
-    console.error(`--${name} must be a whole number of at least ${min}, got "${v}"\n${USAGE}`);
-    process.exit(2);
-  }
-  return n;
-};
-const SECONDS = count("seconds", args.seconds, 1);
-const WS_SECONDS = count("ws-seconds", args["ws-seconds"], 1);
-const ROUNDS = count("rounds", args.rounds, 1);
-const CONNECTIONS = count("connections", args.connections, 1);
-const THREADS = count("threads", args.threads, 1);
+// The options are npm run bench's one list (bench/args.ts), with this bench's own usage and 3 rounds.
+const args = benchArgs(process.argv.slice(2), USAGE, { ...BENCH_DEFAULTS, rounds: 3 });
+const SECONDS = args.seconds;
+const WS_SECONDS = args["ws-seconds"];
+const ROUNDS = args.rounds;
+const CONNECTIONS = args.connections;
+const THREADS = args.threads;
 if (args.pin) loadTool.cpus = args.pin;
 
 const procs = benchProcesses("rpcstack-bench-peers");
@@ -254,7 +224,7 @@ async function main() {
 
     const date = new Date().toISOString();
     const load1 = loadavg();
-    const resultsFile = join(args.out!, "latest.json");
+    const resultsFile = join(args.out, "latest.json");
     const results = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, "utf8")) : { date };
     results.ratios = { ...results.ratios, peers: peersRatios };
     results.peers = {
@@ -269,11 +239,11 @@ async function main() {
       correctness,
       raw: runs,
     };
-    mkdirSync(args.out!, { recursive: true });
+    mkdirSync(args.out, { recursive: true });
     writeFileSync(resultsFile, JSON.stringify(results, null, 2) + "\n");
     const bad = (name: string) => (correctness[name] && !correctness[name].ok ? "wrong answers" : undefined);
     writeFileSync(
-      join(args.out!, "peers.svg"),
+      join(args.out, "peers.svg"),
       barChart(
         (["read", "relay", "ws"] as const).map((mix) => ({
           title: { read: "Read mix on hardhat", relay: "Relay mix (no cache helps)", ws: "WebSocket round trips (eth_blockNumber)" }[mix],
@@ -300,7 +270,7 @@ async function main() {
     }
     console.log(`\npeers: eRPC ${versions.erpc} (${bins.erpc.source}); proxyd ${versions.proxyd} (${bins.proxyd.source})`);
     console.log(`load average at start ${load0.map(fig).join(" ")}, at end ${load1.map(fig).join(" ")}`);
-    console.log(`wrote ratios.peers and peers into ${resultsFile}, and ${join(args.out!, "peers.svg")}`);
+    console.log(`wrote ratios.peers and peers into ${resultsFile}, and ${join(args.out, "peers.svg")}`);
   } finally {
     await node.stop();
   }

@@ -3,29 +3,18 @@
 # npm run bench -- --cases peers: the gateway against eRPC and proxyd instead (bench/peers.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-peers=0 help=0 prev=""
+peers=0 prev=""
 for a in "$@"; do
   case "$a" in
-    -h|--help) help=1 ;;
     --cases=peers) peers=1 ;;
     peers) [ "$prev" = "--cases" ] && peers=1 ;;
   esac
   prev="$a"
 done
-if [ "$help" = 1 ] && [ "$peers" = 0 ]; then
-  cat <<'USAGE'
-usage: npm run bench [-- options]
-  (no options)          the gateway against direct, nginx and Caddy (bench/run.ts), then the response cache (bench/cache.ts)
-  --rounds N --seconds N --ws-seconds N --connections N --threads N
-                        rounds and lengths of each case
-  --pin CPUS            taskset CPU list for wrk (e.g. 1)
-  --cases a,b           only these relay cases (direct, gateway, nginx, caddy, variant, baselines); no results file
-  --variant JSON        a second gateway with the generated config edited: [["search","replace"],...]
-  --baseline name=DIR   the gateway builder of another checkout, as its own case
-  --cases peers         the gateway against eRPC and proxyd (bench/peers.ts; its options: --cases peers --help)
-USAGE
-  exit 0
-fi
+# The arguments are checked before anything is installed or started (one list, bench/args.ts);
+# --help stops here, with the peers bench's own usage after --cases peers.
+for a in "$@"; do case "$a" in -h|--help) [ "$peers" = 1 ] && exec npx tsx bench/peers.ts --help; exec npx tsx bench/args.ts --help ;; esac; done
+npx tsx bench/args.ts "$@"
 need=()
 for p in wrk haproxy openssl; do command -v "$p" >/dev/null || need+=("$p"); done
 [ "$peers" = 1 ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done

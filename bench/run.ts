@@ -9,10 +9,9 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
-import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
@@ -20,34 +19,19 @@ import { ratio, show, showSpread, spread } from "./figures.js";
 import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
 import { BENCH_KEY as KEY, selfSignedCert } from "./gateway.js";
 import { benchProcesses, runBench } from "./processes.js";
+import { benchArgs } from "./args.js";
 import { caddyfile, nginxConf } from "./proxies.js";
 
 const ROOT = join(__dirname, "..");
 const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: "string", default: "8" },
-    "ws-seconds": { type: "string", default: "5" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-    threads: { type: "string", default: "1" },
-    variant: { type: "string" },
-    // name=DIR: the gateway builder of another checkout (DIR/gateway/build.ts), measured as its own case.
-    baseline: { type: "string", multiple: true },
-    // Only these cases (comma-separated), for quicker A/B runs.
-    cases: { type: "string" },
-    out: { type: "string", default: join(ROOT, "bench/results") },
-    // taskset CPU list for wrk (e.g. "1"): the load tool stops taking turns with the proxy on a core.
-    pin: { type: "string" },
-  },
-});
+const args = benchArgs(process.argv.slice(2));
 if (args.pin) loadTool.cpus = args.pin;
-const SECONDS = Number(args.seconds);
-const WS_SECONDS = Number(args["ws-seconds"]);
-const ROUNDS = Number(args.rounds);
-const CONNECTIONS = Number(args.connections);
-const PROXY_THREADS = Number(args.threads);
+const SECONDS = args.seconds;
+const WS_SECONDS = args["ws-seconds"];
+const ROUNDS = args.rounds;
+const CONNECTIONS = args.connections;
+const PROXY_THREADS = args.threads;
 const wrk = (url: string, seconds = SECONDS) => wrkFor(url, seconds, CONNECTIONS);
 const wsRoundTrips = (url: string, seconds = WS_SECONDS) => wsFor(url, seconds, CONNECTIONS);
 
@@ -92,7 +76,7 @@ async function main() {
   const gwPort = await freePort();
   const gwOpts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: gwPort, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: PROXY_THREADS, maxConnections: 4000,
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000,
@@ -120,7 +104,7 @@ async function main() {
       .replace(`:${gwPort} ssl`, `:${port} ssl`)
       .replace(`:${gwOpts.httpPort}\n`, `:${await freePort()}\n`)
       .replace(`:${gwOpts.metrics.port}\n`, `:${await freePort()}\n`);
-    for (const [from, to] of JSON.parse(args.variant) as [string, string][]) {
+    for (const [from, to] of args.variant) {
       if (!cfg.includes(from)) throw new Error(`--variant: "${from}" is not in the generated config`);
       cfg = cfg.replace(from, to);
     }
@@ -130,9 +114,7 @@ async function main() {
 
   // Baselines: the same options through another checkout's builder (e.g. the config before a change).
   const baselines: Record<string, { port: number; pid?: number }> = {};
-  for (const spec of args.baseline ?? []) {
-    const [name, dir] = spec.split("=");
-    if (!name || !dir) throw new Error(`--baseline expects name=DIR, got "${spec}"`);
+  for (const { name, dir } of args.baseline) {
     const { buildGateway: buildOther } = await import(join(dir, "gateway/build.ts"));
     const port = await freePort();
     const opts = { ...gwOpts, httpsPort: port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() }, filesDir: join(work, `gw-${name}`) };
@@ -154,7 +136,7 @@ async function main() {
   await sleep(1500);
 
   const path = `/gateway/eth/rpc-http/${KEY}`;
-  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.split(",").includes(k))) : cases);
+  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.includes(k))) : cases);
   const httpCases: Record<string, string> = only({
     direct: `http://127.0.0.1:${upPort}/`,
     gateway: `https://127.0.0.1:${gwPort}${path}`,
@@ -245,9 +227,9 @@ async function main() {
     spread: roundSpread(http, ws),
     raw: { http, ws },
   };
-  mkdirSync(args.out!, { recursive: true });
-  writeFileSync(join(args.out!, "latest.json"), JSON.stringify(results, null, 2) + "\n");
-  writeFileSync(join(args.out!, "latest.svg"), chart(H as Figures, W as Figures, results.date));
+  mkdirSync(args.out, { recursive: true });
+  writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(args.out, "latest.svg"), chart(H as Figures, W as Figures, results.date));
 
   const row = (name: string, r: Result, ref: Result) =>
     `| ${name.padEnd(8)} | ${show(r.rps).padStart(8)} | ${show(r.p50ms).padStart(7)} | ${show(r.p99ms).padStart(7)} | ${show(ratio(r.rps, ref.rps)).padStart(9)} | ${show(r.cpuUsPerRequest).padStart(10)} |`;
@@ -263,7 +245,7 @@ async function main() {
   console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
   printSpread(http, ws);
   if (evmFigures) console.log(`real EVM node (hardhat): direct ${show(evmFigures.direct.rps)} req/s, through the gateway ${show(evmFigures.gateway.rps)} req/s`);
-  console.log(`\nwrote ${join(args.out!, "latest.json")} and latest.svg`);
+  console.log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
 }
 
 /**

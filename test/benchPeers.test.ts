@@ -201,7 +201,7 @@ describe("hit counters", () => {
 describe("the gateway without TLS, for peers that cannot terminate it", () => {
   it("is the generated config with a plain public listener, and nothing else changed", () => {
     const { config } = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: "http://127.0.0.1:8545" } }], [{ name: "b", key: "k".repeat(40) }], {
-      bindAddress: "127.0.0.1", httpsPort: 8443, httpPort: 8080, metrics: { address: "127.0.0.1", port: 8404 }, certFile: "/w/both.pem", filesDir: "/w/gw",
+      bindAddress: "127.0.0.1", httpsPort: 8443, httpPort: 8080, metrics: { address: "127.0.0.1", port: 8404 }, certFile: "/w/both.pem", filesDir: "/w/gw", luaDir: "/w/lua",
       rateLimitPerSecond: 100, maxBodyBytes: 1 << 20, checkIntervalMs: 2000, caFile: "/ca.pem", threads: 1, maxConnections: 100, ...GATEWAY_LIMIT_DEFAULTS,
     });
     const plain = plainBind(config, "/w/both.pem");

@@ -5,7 +5,7 @@ import { CACHE_DEFAULTS } from "../gateway/cache.js";
 
 const OPTS: GatewayOptions = {
   bindAddress: "127.0.0.1", httpsPort: 8443, httpPort: 8080, metrics: { address: "127.0.0.1", port: 8405 },
-  certFile: "/c/gw.pem", filesDir: "/g", rateLimitPerSecond: 100, maxBodyBytes: 65536, checkIntervalMs: 1000,
+  certFile: "/c/gw.pem", filesDir: "/g", luaDir: "/l", rateLimitPerSecond: 100, maxBodyBytes: 65536, checkIntervalMs: 1000,
   caFile: "/etc/ssl/certs/ca-certificates.crt", maxConnections: 1000, ...GATEWAY_LIMIT_DEFAULTS,
   cache: { maxBytes: 64 << 20, ...CACHE_DEFAULTS },
 };
@@ -18,11 +18,11 @@ const CHAINS: GatewayChain[] = [
 describe("the cache in the generated configuration", () => {
   it("covers evm and starknet chains over HTTP, never cosmos, and fetches misses from each chain's own URL", () => {
     const b = buildGateway(CHAINS, [], OPTS);
-    expect(b.config).toContain("lua-load /g/cache.lua");
+    expect(b.config).toContain("lua-load /l/cache.lua");
     expect(b.config).toMatch(/http-request lua\.rpc_cache_lookup eth if/);
     expect(b.config).toMatch(/http-request lua\.rpc_cache_lookup strk if/);
     expect(b.config).not.toMatch(/rpc_cache_lookup hub/);
-    expect(b.files["cache.lua"]).toContain('["url"] = "http://juno:6060/rpc/v0_9"');
+    expect(b.files["gateway_data.lua"]).toContain('strk = { kind = "starknet", url = "http://juno:6060/rpc/v0_9", depth = 0 }');
     // http upstreams only: no CA bundle is required of the image.
     expect(b.config).not.toContain("httpclient.ssl.ca-file");
     expect(b.config).toContain("use-service lua.rpc_cache_metrics if { path /metrics/cache }");
@@ -34,13 +34,14 @@ describe("the cache in the generated configuration", () => {
     expect(off.config).toMatch(/rpc_cache_lookup strk/);
     const none = buildGateway(CHAINS, [], { ...OPTS, cache: undefined });
     expect(none.config).not.toMatch(/cache\.lua|rpc_cache/);
-    expect(none.files["cache.lua"]).toBeUndefined();
+    expect(none.files["gateway_data.lua"]).not.toContain("cache");
   });
 
   it("an https upstream brings the httpclient's CA bundle; the budget and object limit reach the Lua", () => {
     const b = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "https://rpc.example.net/v1" } }], [], OPTS);
     expect(b.config).toContain("httpclient.ssl.ca-file /etc/ssl/certs/ca-certificates.crt");
-    expect(b.files["cache.lua"]).toContain(`BUDGET, MAX_OBJECT, POLL_MS = ${64 << 20}, ${CACHE_DEFAULTS.maxObjectBytes}, ${CACHE_DEFAULTS.pollIntervalMs}`);
-    expect(b.files["cache.lua"]).toContain('["url"] = "https://rpc.example.net:443/v1"');
+    const data = b.files["gateway_data.lua"];
+    for (const line of [`budget = ${64 << 20},`, `maxObject = ${CACHE_DEFAULTS.maxObjectBytes},`, `pollMs = ${CACHE_DEFAULTS.pollIntervalMs},`]) expect(data).toContain(line);
+    expect(data).toContain('url = "https://rpc.example.net:443/v1"');
   });
 });

@@ -1,31 +1,51 @@
-/**
- * The Lua half of the response cache (cache.lua). HAProxy 2.6 and 3.2 both provide every call
- * used here (checked in doc/lua-api/index.rst at v2.6.0 and v3.2.0): core.register_action,
- * core.register_service ("http"), core.register_task, core.httpclient (post{url, body, headers,
- * timeout}; "able to send and receive more than an HAProxy bufsize"), core.msleep, core.now.
- *
- * - action rpc_cache_lookup (http-req, after the policy, key and rate checks): reads the body,
- *   works out a canonical key per call; a single call with a key, or a batch whose every call
- *   hits, is handed to the service through txn.cache_tok; anything else goes to the node as before.
- * - service rpc_cache: answers hits from memory, fetches misses itself with the httpclient (so
- *   answers of any size are stored and streamed without raising tune.bufsize) and stores final
- *   answers. The stored text is the node's, cut around its id: a hit splices the request's id
- *   as sent between the two halves, so `result` stays byte-equal and the id exact.
- * - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`).
- * - service rpc_cache_metrics: Prometheus text for the private metrics port.
- * One Lua state (lua-load) serves all threads, so the store and its budget are global.
- */
-import { CACHE_KEYS_LUA } from "./cacheKeysLua.js";
-import { statusBody } from "./errors.js";
-import { CACHE_STORE_LUA } from "./cacheStoreLua.js";
-import { JSON_LUA, JSON_SPANS_LUA } from "./luaJson.js";
+-- The Lua half of the response cache (see gateway/cache.ts), loaded by HAProxy's lua-load.
+-- HAProxy 2.6 and 3.2 both provide every call used here (checked in doc/lua-api/index.rst at
+-- v2.6.0 and v3.2.0): core.register_action, core.register_service ("http"), core.register_task,
+-- core.httpclient (post{url, body, headers, timeout}; "able to send and receive more than an
+-- HAProxy bufsize"), core.msleep, core.now.
+--
+-- - action rpc_cache_lookup (http-req, after the policy, key and rate checks): reads the body,
+--   works out a canonical key per call; a single call with a key, or a batch whose every call
+--   hits, is handed to the service through txn.cache_tok; anything else goes to the node as before.
+-- - service rpc_cache: answers hits from memory, fetches misses itself with the httpclient (so
+--   answers of any size are stored and streamed without raising tune.bufsize) and stores final
+--   answers. The stored text is the node's, cut around its id: a hit splices the request's id
+--   as sent between the two halves, so `result` stays byte-equal and the id exact.
+-- - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`).
+-- - service rpc_cache_metrics: Prometheus text for the private metrics port.
+-- One Lua state (lua-load) serves all threads, so the store and its budget are global. The
+-- chains, rules and budgets come from the stack's generated data (gateway_data.lua).
+local DATA = require('gateway_data').cache
+local json = require 'rpcstack.json'
+local keys = require 'rpcstack.cache_keys'
+local Store = require 'rpcstack.cache_store'
 
-export const CACHE_LUA = String.raw`
-${JSON_LUA}
-${JSON_SPANS_LUA}
-${CACHE_STORE_LUA}
-${CACHE_KEYS_LUA}
+local CHAINS, RULES, BUDGET, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.replyMax
+local POLL_MS, POLL_AGENT = DATA.pollMs, DATA.pollAgent
+local skip, members = json.skip, json.members
+local read, storable, unid, hexq = keys.read, keys.storable, keys.unid, keys.hexq
+local byte, sub = string.byte, string.sub
+
+local STATS, PENDING, SEQ = {}, {}, 0
+for name in pairs(CHAINS) do
+  STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0 }
+end
+local store = Store.new(BUDGET, DATA.maxObject, STATS)
+local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
+-- Each chain as the key functions see it; the poll task keeps its final block up to date.
+local VIEW = {}
+for name, c in pairs(CHAINS) do
+  VIEW[name] = { name = name, rules = RULES[c.kind], ids = keys.IDS[DATA.ids[c.kind]], stored = STORE }
+end
+
+-- Lua starts a collection when its heap has doubled since the last one (pause 200), so garbage
+-- could grow to the size of the cache itself; at 120 it stays within a fifth of it.
+if _VERSION == 'Lua 5.3' then collectgarbage('setpause', 120) else collectgarbage('incremental', 120) end
+local BIG = 256 * 1024
+
 local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
+local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
+local POLL_HEADERS = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } }
 
 -- A small hit is answered from here, without handing over to the service; a large one returns
 -- the hand-over for the service.
@@ -48,53 +68,43 @@ local function reply(applet, status, body, state)
 end
 
 core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
-  local c = CHAINS[chain]
   local st = STATS[chain]
   local s = txn.f:req_body() or ''
-  local first = skip(s, 1)
   st.requests = st.requests + 1
+  local batch = byte(s, skip(s, 1)) == 91
   -- Aliases are kept for single calls only: a batch's cut body can never name one.
   local mk, ia, ib
-  if s:sub(first, first) ~= '[' then mk, ia, ib = unid(s, chain) end
+  if not batch then mk, ia, ib = unid(VIEW[chain], s) end
   local known = mk and ALIAS[mk]
   local token
   if known and STORE[known.key] == known then
     get(known.key)
     token = answer(txn, st, known, sub(s, ia, ib))
     if not token then return end
-  end
-  if s:sub(first, first) == '[' then
-    local ok2, items, e = pcall(elements, s, first)
-    if not ok2 or not items or #items == 0 or skip(s, e) <= #s then return end
-    local parts = {}
-    for i, it in ipairs(items) do
-      local okm, m = pcall(members, s, it.a)
-      local key = okm and plan(chain, c, s, m)
-      local hit = key and STORE[key]
-      if not hit then return end
-      parts[i] = { e = hit, id = s:sub(m.id.a, m.id.b) }
-    end
-    for _, p in ipairs(parts) do get(p.e.key) end
-    token = { batch = parts }
-  elseif not token then
-    local m, e = flatcall(s, first)
-    if not m then
-      local okm
-      okm, m, e = pcall(members, s, first)
-      if not okm then return end
-    end
-    if not m or skip(s, e) <= #s then return end
-    local key, rule = plan(chain, c, s, m)
-    if not key then return end
-    local hit = get(key)
-    -- The alias counts only where the id it cut out is the call's own.
-    if mk and (ia ~= m.id.a or ib ~= m.id.b) then mk = nil end
-    if hit then
-      alias(hit, mk)
-      token = answer(txn, st, hit, sub(s, m.id.a, m.id.b))
-      if not token then return end
+  else
+    local r = read(VIEW[chain], s)
+    if not r then return end
+    if r.batch then
+      local parts = {}
+      for i, x in ipairs(r.calls) do
+        local hit = STORE[x.key]
+        if not hit then return end
+        parts[i] = { e = hit, id = sub(s, x.ida, x.idb) }
+      end
+      for _, p in ipairs(parts) do get(p.e.key) end
+      token = { batch = parts }
     else
-      token = { key = key, rule = rule, body = s, mk = mk }
+      local x = r.calls[1]
+      local hit = get(x.key)
+      -- The alias counts only where the id it cut out is the call's own.
+      if mk and (ia ~= x.ida or ib ~= x.idb) then mk = nil end
+      if hit then
+        alias(hit, mk)
+        token = answer(txn, st, hit, sub(s, x.ida, x.idb))
+        if not token then return end
+      else
+        token = { key = x.key, rule = x.rule, body = s, mk = mk }
+      end
     end
   end
   SEQ = SEQ + 1
@@ -107,7 +117,7 @@ core.register_service('rpc_cache', 'http', function(applet)
   local tok = applet:get_var('txn.cache_tok')
   local chain = applet:get_var('txn.chain')
   local p = tok and PENDING[tok]
-  if not p then return reply(applet, 500, '${statusBody(500)}') end
+  if not p then return reply(applet, 500, DATA.errors.internal) end
   PENDING[tok] = nil
   local st = STATS[chain]
   if p.batch then
@@ -123,20 +133,20 @@ core.register_service('rpc_cache', 'http', function(applet)
   st.misses = st.misses + 1
   local c = CHAINS[chain]
   local ok, res = pcall(function()
-    return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = { ['content-type'] = { 'application/json' } } }
+    return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = JSON_HEADERS }
   end)
   if not ok or not res or not res.status or res.status == 0 then
-    return reply(applet, 502, '${statusBody(502)}')
+    return reply(applet, 502, DATA.errors.badGateway)
   end
   local body = res.body or ''
   if res.status == 200 then
-    local okp, pre, post = pcall(storable, chain, p.rule, body)
+    local okp, pre, post = pcall(storable, VIEW[chain], p.rule, body)
     if okp and pre then alias(put(chain, p.key, pre, post), p.mk) end
   end
   reply(applet, res.status, body, 'MISS')
   -- A big answer leaves several copies of itself as garbage (the client's buffer, the halves):
   -- collect them now rather than let the heap grow by a multiple of the budget first.
-  if #body > BIG then body, res, p = nil, nil, nil; collectgarbage('collect') end
+  if #body > BIG then body, res, p = nil, nil, nil; collectgarbage('collect') end -- luacheck: ignore 311
 end)
 
 -- Pending hand-overs whose service never ran (the client went away) are dropped after a minute.
@@ -145,8 +155,8 @@ local function sweep(now)
 end
 
 local function rpc(c, method, params)
-  local res = core.httpclient():post{ url = c.url, timeout = 10000, body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}',
-    headers = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } } }
+  local body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}'
+  local res = core.httpclient():post{ url = c.url, timeout = 10000, body = body, headers = POLL_HEADERS }
   if not res or res.status ~= 200 then return nil end
   local b = res.body or ''
   local m = members(b, skip(b, 1))
@@ -157,7 +167,7 @@ local function poll(name, c)
   if c.kind == 'evm' then
     local b, r = rpc(c, 'eth_getBlockByNumber', '["finalized",false]')
     local rm = b and members(b, r.a)
-    local n
+    local _, n
     if rm and rm.number then _, n = hexq(b:sub(rm.number.a, rm.number.b)) end
     if not n and c.depth > 0 then
       -- No finalized tag on this node: a fixed depth below its head.
@@ -166,12 +176,12 @@ local function poll(name, c)
       if b2 then _, head = hexq(b2:sub(r2.a, r2.b)) end
       n = head and head - c.depth
     end
-    FINAL[name] = n and n >= 0 and n or nil
+    VIEW[name].final = n and n >= 0 and n or nil
   elseif c.kind == 'starknet' then
     local b, r = rpc(c, 'starknet_getBlockWithTxHashes', '["l1_accepted"]')
     local rm = b and members(b, r.a)
     local raw = rm and rm.block_number and b:sub(rm.block_number.a, rm.block_number.b)
-    FINAL[name] = raw and raw:match('^%d+$') and tonumber(raw) or nil
+    VIEW[name].final = raw and raw:match('^%d+$') and tonumber(raw) or nil
   end
 end
 
@@ -188,10 +198,12 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     '# HELP rpcstack_cache_budget_bytes Byte budget of the response cache (gateway.cache.maxBytes).',
     '# TYPE rpcstack_cache_budget_bytes gauge', 'rpcstack_cache_budget_bytes ' .. BUDGET,
     '# HELP rpcstack_cache_lua_memory_bytes Memory of the Lua state that holds the cache.',
-    '# TYPE rpcstack_cache_lua_memory_bytes gauge', string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
+    '# TYPE rpcstack_cache_lua_memory_bytes gauge',
+    string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
   }
   local series = {
-    { 'requests_total', 'counter', 'requests', 'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
+    { 'requests_total', 'counter', 'requests',
+      'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
     { 'hits_total', 'counter', 'hits', 'Calls answered from the cache.' },
     { 'misses_total', 'counter', 'misses', 'Cacheable calls fetched from the node.' },
     { 'evictions_total', 'counter', 'evictions', 'Entries dropped to stay within the budget.' },
@@ -201,7 +213,9 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
   for _, x in ipairs(series) do
     out[#out + 1] = '# HELP rpcstack_cache_' .. x[1] .. ' ' .. x[4]
     out[#out + 1] = '# TYPE rpcstack_cache_' .. x[1] .. ' ' .. x[2]
-    for name, st in pairs(STATS) do out[#out + 1] = string.format('rpcstack_cache_%s{chain="%s"} %d', x[1], name, st[x[3]]) end
+    for name, st in pairs(STATS) do
+      out[#out + 1] = string.format('rpcstack_cache_%s{chain="%s"} %d', x[1], name, st[x[3]])
+    end
   end
   local body = table.concat(out, '\n') .. '\n'
   applet:set_status(200)
@@ -210,4 +224,3 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
   applet:start_response()
   applet:send(body)
 end)
-`;
