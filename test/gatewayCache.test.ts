@@ -75,11 +75,33 @@ describe("Ethereum: final answers never reach the node twice", () => {
   it("a hit carries the request's id exactly as sent, whatever it is, with the node's result byte for byte", async () => {
     const template = await direct(node.url, call("eth_getBlockByNumber", ["0x2", false], 1));
     expect((await through(eth, "eth", call("eth_getBlockByNumber", ["0x2", false], 7))).cache).toBe("MISS");
-    for (const id of ["9007199254740991", '"q\\"uo\\\\te\\u2028"', '"\u2028 raw"', "null", '"plain"', "-0", "1.5e3"]) {
+    for (const id of ["9007199254740991", '"q\\"uo\\\\te\\u2028"', '"\u2028 raw"', '"plain"', "-0", "1.5e3", "0", "-1.25E-7"]) {
       const body = `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByNumber","params":["0x2",false]}`;
       const r = await through(eth, "eth", body);
       expect(r).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
       expect(r.text).toBe(template.replace('"id":1,', `"id":${id},`));
+    }
+  });
+
+  it("an id the node would refuse goes to the node: numbers as RFC 8259 writes them, strings; never null, booleans, objects or arrays", async () => {
+    const body = (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByNumber","params":["0x2",false]}`;
+    expect(await through(eth, "eth", body("1"))).toMatchObject({ status: 200, cache: "HIT" });
+    // Each twice: the first answer must not make the second a hit either (the repeated-body path).
+    for (const id of ["01", "1.", "1e", "1-", "-01", "1e+", "null", "true", "false", "{}", '{"a":1}', "[]", "[1]"]) {
+      for (let i = 0; i < 2; i++) {
+        const r = await through(eth, "eth", body(id));
+        expect(r.cache, id).not.toBe("HIT");
+        expect(r.reached, id).toBe(1);
+        expect(r.text, id).toBe(await direct(node.url, body(id)));
+      }
+    }
+    // Also inside a batch whose other call is held.
+    for (const id of ["01", "1.", "null", "true", "{}"]) {
+      const batch = `[${body("5")},${body(id)}]`;
+      const r = await through(eth, "eth", batch);
+      expect(r.cache, id).not.toBe("HIT");
+      expect(r.reached, id).toBe(1);
+      expect(r.text, id).toBe(await direct(node.url, batch));
     }
   });
 

@@ -12,7 +12,7 @@
 --   flatcall(s, i) -> m, e   one flat call read with a few searches (nil: use json.members)
 --   hexq(raw) -> digits, number   a JSON string "0x..." as a canonical quantity
 local json = require 'rpcstack.json'
-local members, elements, ws, skip = json.members, json.elements, json.ws, json.skip
+local members, elements, ws, skip, literal_end = json.members, json.elements, json.ws, json.skip, json.literal
 local byte, find, sub = string.byte, string.find, string.sub
 
 -- Canonical forms of the arguments a rule names; nil: not cacheable (the node decides).
@@ -49,11 +49,16 @@ end
 -- The common body is one flat call: no escape, no nested object, arrays of scalars only. It is
 -- read here with a handful of searches; anything else takes the general reader (members).
 local function literal(s, i)
-  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
-  if not e then return nil end
-  local lit = sub(s, i, e)
-  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then return nil end
-  return e
+  local e = literal_end(s, i)
+  return e and e - 1
+end
+
+-- An id the node accepts and echoes: a string or a number. JSON-RPC 2.0 allows null but
+-- discourages it, and nodes differ (hardhat refuses it; geth echoes it), so null goes to the node
+-- with booleans, objects and arrays (which geth and hardhat answer with -32600).
+local function plain_id(s, a)
+  local c = byte(s, a)
+  return c == 34 or c == 45 or (c ~= nil and c >= 48 and c <= 57)
 end
 
 local function flatarray(s, i)
@@ -106,7 +111,7 @@ local function flatcall(s, i)
 end
 
 local function plan(chain, rules, final, stored, s, m)
-  if not m or not m.jsonrpc or not m.method or not m.id then return nil end
+  if not m or not m.jsonrpc or not m.method or not m.id or not plain_id(s, m.id.a) then return nil end
   for k, v in pairs(m) do
     if v.k ~= k or not (k == 'jsonrpc' or k == 'method' or k == 'id' or k == 'params') then return nil end
   end
@@ -169,7 +174,7 @@ local function storable(rule, final, body)
   return body:sub(1, m.id.a - 1), body:sub(m.id.b + 1)
 end
 
--- Nil when the body has a backslash or an id that is not a plain number, string or null.
+-- Nil when the body has a backslash or an id that is not a plain string or a number.
 local function unid(s, chain)
   if find(s, '\\', 1, true) then return nil end
   local _, e = find(s, '[{,]%s*"id"%s*:%s*')
@@ -177,14 +182,8 @@ local function unid(s, chain)
   local a, b = e + 1, nil
   if byte(s, a) == 34 then
     _, b = find(s, '^"[^"%c]*"', a)
-  elseif sub(s, a, a + 3) == 'null' then
-    b = a + 3
-  elseif not find(s, '^-?0%d', a) then
-    _, b = find(s, '^-?%d+', a)
-    local _, f = find(s, '^%.%d+', (b or a) + 1)
-    if b and f then b = f end
-    local _, g = find(s, '^[eE][-+]?%d+', (b or a) + 1)
-    if b and g then b = g end
+  elseif plain_id(s, a) then
+    b = literal(s, a)
   end
   if not b then return nil end
   -- The chain (no "|" in a chain path) is part of the alias: the same call on another chain is another entry.

@@ -6,6 +6,8 @@
 --   skip(s, i)      the next non-blank index (#s + 1 at the end)
 --   ws(s, i)        the same, with no search when s[i] is not blank (the cache's hot path)
 --   str(s, i)       the decoded string at s[i] and the index after it
+--   literal(s, i)   the index after the number, true, false or null at s[i]; nil when there
+--                   is none (numbers exactly as RFC 8259 writes them: no 01, 1., .5, +1 or 1e)
 --   skipv(s, i, d)  the index after the value at s[i] (no decoding); errors past depth 64
 --   members(s, i)   an object's members as name -> { a, b, k } (raw span of the value, name as
 --                   sent), names lower-cased; nil when a name repeats in any case (servers
@@ -61,6 +63,27 @@ local function ws(s, i)
   return i
 end
 
+local WORDS = { [116] = 'true', [102] = 'false', [110] = 'null' }
+
+local function literal(s, i)
+  local c = byte(s, i)
+  local word = WORDS[c]
+  if word then return sub(s, i, i + #word - 1) == word and i + #word or nil end
+  -- -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?
+  local j = c == 45 and i + 1 or i
+  c = byte(s, j)
+  if c == 48 then j = j + 1
+  elseif c and c > 48 and c <= 57 then j = find(s, '[^%d]', j + 1) or #s + 1
+  else return nil end
+  local _, e = find(s, '^%.%d+', j)
+  if e then j = e + 1 end
+  _, e = find(s, '^[eE][-+]?%d+', j)
+  return e and e + 1 or j
+end
+
+-- After a backslash in a string: one of these, or u and four hex digits.
+local ESCAPED = { [34] = true, [92] = true, [47] = true, [98] = true, [102] = true, [110] = true, [114] = true, [116] = true }
+
 local function skipv(s, i, depth)
   if depth > 64 then error('too deep') end
   local c = byte(s, i)
@@ -72,7 +95,10 @@ local function skipv(s, i, depth)
       local d = byte(s, a)
       if d == 34 then return a + 1 end
       if d ~= 92 then error('control character in string') end
-      j = a + 2
+      d = byte(s, a + 1)
+      if ESCAPED[d] then j = a + 2
+      elseif d == 117 and find(s, '^%x%x%x%x', a + 2) then j = a + 6
+      else error('bad escape') end
     end
   elseif c == 123 or c == 91 then
     local close = c + 2
@@ -92,11 +118,9 @@ local function skipv(s, i, depth)
       i = ws(s, i + 1)
     end
   end
-  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
+  local e = literal(s, i)
   if not e then error('unexpected character') end
-  local lit = sub(s, i, e)
-  if lit ~= 'true' and lit ~= 'false' and lit ~= 'null' and not find(lit, '^-?%d+%.?%d*[eE]?[-+]?%d*$') then error('bad literal') end
-  return e + 1
+  return e
 end
 
 local function members(s, i)
@@ -139,4 +163,4 @@ local function elements(s, i)
   end
 end
 
-return { skip = skip, str = str, ws = ws, skipv = skipv, members = members, elements = elements }
+return { skip = skip, str = str, ws = ws, literal = literal, skipv = skipv, members = members, elements = elements }
