@@ -6,9 +6,9 @@
  * The cache sits after the method policy, the key check, the rate limits and the node-health
  * gates: a request reaches it only once all of those have let it through.
  */
-import { CHECK_AGENT, parseUpstream } from "./upstreams.js";
-import { anon, req, type Directive, type Rule } from "./model.js";
-import { exactPath, on } from "./routes.js";
+import { CHECK_AGENT } from "./upstreams.js";
+import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
+import { exactPath, on, rpcBackend } from "./routes.js";
 import { statusBody } from "./errors.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
@@ -94,6 +94,16 @@ export const CACHE_POLL_AGENT = `${CHECK_AGENT}-cache-poll`;
  * 8 KiB stay reserved); larger ones are streamed by the service.
  */
 export const REPLY_MAX = 7 * 1024;
+/**
+ * Where the cache's own requests (misses and finality polls) enter HAProxy: a listener on an
+ * abstract socket (Linux; one per gateway, named by its HTTPS port) that hands each chain's to the
+ * backend that relays its JSON-RPC. So they go the relay's way (TLS, Host, the node's health),
+ * and a node's URL, a secret for an external L1, stays in haproxy.cfg: Lua names only the chain,
+ * and no URL reaches the httpclient's log lines.
+ */
+export const cacheFetchAddress = (o: GatewayOptions) => `abns@rpcstack-cache-${o.httpsPort}`;
+/** What the httpclient asks for (a chain's path after it): never sent to a node. */
+export const CACHE_FETCH_URL = "http://rpcstack-cache/";
 
 /** Chains whose JSON-RPC over HTTP is cached: evm and starknet with an rpcHttp upstream, unless switched off. */
 export const cachedChains = (chains: readonly GatewayChain[], o: GatewayOptions): GatewayChain[] =>
@@ -102,14 +112,7 @@ export const cachedChains = (chains: readonly GatewayChain[], o: GatewayOptions)
 /** What cache.lua reads from the stack's data (gateway_data.lua): the cached chains, the rules and the budgets. */
 export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
   if (!o.cache) return undefined;
-  const cached = cachedChains(chains, o);
-  const table = Object.fromEntries(
-    cached.map((c) => {
-      const u = parseUpstream(c.upstreams.rpcHttp!);
-      const url = `${u.tls ? "https" : "http"}://${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}${u.basePath || "/"}`;
-      return [c.path, { kind: c.kind, url, depth: c.kind === "evm" ? FALLBACK_DEPTH : 0 }];
-    }),
-  );
+  const table = Object.fromEntries(cachedChains(chains, o).map((c) => [c.path, { kind: c.kind, depth: c.kind === "evm" ? FALLBACK_DEPTH : 0 }]));
   return {
     chains: table,
     rules: CACHE_POLICY,
@@ -118,22 +121,32 @@ export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
     pollMs: o.cache.pollIntervalMs,
     pollAgent: CACHE_POLL_AGENT,
     replyMax: REPLY_MAX,
+    fetch: { url: CACHE_FETCH_URL, dst: cacheFetchAddress(o) },
     // The gateway's own answers when the service has no hand-over or the node cannot be reached.
     errors: { internal: statusBody(500), badGateway: statusBody(502) },
   };
 }
 
-/**
- * Global lines: the Lua file, and the httpclient's CA (only with an https upstream, as the
- * servers' ca-file: an image without the bundle must still start) and resolver.
- */
+/** Global lines: the Lua program. */
 export function cacheGlobal(chains: readonly GatewayChain[], o: GatewayOptions): Directive[] {
+  return cachedChains(chains, o).length ? [luaLoad(o, LUA_ENTRIES.cache)] : [];
+}
+
+/** The listener the cache's fetches and polls come in by (cacheFetchAddress). */
+export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions): Section[] {
   const cached = cachedChains(chains, o);
   if (!cached.length) return [];
   return [
-    luaLoad(o, LUA_ENTRIES.cache),
-    ...(cached.some((c) => parseUpstream(c.upstreams.rpcHttp!).tls) ? [["httpclient.ssl.ca-file", o.caFile]] : []),
-    ...(o.resolver ? [["httpclient.resolvers.id", "docker"]] : []),
+    {
+      header: ["frontend", "cache_fetch"],
+      comment: "The response cache's own requests (misses, finality polls), each chain's to the backend that relays its JSON-RPC.",
+      // The client's request is logged by the https frontend already.
+      directives: [["bind", cacheFetchAddress(o)], ["no", "log"]],
+      rules: [
+        ...cached.map((c) => useBackend(rpcBackend(c), anon("path", `/${c.path}`))),
+        { phase: "default_backend", action: ["be_unrouted"] },
+      ],
+    },
   ];
 }
 

@@ -13,6 +13,8 @@ import { jsonRpc, waitFor } from "./support/net.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
 
 const KEY = "cache_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj";
+/** A provider key in the node's URL path, as hosted nodes take it: it must reach no log line. */
+const URL_SECRET = "v3/prov1derS3cretK3y";
 const CACHE = { maxBytes: 32 * 1024 * 1024, ...CACHE_DEFAULTS, pollIntervalMs: 200 };
 
 let node: EvmNode;
@@ -25,7 +27,7 @@ beforeAll(async () => {
   [node, sim] = await Promise.all([startHardhat(), startStarknetSim({ from: 100, to: 100, l1Accepted: 90 })]);
   [eth, strk] = await Promise.all([startCountingRelay(node.url), startCountingRelay(sim.url)]);
   const chains: GatewayChain[] = [
-    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: eth.url } },
+    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `${eth.url}/${URL_SECRET}` } },
     { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url } },
     { path: "raw", chainId: "RAW", kind: "evm", upstreams: { rpcHttp: eth.url }, cache: false },
     { path: "twin", chainId: "TWIN", kind: "evm", upstreams: { rpcHttp: eth.url } },
@@ -227,6 +229,15 @@ describe("Ethereum: final answers never reach the node twice", () => {
     expect(denied.status).toBe(403);
     expect(denied.headers.get("x-cache")).toBeNull();
     expect(eth.calls.length).toBe(before);
+  });
+
+  it("the node's URL, a provider key in its path, is in no log line (the cache's own fetches and polls included)", async () => {
+    expect(await through(eth, "eth", call("eth_getBlockByNumber", ["0x7", false]))).toMatchObject({ cache: "MISS", reached: 1 });
+    const polls = eth.polls();
+    await waitFor("another finality poll", async () => (eth.polls() > polls ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(gw.logs()).toContain("chain=eth");
+    expect(gw.logs()).not.toContain(URL_SECRET);
   });
 
   it("counts hits, misses and bytes per chain on the private metrics port", async () => {

@@ -1,7 +1,7 @@
 -- The Lua half of the response cache (see gateway/cache.ts), loaded by HAProxy's lua-load.
 -- HAProxy 2.6 and 3.2 both provide every call used here (checked in doc/lua-api/index.rst at
 -- v2.6.0 and v3.2.0): core.register_action, core.register_service ("http"), core.register_task,
--- core.httpclient (post{url, body, headers, timeout}; "able to send and receive more than an
+-- core.httpclient (post{url, dst, body, headers, timeout}; "able to send and receive more than an
 -- HAProxy bufsize"), core.msleep, core.now.
 --
 -- - action rpc_cache_lookup (http-req, after the policy, key and rate checks): reads the body,
@@ -13,6 +13,8 @@
 --   as sent between the two halves, so `result` stays byte-equal and the id exact.
 -- - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`).
 -- - service rpc_cache_metrics: Prometheus text for the private metrics port.
+-- The httpclient reaches the nodes through HAProxy's own listener for it (fetch.dst), which hands
+-- each chain's requests to its relay backend: no node URL is known here.
 -- One Lua state (lua-load) serves all threads, so the store and its budget are global. The
 -- chains, rules and budgets come from the stack's generated data (gateway_data.lua).
 local DATA = require('gateway_data').cache
@@ -21,6 +23,7 @@ local keys = require 'rpcstack.cache_keys'
 local Store = require 'rpcstack.cache_store'
 
 local CHAINS, RULES, BUDGET, POLL_MS, POLL_AGENT, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.pollMs, DATA.pollAgent, DATA.replyMax
+local FETCH = DATA.fetch
 local skip, members, elements = json.skip, json.members, json.elements
 local plan, storable, unid, flatcall, hexq = keys.plan, keys.storable, keys.unid, keys.flatcall, keys.hexq
 local sub = string.sub
@@ -36,6 +39,13 @@ if _VERSION == 'Lua 5.3' then collectgarbage('setpause', 120) else collectgarbag
 local BIG = 256 * 1024
 
 local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
+local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
+local POLL_HEADERS = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } }
+
+-- A request to a chain's node, through HAProxy's listener for the cache.
+local function fetch(chain, body, headers, timeout)
+  return core.httpclient():post{ url = FETCH.url .. chain, dst = FETCH.dst, body = body, headers = headers, timeout = timeout }
+end
 
 -- The key of one call on a chain, and its rule; nil when not cacheable.
 local function key_of(chain, c, s, m)
@@ -136,10 +146,7 @@ core.register_service('rpc_cache', 'http', function(applet)
     return reply(applet, 200, p.hit.pre .. p.id .. p.hit.post, 'HIT')
   end
   st.misses = st.misses + 1
-  local c = CHAINS[chain]
-  local ok, res = pcall(function()
-    return core.httpclient():post{ url = c.url, body = p.body, timeout = 60000, headers = { ['content-type'] = { 'application/json' } } }
-  end)
+  local ok, res = pcall(fetch, chain, p.body, JSON_HEADERS, 60000)
   if not ok or not res or not res.status or res.status == 0 then
     return reply(applet, 502, DATA.errors.badGateway)
   end
@@ -159,9 +166,9 @@ local function sweep(now)
   for k, p in pairs(PENDING) do if now - p.at > 60 then PENDING[k] = nil end end
 end
 
-local function rpc(c, method, params)
-  local res = core.httpclient():post{ url = c.url, timeout = 10000, body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}',
-    headers = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } } }
+local function rpc(chain, method, params)
+  local body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}'
+  local res = fetch(chain, body, POLL_HEADERS, 10000)
   if not res or res.status ~= 200 then return nil end
   local b = res.body or ''
   local m = members(b, skip(b, 1))
@@ -170,20 +177,20 @@ end
 
 local function poll(name, c)
   if c.kind == 'evm' then
-    local b, r = rpc(c, 'eth_getBlockByNumber', '["finalized",false]')
+    local b, r = rpc(name, 'eth_getBlockByNumber', '["finalized",false]')
     local rm = b and members(b, r.a)
     local n
     if rm and rm.number then _, n = hexq(b:sub(rm.number.a, rm.number.b)) end
     if not n and c.depth > 0 then
       -- No finalized tag on this node: a fixed depth below its head.
-      local b2, r2 = rpc(c, 'eth_blockNumber', '[]')
+      local b2, r2 = rpc(name, 'eth_blockNumber', '[]')
       local head
       if b2 then _, head = hexq(b2:sub(r2.a, r2.b)) end
       n = head and head - c.depth
     end
     FINAL[name] = n and n >= 0 and n or nil
   elseif c.kind == 'starknet' then
-    local b, r = rpc(c, 'starknet_getBlockWithTxHashes', '["l1_accepted"]')
+    local b, r = rpc(name, 'starknet_getBlockWithTxHashes', '["l1_accepted"]')
     local rm = b and members(b, r.a)
     local raw = rm and rm.block_number and b:sub(rm.block_number.a, rm.block_number.b)
     FINAL[name] = raw and raw:match('^%d+$') and tonumber(raw) or nil
