@@ -95,6 +95,16 @@ export const CACHE_POLL_AGENT = `${CHECK_AGENT}-cache-poll`;
  */
 export const REPLY_MAX = 7 * 1024;
 /**
+ * Most misses the cache fetches at once; the others wait for a place. Each fetch holds its whole
+ * answer in Lua several times over until it is sent (the httpclient's buffer, the body, its two
+ * halves) and glibc keeps what the process once held, so what misses in flight may hold is
+ * bounded here and by FLIGHT_SHARE, not by how many clients miss at once.
+ */
+export const MAX_FETCHES = 8;
+/** Answers in flight may hold this share of the budget (estimated per method from its last answers), at least one largest answer. */
+export const FLIGHT_SHARE = 1 / 8;
+
+/**
  * Where the cache's own requests (misses and finality polls) enter HAProxy: a listener on an
  * abstract socket (Linux; one per gateway, named by its HTTPS port) that hands each chain's to the
  * backend that relays its JSON-RPC. So they go the relay's way (TLS, Host, the node's health),
@@ -121,9 +131,10 @@ export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
     pollMs: o.cache.pollIntervalMs,
     pollAgent: CACHE_POLL_AGENT,
     replyMax: REPLY_MAX,
-    fetch: { url: CACHE_FETCH_URL, dst: cacheFetchAddress(o) },
-    // The gateway's own answers when the service has no hand-over or the node cannot be reached.
-    errors: { internal: statusBody(500), badGateway: statusBody(502) },
+    fetch: { url: CACHE_FETCH_URL, dst: cacheFetchAddress(o), max: MAX_FETCHES, bytes: Math.max(o.cache.maxObjectBytes, Math.floor(o.cache.maxBytes * FLIGHT_SHARE)) },
+    // The gateway's own answers when the service has no hand-over, the node cannot be reached, or
+    // an identical call in flight took longer than any fetch may.
+    errors: { internal: statusBody(500), badGateway: statusBody(502), timeout: statusBody(504) },
   };
 }
 

@@ -1,7 +1,7 @@
 /** What the generated configuration holds for the response cache, per chain and option (pure). */
 import { describe, expect, it } from "vitest";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayChain, type GatewayOptions } from "../gateway/build.js";
-import { CACHE_DEFAULTS } from "../gateway/cache.js";
+import { CACHE_DEFAULTS, MAX_FETCHES } from "../gateway/cache.js";
 
 const OPTS: GatewayOptions = {
   bindAddress: "127.0.0.1", httpsPort: 8443, httpPort: 8080, metrics: { address: "127.0.0.1", port: 8405 },
@@ -49,5 +49,7 @@ describe("the cache in the generated configuration", () => {
     expect(data).not.toContain("rpc.example.net");
     expect(data).not.toContain("s3cret");
     for (const line of [`budget = ${64 << 20},`, `maxObject = ${CACHE_DEFAULTS.maxObjectBytes},`, `pollMs = ${CACHE_DEFAULTS.pollIntervalMs},`]) expect(data).toContain(line);
+    // Answers in flight: at most MAX_FETCHES fetches and an eighth of the budget (at least one largest answer).
+    expect(data).toMatch(new RegExp(`fetch = \\{ .*max = ${MAX_FETCHES}, bytes = ${8 << 20} \\}`));
   });
 });

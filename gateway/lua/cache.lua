@@ -10,8 +10,10 @@
 -- - service rpc_cache: answers hits from memory, fetches misses itself with the httpclient (so
 --   answers of any size are stored and streamed without raising tune.bufsize) and stores final
 --   answers. The stored text is the node's, cut around its id: a hit splices the request's id
---   as sent between the two halves, so `result` stays byte-equal and the id exact.
--- - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`).
+--   as sent between the two halves, so `result` stays byte-equal and the id exact. One fetch per
+--   key at a time (identical misses wait for it), and a bounded number at once.
+-- - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`) and
+--   checks that the node still holds the chain the store holds; if not, the chain's entries go.
 -- - service rpc_cache_metrics: Prometheus text for the private metrics port.
 -- The httpclient reaches the nodes through HAProxy's own listener for it (fetch.dst), which hands
 -- each chain's requests to its relay backend: no node URL is known here.
@@ -25,11 +27,19 @@ local Store = require 'rpcstack.cache_store'
 local CHAINS, RULES, BUDGET, POLL_MS, POLL_AGENT, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.pollMs, DATA.pollAgent, DATA.replyMax
 local FETCH = DATA.fetch
 local skip, members, elements = json.skip, json.members, json.elements
-local plan, storable, unid, flatcall, hexq = keys.plan, keys.storable, keys.unid, keys.flatcall, keys.hexq
+local plan, storable, split, unid, flatcall, hexq = keys.plan, keys.storable, keys.split, keys.unid, keys.flatcall, keys.hexq
 local sub = string.sub
 
-local STATS, FINAL, PENDING, SEQ = {}, {}, {}, 0
-for name in pairs(CHAINS) do STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0 } end
+local STATS, PENDING, SEQ = {}, {}, 0
+-- Per chain, from its polls: FINAL the final block's number (nil: unknown); ANCHOR the block the
+-- chain is known by, { n, h }; LIVE whether the last poll found the chain the store holds
+-- (until then nothing is answered or kept); EPOCH how often its entries were dropped (a fetch
+-- begun before is not kept).
+local FINAL, ANCHOR, LIVE, EPOCH = {}, {}, {}, {}
+for name in pairs(CHAINS) do
+  STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0, coalesced = 0, changes = 0 }
+  EPOCH[name] = 0
+end
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
 local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
 
@@ -41,6 +51,11 @@ local BIG = 256 * 1024
 local HIT_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'HIT' } }
 local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
 local POLL_HEADERS = { ['content-type'] = { 'application/json' }, ['user-agent'] = { POLL_AGENT } }
+
+local function now_ms()
+  local t = core.now()
+  return t.sec * 1000 + t.usec // 1000
+end
 
 -- A request to a chain's node, through HAProxy's listener for the cache.
 local function fetch(chain, body, headers, timeout)
@@ -63,28 +78,35 @@ local function answer(txn, st, e, id)
   return { hit = e, id = id }
 end
 
-local function reply(applet, status, body, state)
+-- Sends the parts one after the other: a big answer is not copied once more to splice an id in.
+local function reply(applet, status, parts, state)
+  local n = 0
+  for _, x in ipairs(parts) do n = n + #x end
   applet:set_status(status)
   applet:add_header('content-type', 'application/json')
-  applet:add_header('content-length', tostring(#body))
+  applet:add_header('content-length', tostring(n))
   if state then applet:add_header('x-cache', state) end
   applet:start_response()
-  applet:send(body)
+  for _, x in ipairs(parts) do applet:send(x) end
 end
 
 core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   local c = CHAINS[chain]
   local st = STATS[chain]
+  st.requests = st.requests + 1
+  if not LIVE[chain] then return end
+  local owner = txn:get_var('txn.keyname')
   local s = txn.f:req_body() or ''
   local first = skip(s, 1)
-  st.requests = st.requests + 1
   -- Aliases are kept for single calls only: a batch's cut body can never name one.
   local mk, ia, ib
   if s:sub(first, first) ~= '[' then mk, ia, ib = unid(s, chain) end
   local known = mk and ALIAS[mk]
+  -- The repeated body stands for the same call: the same test of finality as when it was read.
+  if known and known.at and not (FINAL[chain] and known.at <= FINAL[chain]) then known = nil end
   local token
   if known and STORE[known.key] == known then
-    get(known.key)
+    get(known.key, owner)
     token = answer(txn, st, known, sub(s, ia, ib))
     if not token then return end
   end
@@ -99,7 +121,7 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
       if not hit then return end
       parts[i] = { e = hit, id = s:sub(m.id.a, m.id.b) }
     end
-    for _, p in ipairs(parts) do get(p.e.key) end
+    for _, p in ipairs(parts) do get(p.e.key, owner) end
     token = { batch = parts }
   elseif not token then
     local m, e = flatcall(s, first)
@@ -109,17 +131,18 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
       if not okm then return end
     end
     if not m or skip(s, e) <= #s then return end
-    local key, rule = key_of(chain, c, s, m)
+    local key, rule, at = key_of(chain, c, s, m)
     if not key then return end
-    local hit = get(key)
+    local hit = get(key, owner)
     -- The alias counts only where the id it cut out is the call's own.
     if mk and (ia ~= m.id.a or ib ~= m.id.b) then mk = nil end
+    local id = sub(s, m.id.a, m.id.b)
     if hit then
       alias(hit, mk)
-      token = answer(txn, st, hit, sub(s, m.id.a, m.id.b))
+      token = answer(txn, st, hit, id)
       if not token then return end
     else
-      token = { key = key, rule = rule, body = s, mk = mk }
+      token = { key = key, rule = rule, at = at, body = s, mk = mk, id = id, owner = owner, epoch = EPOCH[chain] }
     end
   end
   SEQ = SEQ + 1
@@ -128,37 +151,149 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   txn:set_var('txn.cache_tok', tostring(SEQ))
 end, 1)
 
+-- Misses in flight. FLIGHTS: the one fetch per key ({ key, epoch, waiters, fetching, beat, and
+-- once done: status, body, pre, post }); identical misses wait for it. At most FETCH.max fetches
+-- run at once, holding at most FETCH.bytes of answers as estimated per method (EST: the size of
+-- its last answers, halving back from the largest), so memory in flight stays bounded however many
+-- clients miss at once; the others wait for a place.
+local FLIGHTS, EST = {}, {}
+local RUNNING, RESERVED = 0, 0
+local WAIT_MS, WAIT_LIMIT_MS, LEADER_LOST_MS = 5, 70000, 1000
+
+-- A leader's place among the fetches, given back by release(), or by the collector once the
+-- service's coroutine is dropped (its client went away mid-fetch: HAProxy drops it unfinished).
+local function release(slot)
+  if slot.held then
+    slot.held = false
+    RUNNING, RESERVED = RUNNING - 1, RESERVED - slot.bytes
+  end
+  local f = slot.flight
+  if not f.done then f.gone = true end
+  if FLIGHTS[f.key] == f then FLIGHTS[f.key] = nil end
+end
+local SLOT = { __gc = release }
+
+-- Whoever has waited over LEADER_LOST_MS (for a place, or for a leader that is fetching) runs the
+-- collector, at most once in that time: a dropped leader's place and flight come back then.
+local LAST_COLLECT = 0
+local function collect_lost(since)
+  local now = now_ms()
+  if now - since > LEADER_LOST_MS and now - LAST_COLLECT > LEADER_LOST_MS then
+    LAST_COLLECT = now
+    collectgarbage('collect')
+  end
+end
+
+-- Answers of one method (and its boolean arguments, such as full transactions) are alike in size.
+local function class_of(key, rule)
+  local parts, out = {}, {}
+  for x in key:gmatch('[^|]+') do parts[#parts + 1] = x end
+  out[1], out[2] = parts[1], parts[2]
+  for i, kind in ipairs(rule.args) do
+    if kind == 'bool' then out[#out + 1] = parts[2 + i] end
+  end
+  return table.concat(out, '|')
+end
+
+local function admit(slot, est)
+  if RUNNING == 0 or (RUNNING < FETCH.max and RESERVED + est <= FETCH.bytes) then
+    RUNNING, RESERVED = RUNNING + 1, RESERVED + est
+    slot.held, slot.bytes = true, est
+    return true
+  end
+  return false
+end
+
+-- Fetches p's call as the leader of its flight f; answers the service's client.
+local function lead(applet, chain, st, p, f)
+  local slot = setmetatable({ flight = f, held = false, bytes = 0 }, SLOT)
+  local class = class_of(p.key, p.rule)
+  local since = now_ms()
+  -- The estimate as it is now: answers that came in while this one waited count.
+  while not admit(slot, EST[class] or DATA.maxObject) do
+    if now_ms() - since > WAIT_LIMIT_MS then
+      release(slot)
+      return reply(applet, 504, { DATA.errors.timeout })
+    end
+    f.beat = now_ms()
+    collect_lost(since)
+    core.msleep(WAIT_MS)
+  end
+  st.misses = st.misses + 1
+  f.fetching = true
+  local ok, res = pcall(fetch, chain, p.body, JSON_HEADERS, 60000)
+  local status, body, pre, post
+  if not ok or not res or not res.status or res.status == 0 then
+    status, body = 502, DATA.errors.badGateway
+  else
+    status, body = res.status, res.body or ''
+    EST[class] = math.max(#body, (EST[class] or DATA.maxObject) // 2)
+    -- Kept only if the chain is still the one this fetch began on.
+    if status == 200 and LIVE[chain] and EPOCH[chain] == p.epoch then
+      local okp, a, b = pcall(storable, p.rule, FINAL[chain], body)
+      if okp and a then
+        pre, post = a, b
+        local e = put(chain, p.key, pre, post, p.owner)
+        if e then e.at = p.at end
+        alias(e, p.mk)
+      end
+    end
+  end
+  if not pre and f.waiters > 0 then pre, post = split(body) end
+  f.status, f.body, f.pre, f.post, f.done = status, body, pre, post, true
+  release(slot)
+  reply(applet, status, { body }, 'MISS')
+  -- A big answer leaves several copies of itself as garbage (the client's buffer, the halves):
+  -- collect them now rather than let the heap grow by a multiple of the budget first.
+  if #body > BIG then
+    body, res, p, f, pre, post = nil, nil, nil, nil, nil, nil -- luacheck: ignore 311
+    collectgarbage('collect')
+  end
+end
+
+-- Waits for the flight of an identical call; false when its leader is gone (fetch it then).
+local function join(applet, st, p, f)
+  f.waiters = f.waiters + 1
+  local since = now_ms()
+  while not f.done and not f.gone do
+    -- A leader still waiting for a place beats; one whose client went away stops.
+    if not f.fetching and now_ms() - f.beat > LEADER_LOST_MS then f.gone = true; break end
+    if now_ms() - since > WAIT_LIMIT_MS then reply(applet, 504, { DATA.errors.timeout }); return true end
+    if f.fetching then collect_lost(since) end
+    core.msleep(WAIT_MS)
+  end
+  if not f.done then return false end
+  st.coalesced = st.coalesced + 1
+  if f.pre then reply(applet, f.status, { f.pre, p.id, f.post }, 'COALESCED')
+  else reply(applet, f.status, { f.body }, 'COALESCED') end
+  return true
+end
+
 core.register_service('rpc_cache', 'http', function(applet)
   local tok = applet:get_var('txn.cache_tok')
   local chain = applet:get_var('txn.chain')
   local p = tok and PENDING[tok]
-  if not p then return reply(applet, 500, DATA.errors.internal) end
+  if not p then return reply(applet, 500, { DATA.errors.internal }) end
   PENDING[tok] = nil
   local st = STATS[chain]
   if p.batch then
     local out = {}
     for i, x in ipairs(p.batch) do out[i] = x.e.pre .. x.id .. x.e.post end
     st.hits = st.hits + #out
-    return reply(applet, 200, '[' .. table.concat(out, ',') .. ']', 'HIT')
+    return reply(applet, 200, { '[' .. table.concat(out, ',') .. ']' }, 'HIT')
   end
   if p.hit then
     st.hits = st.hits + 1
-    return reply(applet, 200, p.hit.pre .. p.id .. p.hit.post, 'HIT')
+    return reply(applet, 200, { p.hit.pre, p.id, p.hit.post }, 'HIT')
   end
-  st.misses = st.misses + 1
-  local ok, res = pcall(fetch, chain, p.body, JSON_HEADERS, 60000)
-  if not ok or not res or not res.status or res.status == 0 then
-    return reply(applet, 502, DATA.errors.badGateway)
+  while true do
+    local f = FLIGHTS[p.key]
+    if not f or f.epoch ~= p.epoch or f.gone then break end
+    if join(applet, st, p, f) then return end
   end
-  local body = res.body or ''
-  if res.status == 200 then
-    local okp, pre, post = pcall(storable, p.rule, FINAL[chain], body)
-    if okp and pre then alias(put(chain, p.key, pre, post), p.mk) end
-  end
-  reply(applet, res.status, body, 'MISS')
-  -- A big answer leaves several copies of itself as garbage (the client's buffer, the halves):
-  -- collect them now rather than let the heap grow by a multiple of the budget first.
-  if #body > BIG then body, res, p = nil, nil, nil; collectgarbage('collect') end
+  local f = { key = p.key, epoch = p.epoch, waiters = 0, beat = now_ms() }
+  FLIGHTS[p.key] = f
+  lead(applet, chain, st, p, f)
 end)
 
 -- Pending hand-overs whose service never ran (the client went away) are dropped after a minute.
@@ -166,40 +301,101 @@ local function sweep(now)
   for k, p in pairs(PENDING) do if now - p.at > 60 then PENDING[k] = nil end end
 end
 
+-- One call of the cache's own; the answer's text and its result's span (nil: the node answered
+-- with an error). Raises when the node cannot be reached or answers no JSON-RPC.
 local function rpc(chain, method, params)
   local body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}'
   local res = fetch(chain, body, POLL_HEADERS, 10000)
-  if not res or res.status ~= 200 then return nil end
+  if not res or res.status ~= 200 then error('no answer') end
   local b = res.body or ''
   local m = members(b, skip(b, 1))
-  return m and m.result and b, m and m.result
+  if not m then error('not a JSON-RPC answer') end
+  return b, m.result
 end
 
-local function poll(name, c)
-  if c.kind == 'evm' then
-    local b, r = rpc(name, 'eth_getBlockByNumber', '["finalized",false]')
-    local rm = b and members(b, r.a)
-    local n
-    if rm and rm.number then _, n = hexq(b:sub(rm.number.a, rm.number.b)) end
-    if not n and c.depth > 0 then
-      -- No finalized tag on this node: a fixed depth below its head.
-      local b2, r2 = rpc(name, 'eth_blockNumber', '[]')
-      local head
-      if b2 then _, head = hexq(b2:sub(r2.a, r2.b)) end
-      n = head and head - c.depth
-    end
-    FINAL[name] = n and n >= 0 and n or nil
-  elseif c.kind == 'starknet' then
-    local b, r = rpc(name, 'starknet_getBlockWithTxHashes', '["l1_accepted"]')
-    local rm = b and members(b, r.a)
-    local raw = rm and rm.block_number and b:sub(rm.block_number.a, rm.block_number.b)
-    FINAL[name] = raw and raw:match('^%d+$') and tonumber(raw) or nil
+-- How each kind names a block by tag or number, and where its number and hash are.
+local BLOCKS = {
+  evm = {
+    method = 'eth_getBlockByNumber', final = '"finalized"', number = 'number', hash = 'hash',
+    params = function(id) return '[' .. id .. ',false]' end,
+    at = function(n) return string.format('"0x%x"', n) end,
+    read = function(raw) local _, n = hexq(raw); return n end,
+  },
+  starknet = {
+    method = 'starknet_getBlockWithTxHashes', final = '"l1_accepted"', number = 'block_number', hash = 'block_hash',
+    params = function(id) return '[' .. id .. ']' end,
+    at = function(n) return '{"block_number":' .. n .. '}' end,
+    read = function(raw) return raw:match('^%d+$') and tonumber(raw) end,
+  },
+}
+
+-- The number and hash of the block `id` names; nil when the node has none.
+local function block(chain, kind, id)
+  local k = BLOCKS[kind]
+  local b, r = rpc(chain, k.method, k.params(id))
+  local rm = r and members(b, r.a)
+  if not rm or not rm[k.number] or not rm[k.hash] then return nil end
+  local n = k.read(b:sub(rm[k.number].a, rm[k.number].b))
+  return n, n and b:sub(rm[k.hash].a, rm[k.hash].b)
+end
+
+-- The final block: the node's finality tag, else (evm) a fixed depth below its head.
+local function final_block(name, c)
+  local k = BLOCKS[c.kind]
+  local n, h = block(name, c.kind, k.final)
+  if not n and c.depth > 0 then
+    local b, r = rpc(name, 'eth_blockNumber', '[]')
+    local _, head = hexq(r and b:sub(r.a, r.b) or '')
+    if head and head >= c.depth then n, h = block(name, c.kind, k.at(head - c.depth)) end
   end
+  return n, h
+end
+
+-- The node holds another chain than the store: a node started afresh (geth --dev keeps its chain
+-- in memory, so a restart begins a new one) or replaced. Its entries go; a fetch begun before is
+-- not kept, and no call joins one.
+local function changed(name)
+  store.flush(name)
+  EPOCH[name] = EPOCH[name] + 1
+  STATS[name].changes = STATS[name].changes + 1
+  for key, f in pairs(FLIGHTS) do
+    if key:sub(1, #name + 1) == name .. '|' then f.epoch = -1 end
+  end
+end
+
+-- The chain is known by a block that was final (genesis while none is): the anchor. Each poll
+-- reads the final block and asks for the anchor's number again; another hash there (or none) is
+-- another chain. A final block below the anchor on the same chain (a node fault, or a reorg of
+-- the head under a fixed depth) leaves the anchor where it was, and what is held stays true
+-- (every entry is at or below the anchor, on the chain the anchor's hash fixes).
+local function poll(name, c)
+  local k = BLOCKS[c.kind]
+  local final, h = final_block(name, c)
+  local n = final
+  if not n then n, h = block(name, c.kind, k.at(0)) end
+  if not n then error('no block to know the chain by') end
+  local a = ANCHOR[name]
+  if a then
+    local then_hash = h
+    if n ~= a.n then
+      local _, ah = block(name, c.kind, k.at(a.n))
+      then_hash = ah
+    end
+    if then_hash ~= a.h then
+      changed(name)
+      a = nil
+    end
+  end
+  if not a or n >= a.n then ANCHOR[name] = { n = n, h = h } end
+  FINAL[name] = final
+  LIVE[name] = true
 end
 
 core.register_task(function()
   while true do
-    for name, c in pairs(CHAINS) do pcall(poll, name, c) end
+    for name, c in pairs(CHAINS) do
+      if not pcall(poll, name, c) then LIVE[name] = false end
+    end
     sweep(core.now().sec)
     core.msleep(POLL_MS)
   end
@@ -211,11 +407,15 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     '# TYPE rpcstack_cache_budget_bytes gauge', 'rpcstack_cache_budget_bytes ' .. BUDGET,
     '# HELP rpcstack_cache_lua_memory_bytes Memory of the Lua state that holds the cache.',
     '# TYPE rpcstack_cache_lua_memory_bytes gauge', string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
+    '# HELP rpcstack_cache_fetches Misses being fetched from the nodes now (at most ' .. FETCH.max .. ').',
+    '# TYPE rpcstack_cache_fetches gauge', 'rpcstack_cache_fetches ' .. RUNNING,
   }
   local series = {
     { 'requests_total', 'counter', 'requests', 'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
     { 'hits_total', 'counter', 'hits', 'Calls answered from the cache.' },
     { 'misses_total', 'counter', 'misses', 'Cacheable calls fetched from the node.' },
+    { 'coalesced_total', 'counter', 'coalesced', 'Calls answered with the answer to an identical call in flight: node calls saved.' },
+    { 'chain_changes_total', 'counter', 'changes', 'Times the node held another chain than the cache (final block went back or changed hash): its entries were dropped.' },
     { 'evictions_total', 'counter', 'evictions', 'Entries dropped to stay within the budget.' },
     { 'entries', 'gauge', 'stored', 'Answers held.' },
     { 'bytes', 'gauge', 'bytes', 'Bytes held, counted against the budget.' },

@@ -40,3 +40,11 @@ describe('ids', function()
     for _, id in ipairs({ '01', '1.', '1e', '-01' }) do assert.are_not.equal(a, (keys.unid(call(id), 'eth')), id) end
   end)
 end)
+
+describe('split', function()
+  it('cuts any one JSON-RPC answer around its id, and nothing else', function()
+    assert.are.same({ '{"jsonrpc":"2.0","id":', ',"error":{"code":-32000}}' }, { keys.split('{"jsonrpc":"2.0","id":5,"error":{"code":-32000}}') })
+    assert.is_nil(keys.split('[{"jsonrpc":"2.0","id":5,"result":1}]'))
+    assert.is_nil(keys.split('<html>'))
+  end)
+end)

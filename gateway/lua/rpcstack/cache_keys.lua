@@ -2,12 +2,13 @@
 -- arguments, by the rules of gateway/cache.ts), whether a node's answer may be stored, and the
 -- alias key of a body (the body with its id cut out).
 --
---   plan(chain, rules, final, stored, s, m) -> key, rule   the key of the call whose members
+--   plan(chain, rules, final, stored, s, m) -> key, rule, at   the key of the call whose members
 --       (json.members) are m in body s; rules: the chain kind's method -> rule; final: the
 --       chain's final block number (nil while unknown); stored: the store's entries (a rule's
---       `after`). nil when the call is not cacheable.
+--       `after`); at: the block number a by-number call names. nil when the call is not cacheable.
 --   storable(rule, final, body) -> pre, post   the text before and after the id of a node's
 --       answer that may be stored; nil when it may not
+--   split(body) -> pre, post   the same for any answer to one call (nil: not one JSON-RPC response)
 --   unid(s, chain) -> alias, a, b   the body with its id cut out, and the id's span
 --   flatcall(s, i) -> m, e   one flat call read with a few searches (nil: use json.members)
 --   hexq(raw) -> digits, number   a JSON string "0x..." as a canonical quantity
@@ -139,7 +140,7 @@ local function plan(chain, rules, final, stored, s, m)
     end
   end
   if #args ~= #rule.args then return nil end
-  local parts = { method }
+  local parts, at = { method }, nil
   for i, kind in ipairs(rule.args) do
     local v, num = CANON[kind](s:sub(args[i].a, args[i].b), s, args[i].a)
     if not v then return nil end
@@ -147,17 +148,32 @@ local function plan(chain, rules, final, stored, s, m)
     if rule.num == i then
       -- By number: only at or below the chain's final block, as last polled.
       if not num or not final or num > final then return nil end
+      at = num
     end
   end
   if rule.after and not stored[chain .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
-  return chain .. '|' .. table.concat(parts, '|'), rule
+  return chain .. '|' .. table.concat(parts, '|'), rule, at
+end
+
+-- The members of a node's answer that is one JSON-RPC response with an id; nil otherwise.
+local function response(body)
+  local okm, m, e = pcall(members, body, skip(body, 1))
+  if not okm or not m or skip(body, e) <= #body or not m.id then return nil end
+  return m
+end
+
+-- The text before and after the id of a node's answer: any answer to one call can be given to
+-- another caller of the same call with that caller's id between them.
+local function split(body)
+  local m = response(body)
+  if not m then return nil end
+  return body:sub(1, m.id.a - 1), body:sub(m.id.b + 1)
 end
 
 -- A result (never an error or null) that the rule's finality test accepts.
 local function storable(rule, final, body)
-  local i = skip(body, 1)
-  local m, e = members(body, i)
-  if not m or skip(body, e) <= #body or m.error or not m.result or not m.id then return nil end
+  local m = response(body)
+  if not m or m.error or not m.result then return nil end
   local r = m.result
   if body:sub(r.a, r.b) == 'null' then return nil end
   if rule.final or rule.status then
@@ -190,4 +206,4 @@ local function unid(s, chain)
   return chain .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
 end
 
-return { plan = plan, storable = storable, unid = unid, flatcall = flatcall, hexq = hexq, CANON = CANON }
+return { plan = plan, storable = storable, split = split, unid = unid, flatcall = flatcall, hexq = hexq, CANON = CANON }
