@@ -70,14 +70,15 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
   },
 };
 
-export interface CacheOptions {
-  /** Bytes the cache may hold in all (answers, keys and per-entry overhead): a hard bound. */
-  readonly maxBytes: number;
-  /** Largest answer stored; larger ones are relayed and not kept. */
-  readonly maxObjectBytes: number;
-  /** How often each chain's final block is polled. */
-  readonly pollIntervalMs: number;
-}
+/**
+ * The ids each kind's node answers as calls: only calls with such an id are cached (gateway/lua/
+ * rpcstack/cache_keys.lua IDS). geth answers any id but an object or an array (rpc/json.go
+ * hasValidID), but hardhat answers null and booleans with -32600 (hardhat 2.29, measured), and an
+ * EVM chain's node may be either: strings and numbers. Juno takes null for a notification and
+ * refuses booleans and numbers with a "." (jsonrpc/server.go isSane), Pathfinder wants integers or
+ * strings.
+ */
+export const CACHE_IDS = { evm: "stringOrNumber", starknet: "stringOrInteger" } as const;
 
 export const CACHE_DEFAULTS = { maxObjectBytes: 4 * 1024 * 1024, pollIntervalMs: 2000 } as const;
 /**
@@ -126,6 +127,7 @@ export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
   return {
     chains: table,
     rules: CACHE_POLICY,
+    ids: CACHE_IDS,
     budget: o.cache.maxBytes,
     maxObject: o.cache.maxObjectBytes,
     pollMs: o.cache.pollIntervalMs,

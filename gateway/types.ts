@@ -1,6 +1,5 @@
-/** What the gateway compiler takes and returns. Pure types. */
+/** What the gateway compiler takes and returns: the modules of gateway/ import it, it imports none of them. */
 import type { ChainKind, ProjectKey } from "../config/index.js";
-import type { CacheOptions } from "./cache.js";
 
 export type { ChainKind, ProjectKey };
 /** The interface words of the gateway paths, `/gateway/<chain>/<interface>/<KEY>/...`. */
@@ -74,6 +73,15 @@ export interface GatewayOptions {
   readonly runAs?: string;
   /** The response cache (gateway/cache.ts); absent: no cache. */
   readonly cache?: CacheOptions;
+}
+
+export interface CacheOptions {
+  /** Bytes the cache may hold in all (answers, keys and per-entry overhead): a hard bound. */
+  readonly maxBytes: number;
+  /** Largest answer stored; larger ones are relayed and not kept. */
+  readonly maxObjectBytes: number;
+  /** How often each chain's final block is polled. */
+  readonly pollIntervalMs: number;
 }
 
 /** What the compiler returns: nothing in it depends on a project key. */

@@ -330,6 +330,17 @@ describe("Starknet: blocks and receipts once accepted on L1", () => {
     }
   });
 
+  it("a held answer goes only to ids Juno answers as calls: null (a notification to Juno), booleans, fractions and objects reach the node (fuzz finding)", async () => {
+    await through(strk, "strk", call("starknet_chainId", [], 4));
+    expect(await through(strk, "strk", call("starknet_chainId", [], 5))).toMatchObject({ cache: "HIT", reached: 0 });
+    for (const id of ["null", "true", "1.5", "1e3", '{"a":1}', "[]"]) {
+      const body = `{"jsonrpc":"2.0","method":"starknet_chainId","params":[],"id":${id}}`;
+      expect(await through(strk, "strk", body), id).toMatchObject({ cache: null, reached: 1 });
+    }
+    // A number JSON refuses makes the body a parse error at the node, not a hit.
+    expect(await through(strk, "strk", '{"jsonrpc":"2.0","method":"starknet_chainId","params":[],"id":01}')).toMatchObject({ cache: null, reached: 1 });
+  });
+
   it("a block accepted on L1 is held under positional and named params; an L2 block and latest are not", async () => {
     expect(await through(strk, "strk", call("starknet_getBlockWithTxHashes", [{ block_number: 80 }]))).toMatchObject({ cache: "MISS", reached: 1 });
     const named = call("starknet_getBlockWithTxHashes", { block_id: { block_number: 80 } }, "n");

@@ -24,24 +24,29 @@ local json = require 'rpcstack.json'
 local keys = require 'rpcstack.cache_keys'
 local Store = require 'rpcstack.cache_store'
 
-local CHAINS, RULES, BUDGET, POLL_MS, POLL_AGENT, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.pollMs, DATA.pollAgent, DATA.replyMax
-local FETCH = DATA.fetch
-local skip, members, elements = json.skip, json.members, json.elements
-local plan, storable, split, unid, flatcall, hexq = keys.plan, keys.storable, keys.split, keys.unid, keys.flatcall, keys.hexq
-local sub = string.sub
+local CHAINS, RULES, BUDGET, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.replyMax
+local POLL_MS, POLL_AGENT, FETCH = DATA.pollMs, DATA.pollAgent, DATA.fetch
+local skip, members = json.skip, json.members
+local read, storable, split, unid, hexq = keys.read, keys.storable, keys.split, keys.unid, keys.hexq
+local byte, sub = string.byte, string.sub
 
 local STATS, PENDING, SEQ = {}, {}, 0
--- Per chain, from its polls: FINAL the final block's number (nil: unknown); ANCHOR the block the
--- chain is known by, { n, h }; LIVE whether the last poll found the chain the store holds
--- (until then nothing is answered or kept); EPOCH how often its entries were dropped (a fetch
--- begun before is not kept).
-local FINAL, ANCHOR, LIVE, EPOCH = {}, {}, {}, {}
+-- Per chain, from its polls: ANCHOR the block the chain is known by, { n, h }; LIVE whether the
+-- last poll found the chain the store holds (until then nothing is answered or kept); EPOCH how
+-- often its entries were dropped (a fetch begun before is not kept).
+local ANCHOR, LIVE, EPOCH = {}, {}, {}
 for name in pairs(CHAINS) do
-  STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0, coalesced = 0, changes = 0 }
+  STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0,
+                  coalesced = 0, changes = 0 }
   EPOCH[name] = 0
 end
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
 local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
+-- Each chain as the key functions see it; the poll task keeps its final block up to date.
+local VIEW = {}
+for name, c in pairs(CHAINS) do
+  VIEW[name] = { name = name, rules = RULES[c.kind], ids = keys.IDS[DATA.ids[c.kind]], stored = STORE }
+end
 
 -- Lua starts a collection when its heap has doubled since the last one (pause 200), so garbage
 -- could grow to the size of the cache itself; at 120 it stays within a fifth of it.
@@ -59,12 +64,8 @@ end
 
 -- A request to a chain's node, through HAProxy's listener for the cache.
 local function fetch(chain, body, headers, timeout)
-  return core.httpclient():post{ url = FETCH.url .. chain, dst = FETCH.dst, body = body, headers = headers, timeout = timeout }
-end
-
--- The key of one call on a chain, and its rule; nil when not cacheable.
-local function key_of(chain, c, s, m)
-  return plan(chain, RULES[c.kind], FINAL[chain], STORE, s, m)
+  local req = { url = FETCH.url .. chain, dst = FETCH.dst, body = body, headers = headers, timeout = timeout }
+  return core.httpclient():post(req)
 end
 
 -- A small hit is answered from here, without handing over to the service; a large one returns
@@ -91,58 +92,50 @@ local function reply(applet, status, parts, state)
 end
 
 core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
-  local c = CHAINS[chain]
   local st = STATS[chain]
   st.requests = st.requests + 1
   if not LIVE[chain] then return end
+  local view = VIEW[chain]
   local owner = txn:get_var('txn.keyname')
   local s = txn.f:req_body() or ''
-  local first = skip(s, 1)
+  local batch = byte(s, skip(s, 1)) == 91
   -- Aliases are kept for single calls only: a batch's cut body can never name one.
   local mk, ia, ib
-  if s:sub(first, first) ~= '[' then mk, ia, ib = unid(s, chain) end
+  if not batch then mk, ia, ib = unid(view, s) end
   local known = mk and ALIAS[mk]
   -- The repeated body stands for the same call: the same test of finality as when it was read.
-  if known and known.at and not (FINAL[chain] and known.at <= FINAL[chain]) then known = nil end
+  if known and known.block and not (view.final and known.block <= view.final) then known = nil end
   local token
   if known and STORE[known.key] == known then
     get(known.key, owner)
     token = answer(txn, st, known, sub(s, ia, ib))
     if not token then return end
-  end
-  if s:sub(first, first) == '[' then
-    local ok2, items, e = pcall(elements, s, first)
-    if not ok2 or not items or #items == 0 or skip(s, e) <= #s then return end
-    local parts = {}
-    for i, it in ipairs(items) do
-      local okm, m = pcall(members, s, it.a)
-      local key = okm and key_of(chain, c, s, m)
-      local hit = key and STORE[key]
-      if not hit then return end
-      parts[i] = { e = hit, id = s:sub(m.id.a, m.id.b) }
-    end
-    for _, p in ipairs(parts) do get(p.e.key, owner) end
-    token = { batch = parts }
-  elseif not token then
-    local m, e = flatcall(s, first)
-    if not m then
-      local okm
-      okm, m, e = pcall(members, s, first)
-      if not okm then return end
-    end
-    if not m or skip(s, e) <= #s then return end
-    local key, rule, at = key_of(chain, c, s, m)
-    if not key then return end
-    local hit = get(key, owner)
-    -- The alias counts only where the id it cut out is the call's own.
-    if mk and (ia ~= m.id.a or ib ~= m.id.b) then mk = nil end
-    local id = sub(s, m.id.a, m.id.b)
-    if hit then
-      alias(hit, mk)
-      token = answer(txn, st, hit, id)
-      if not token then return end
+  else
+    local r = read(view, s)
+    if not r then return end
+    if r.batch then
+      local parts = {}
+      for i, x in ipairs(r.calls) do
+        local hit = STORE[x.key]
+        if not hit then return end
+        parts[i] = { e = hit, id = sub(s, x.ida, x.idb) }
+      end
+      for _, p in ipairs(parts) do get(p.e.key, owner) end
+      token = { batch = parts }
     else
-      token = { key = key, rule = rule, at = at, body = s, mk = mk, id = id, owner = owner, epoch = EPOCH[chain] }
+      local x = r.calls[1]
+      local hit = get(x.key, owner)
+      -- The alias counts only where the id it cut out is the call's own.
+      if mk and (ia ~= x.ida or ib ~= x.idb) then mk = nil end
+      local id = sub(s, x.ida, x.idb)
+      if hit then
+        alias(hit, mk)
+        token = answer(txn, st, hit, id)
+        if not token then return end
+      else
+        token = { key = x.key, rule = x.rule, block = x.at, body = s, mk = mk, id = id, owner = owner,
+                  epoch = EPOCH[chain] }
+      end
     end
   end
   SEQ = SEQ + 1
@@ -230,11 +223,11 @@ local function lead(applet, chain, st, p, f)
     EST[class] = math.max(#body, (EST[class] or DATA.maxObject) // 2)
     -- Kept only if the chain is still the one this fetch began on.
     if status == 200 and LIVE[chain] and EPOCH[chain] == p.epoch then
-      local okp, a, b = pcall(storable, p.rule, FINAL[chain], body)
+      local okp, a, b = pcall(storable, VIEW[chain], p.rule, body)
       if okp and a then
         pre, post = a, b
         local e = put(chain, p.key, pre, post, p.owner)
-        if e then e.at = p.at end
+        if e then e.block = p.block end
         alias(e, p.mk)
       end
     end
@@ -387,7 +380,7 @@ local function poll(name, c)
     end
   end
   if not a or n >= a.n then ANCHOR[name] = { n = n, h = h } end
-  FINAL[name] = final
+  VIEW[name].final = final
   LIVE[name] = true
 end
 
@@ -406,16 +399,20 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     '# HELP rpcstack_cache_budget_bytes Byte budget of the response cache (gateway.cache.maxBytes).',
     '# TYPE rpcstack_cache_budget_bytes gauge', 'rpcstack_cache_budget_bytes ' .. BUDGET,
     '# HELP rpcstack_cache_lua_memory_bytes Memory of the Lua state that holds the cache.',
-    '# TYPE rpcstack_cache_lua_memory_bytes gauge', string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
+    '# TYPE rpcstack_cache_lua_memory_bytes gauge',
+    string.format('rpcstack_cache_lua_memory_bytes %d', math.floor(collectgarbage('count') * 1024)),
     '# HELP rpcstack_cache_fetches Misses being fetched from the nodes now (at most ' .. FETCH.max .. ').',
     '# TYPE rpcstack_cache_fetches gauge', 'rpcstack_cache_fetches ' .. RUNNING,
   }
   local series = {
-    { 'requests_total', 'counter', 'requests', 'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
+    { 'requests_total', 'counter', 'requests',
+      'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },
     { 'hits_total', 'counter', 'hits', 'Calls answered from the cache.' },
     { 'misses_total', 'counter', 'misses', 'Cacheable calls fetched from the node.' },
-    { 'coalesced_total', 'counter', 'coalesced', 'Calls answered with the answer to an identical call in flight: node calls saved.' },
-    { 'chain_changes_total', 'counter', 'changes', 'Times the node held another chain than the cache (final block went back or changed hash): its entries were dropped.' },
+    { 'coalesced_total', 'counter', 'coalesced',
+      'Calls answered with the answer to an identical call in flight: node calls saved.' },
+    { 'chain_changes_total', 'counter', 'changes',
+      'Times the node held another chain than the cache held (another hash at a final block): its entries went.' },
     { 'evictions_total', 'counter', 'evictions', 'Entries dropped to stay within the budget.' },
     { 'entries', 'gauge', 'stored', 'Answers held.' },
     { 'bytes', 'gauge', 'bytes', 'Bytes held, counted against the budget.' },
@@ -423,7 +420,9 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
   for _, x in ipairs(series) do
     out[#out + 1] = '# HELP rpcstack_cache_' .. x[1] .. ' ' .. x[4]
     out[#out + 1] = '# TYPE rpcstack_cache_' .. x[1] .. ' ' .. x[2]
-    for name, st in pairs(STATS) do out[#out + 1] = string.format('rpcstack_cache_%s{chain="%s"} %d', x[1], name, st[x[3]]) end
+    for name, st in pairs(STATS) do
+      out[#out + 1] = string.format('rpcstack_cache_%s{chain="%s"} %d', x[1], name, st[x[3]])
+    end
   end
   local body = table.concat(out, '\n') .. '\n'
   applet:set_status(200)

@@ -85,7 +85,7 @@ function GrpcLimit:new()
   return setmetatable({ left = 0, max = self.max }, GrpcLimit)
 end
 
-function GrpcLimit:start_analyze(txn, chn)
+function GrpcLimit:start_analyze(_, chn)
   if not chn:is_resp() then filter.register_data_filter(self, chn) end
 end
 

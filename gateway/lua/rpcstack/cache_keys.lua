@@ -2,19 +2,36 @@
 -- arguments, by the rules of gateway/cache.ts), whether a node's answer may be stored, and the
 -- alias key of a body (the body with its id cut out).
 --
---   plan(chain, rules, final, stored, s, m) -> key, rule, at   the key of the call whose members
---       (json.members) are m in body s; rules: the chain kind's method -> rule; final: the
---       chain's final block number (nil while unknown); stored: the store's entries (a rule's
---       `after`); at: the block number a by-number call names. nil when the call is not cacheable.
---   storable(rule, final, body) -> pre, post   the text before and after the id of a node's
---       answer that may be stored; nil when it may not
+-- A chain as these functions see it: { name, rules (its kind's method -> rule), ids (the ids its
+-- node answers as calls: one of IDS), final (its final block number, nil while unknown), stored
+-- (the store's entries, for a rule's `after`) }.
+--
+--   read(c, s) -> { batch, calls = { { key, rule, at, ida, idb } } }   the calls body s asks the
+--       cache for, each with its key, the block number it names (at, by-number calls) and its
+--       id's span; nil when the cache cannot answer it (not read whole, text after it, or a
+--       call that is not cacheable)
+--   plan(c, s, m) -> key, rule, at   the key of the call whose members (json.members) are m in s;
+--       nil when the call is not cacheable
+--   storable(c, rule, body) -> pre, post   the text before and after the id of a node's answer
+--       that may be stored; nil when it may not
 --   split(body) -> pre, post   the same for any answer to one call (nil: not one JSON-RPC response)
---   unid(s, chain) -> alias, a, b   the body with its id cut out, and the id's span
---   flatcall(s, i) -> m, e   one flat call read with a few searches (nil: use json.members)
+--   unid(c, s) -> alias, a, b   the body with its id cut out, and the id's span
 --   hexq(raw) -> digits, number   a JSON string "0x..." as a canonical quantity
 local json = require 'rpcstack.json'
-local members, elements, ws, skip, literal_end = json.members, json.elements, json.ws, json.skip, json.literal
+local members, elements, ws, skip, scalar = json.members, json.elements, json.ws, json.skip, json.scalar
 local byte, find, sub = string.byte, string.find, string.sub
+
+-- The ids a node answers as calls (a fuzz finding: others were answered from the cache where the
+-- node answers an error or nothing). geth (rpc/json.go hasValidID): any id but an object or an
+-- array. Juno (jsonrpc/server.go isSane) takes a string or a number without "." and null for a
+-- notification, Pathfinder integers and strings: on Starknet, strings and integers only.
+local IDS = {
+  scalar = function(id) local c = byte(id, 1) return c ~= 123 and c ~= 91 end,
+  stringOrInteger = function(id) return byte(id, 1) == 34 or find(id, '^-?%d+$') ~= nil end,
+  -- hardhat refuses null and booleans (-32600) where geth echoes them: on an EVM chain, whose
+  -- node may be either, strings and numbers only.
+  stringOrNumber = function(id) local c = byte(id, 1) return c == 34 or c == 45 or (c >= 48 and c <= 57) end,
+}
 
 -- Canonical forms of the arguments a rule names; nil: not cacheable (the node decides).
 local function hexq(raw)
@@ -33,7 +50,7 @@ CANON.felt = function(raw)
   if not h or #h > 64 or (#h > 1 and h:sub(1, 1) == '0') then return nil end
   return '0x' .. h:lower()
 end
-CANON.block = function(raw, s, a)
+CANON.block = function(_, s, a)
   local m = members(s, a)
   if not m then return nil end
   local n, key = 0, nil
@@ -50,19 +67,14 @@ end
 -- The common body is one flat call: no escape, no nested object, arrays of scalars only. It is
 -- read here with a handful of searches; anything else takes the general reader (members).
 local function literal(s, i)
-  local e = literal_end(s, i)
-  return e and e - 1
-end
-
--- An id the node accepts and echoes: a string or a number. JSON-RPC 2.0 allows null but
--- discourages it, and nodes differ (hardhat refuses it; geth echoes it), so null goes to the node
--- with booleans, objects and arrays (which geth and hardhat answer with -32600).
-local function plain_id(s, a)
-  local c = byte(s, a)
-  return c == 34 or c == 45 or (c ~= nil and c >= 48 and c <= 57)
+  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
+  if not e then return nil end
+  if not scalar(sub(s, i, e)) then return nil end
+  return e
 end
 
 local function flatarray(s, i)
+  local _
   local items = {}
   local close = find(s, ']', i, true)
   if not close or find(s, '[', i + 1, true) and find(s, '[', i + 1, true) < close then return nil end
@@ -94,7 +106,8 @@ local function flatcall(s, i)
     i = ws(s, q + 1)
     if byte(s, i) ~= 58 then return nil end
     i = ws(s, i + 1)
-    local c, e, items = byte(s, i), nil, nil
+    local c = byte(s, i)
+    local e, items
     if c == 34 then _, e = find(s, '^"[^"%c]*"', i)
     elseif c == 91 then
       local after
@@ -111,14 +124,14 @@ local function flatcall(s, i)
   end
 end
 
-local function plan(chain, rules, final, stored, s, m)
-  if not m or not m.jsonrpc or not m.method or not m.id or not plain_id(s, m.id.a) then return nil end
+local function plan(c, s, m)
+  if not m or not m.jsonrpc or not m.method or not m.id then return nil end
   for k, v in pairs(m) do
     if v.k ~= k or not (k == 'jsonrpc' or k == 'method' or k == 'id' or k == 'params') then return nil end
   end
-  if s:sub(m.jsonrpc.a, m.jsonrpc.b) ~= '"2.0"' then return nil end
+  if s:sub(m.jsonrpc.a, m.jsonrpc.b) ~= '"2.0"' or not c.ids(s:sub(m.id.a, m.id.b)) then return nil end
   local method = s:sub(m.method.a, m.method.b):match('^"([%w_]+)"$')
-  local rule = method and rules[method]
+  local rule = method and c.rules[method]
   if not rule then return nil end
   local args = {}
   if m.params then
@@ -147,12 +160,12 @@ local function plan(chain, rules, final, stored, s, m)
     parts[#parts + 1] = v
     if rule.num == i then
       -- By number: only at or below the chain's final block, as last polled.
-      if not num or not final or num > final then return nil end
+      if not num or not c.final or num > c.final then return nil end
       at = num
     end
   end
-  if rule.after and not stored[chain .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
-  return chain .. '|' .. table.concat(parts, '|'), rule, at
+  if rule.after and not c.stored[c.name .. '|' .. rule.after .. '|' .. parts[2]] then return nil end
+  return c.name .. '|' .. table.concat(parts, '|'), rule, at
 end
 
 -- The members of a node's answer that is one JSON-RPC response with an id; nil otherwise.
@@ -171,7 +184,7 @@ local function split(body)
 end
 
 -- A result (never an error or null) that the rule's finality test accepts.
-local function storable(rule, final, body)
+local function storable(c, rule, body)
   local m = response(body)
   if not m or m.error or not m.result then return nil end
   local r = m.result
@@ -184,26 +197,62 @@ local function storable(rule, final, body)
     if rule.status and raw ~= '"ACCEPTED_ON_L1"' then return nil end
     if rule.final then
       local _, num = hexq(raw)
-      if not num or not final or num > final then return nil end
+      if not num or not c.final or num > c.final then return nil end
     end
   end
   return body:sub(1, m.id.a - 1), body:sub(m.id.b + 1)
 end
 
--- Nil when the body has a backslash or an id that is not a plain string or a number.
-local function unid(s, chain)
+-- Nil when the body has a backslash or an id that is not a plain number, string or null, or one
+-- the chain's node does not answer as a call.
+local function unid(c, s)
   if find(s, '\\', 1, true) then return nil end
   local _, e = find(s, '[{,]%s*"id"%s*:%s*')
   if not e then return nil end
   local a, b = e + 1, nil
   if byte(s, a) == 34 then
     _, b = find(s, '^"[^"%c]*"', a)
-  elseif plain_id(s, a) then
-    b = literal(s, a)
+  elseif sub(s, a, a + 3) == 'null' then
+    b = a + 3
+  elseif not find(s, '^-?0%d', a) then
+    _, b = find(s, '^-?%d+', a)
+    local _, f = find(s, '^%.%d+', (b or a) + 1)
+    if b and f then b = f end
+    local _, g = find(s, '^[eE][-+]?%d+', (b or a) + 1)
+    if b and g then b = g end
   end
-  if not b then return nil end
+  if not b or not c.ids(sub(s, a, b)) then return nil end
   -- The chain (no "|" in a chain path) is part of the alias: the same call on another chain is another entry.
-  return chain .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
+  return c.name .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
 end
 
-return { plan = plan, storable = storable, split = split, unid = unid, flatcall = flatcall, hexq = hexq, CANON = CANON }
+local function read(c, s)
+  local first = skip(s, 1)
+  if byte(s, first) == 91 then
+    local ok, items, e = pcall(elements, s, first)
+    if not ok or not items or #items == 0 or skip(s, e) <= #s then return nil end
+    local calls = {}
+    for i, it in ipairs(items) do
+      local okm, m = pcall(members, s, it.a)
+      if not okm then return nil end
+      local key, rule, at = plan(c, s, m)
+      if not key then return nil end
+      calls[i] = { key = key, rule = rule, at = at, ida = m.id.a, idb = m.id.b }
+    end
+    return { batch = true, calls = calls }
+  end
+  local m, e = flatcall(s, first)
+  if not m then
+    local okm
+    okm, m, e = pcall(members, s, first)
+    if not okm then return nil end
+  end
+  if not m or skip(s, e) <= #s then return nil end
+  local key, rule, at = plan(c, s, m)
+  if not key then return nil end
+  return { batch = false, calls = { { key = key, rule = rule, at = at, ida = m.id.a, idb = m.id.b } } }
+end
+
+return {
+  read = read, plan = plan, storable = storable, split = split, unid = unid, hexq = hexq, CANON = CANON, IDS = IDS,
+}

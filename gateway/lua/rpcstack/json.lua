@@ -6,9 +6,9 @@
 --   skip(s, i)      the next non-blank index (#s + 1 at the end)
 --   ws(s, i)        the same, with no search when s[i] is not blank (the cache's hot path)
 --   str(s, i)       the decoded string at s[i] and the index after it
---   literal(s, i)   the index after the number, true, false or null at s[i]; nil when there
---                   is none (numbers exactly as RFC 8259 writes them: no 01, 1., .5, +1 or 1e)
---   skipv(s, i, d)  the index after the value at s[i] (no decoding); errors past depth 64
+--   skipv(s, i, d)  the index after the value at s[i] (no decoding, escapes checked); errors
+--                   past depth 64
+--   scalar(lit)     whether lit is true, false, null or a number as JSON writes one
 --   members(s, i)   an object's members as name -> { a, b, k } (raw span of the value, name as
 --                   sent), names lower-cased; nil when a name repeats in any case (servers
 --                   disagree on which counts); nil when s[i] is not '{'
@@ -63,26 +63,23 @@ local function ws(s, i)
   return i
 end
 
-local WORDS = { [116] = 'true', [102] = 'false', [110] = 'null' }
-
-local function literal(s, i)
-  local c = byte(s, i)
-  local word = WORDS[c]
-  if word then return sub(s, i, i + #word - 1) == word and i + #word or nil end
-  -- -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?
-  local j = c == 45 and i + 1 or i
-  c = byte(s, j)
-  if c == 48 then j = j + 1
-  elseif c and c > 48 and c <= 57 then j = find(s, '[^%d]', j + 1) or #s + 1
-  else return nil end
-  local _, e = find(s, '^%.%d+', j)
-  if e then j = e + 1 end
-  _, e = find(s, '^[eE][-+]?%d+', j)
-  return e and e + 1 or j
+-- JSON's numbers exactly, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][-+]?[0-9]+)?: a laxer reading (01, 1.,
+-- 1e) would take bodies the nodes refuse as parse errors for calls (a fuzz finding).
+local function scalar(lit)
+  if lit == 'true' or lit == 'false' or lit == 'null' then return true end
+  local _, e = find(lit, '^-?0')
+  if not e then _, e = find(lit, '^-?[1-9]%d*') end
+  if not e then return false end
+  local _, f = find(lit, '^%.%d+', e + 1)
+  e = f or e
+  local _, g = find(lit, '^[eE][-+]?%d+', e + 1)
+  return (g or e) == #lit
 end
 
--- After a backslash in a string: one of these, or u and four hex digits.
-local ESCAPED = { [34] = true, [92] = true, [47] = true, [98] = true, [102] = true, [110] = true, [114] = true, [116] = true }
+-- After a backslash in a string: one of these, or u and four hex digits (others make the body a
+-- parse error at the node).
+local ESCAPED = {}
+for c in ('"\\/bfnrt'):gmatch('.') do ESCAPED[c:byte()] = true end
 
 local function skipv(s, i, depth)
   if depth > 64 then error('too deep') end
@@ -118,49 +115,50 @@ local function skipv(s, i, depth)
       i = ws(s, i + 1)
     end
   end
-  local e = literal(s, i)
+  local _, e = find(s, '^[-+.%deEtrufalsn]+', i)
   if not e then error('unexpected character') end
+  if not scalar(sub(s, i, e)) then error('bad literal') end
+  return e + 1
+end
+
+-- The members of an object or the items of an array at s[i] (opened by byte `open`), gathered
+-- into `out` by item(s, i, out), which answers the index after the one it read (nil: give up).
+local function container(s, i, open, close, item, out)
+  if byte(s, i) ~= open then return nil end
+  i = ws(s, i + 1)
+  if byte(s, i) == close then return out, i + 1 end
+  while true do
+    i = item(s, i, out)
+    if not i then return nil end
+    i = ws(s, i)
+    local c = byte(s, i)
+    if c == close then return out, i + 1 end
+    if c ~= 44 then error('expected , or ' .. string.char(close)) end
+    i = ws(s, i + 1)
+  end
+end
+
+local function member(s, i, m)
+  if byte(s, i) ~= 34 then error('expected a key') end
+  local k
+  k, i = str(s, i)
+  i = ws(s, i)
+  if byte(s, i) ~= 58 then error('expected :') end
+  i = ws(s, i + 1)
+  local e = skipv(s, i, 1)
+  local lk = find(k, '%u') and k:lower() or k
+  if m[lk] then return nil end
+  m[lk] = { a = i, b = e - 1, k = k }
   return e
 end
 
-local function members(s, i)
-  if byte(s, i) ~= 123 then return nil end
-  local m = {}
-  i = ws(s, i + 1)
-  if byte(s, i) == 125 then return m, i + 1 end
-  while true do
-    if byte(s, i) ~= 34 then error('expected a key') end
-    local k
-    k, i = str(s, i)
-    i = ws(s, i)
-    if byte(s, i) ~= 58 then error('expected :') end
-    i = ws(s, i + 1)
-    local e = skipv(s, i, 1)
-    local lk = find(k, '%u') and k:lower() or k
-    if m[lk] then return nil end
-    m[lk] = { a = i, b = e - 1, k = k }
-    i = ws(s, e)
-    local c = byte(s, i)
-    if c == 125 then return m, i + 1 end
-    if c ~= 44 then error('expected , or }') end
-    i = ws(s, i + 1)
-  end
+local function element(s, i, items)
+  local e = skipv(s, i, 1)
+  items[#items + 1] = { a = i, b = e - 1 }
+  return e
 end
 
-local function elements(s, i)
-  if byte(s, i) ~= 91 then return nil end
-  local items = {}
-  i = ws(s, i + 1)
-  if byte(s, i) == 93 then return items, i + 1 end
-  while true do
-    local e = skipv(s, i, 1)
-    items[#items + 1] = { a = i, b = e - 1 }
-    i = ws(s, e)
-    local c = byte(s, i)
-    if c == 93 then return items, i + 1 end
-    if c ~= 44 then error('expected , or ]') end
-    i = ws(s, i + 1)
-  end
-end
+local function members(s, i) return container(s, i, 123, 125, member, {}) end
+local function elements(s, i) return container(s, i, 91, 93, element, {}) end
 
-return { skip = skip, str = str, ws = ws, literal = literal, skipv = skipv, members = members, elements = elements }
+return { skip = skip, str = str, ws = ws, skipv = skipv, scalar = scalar, members = members, elements = elements }

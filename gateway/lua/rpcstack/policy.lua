@@ -9,6 +9,8 @@
 --              the body was read; method: the first denied method, reduced to [a-z0-9_] for the
 --              error message
 --     lists    { deny = {...}, allow = {...} }, lower case; an entry ending in "_" is a family
+--   read(body) -> calls   each call's methods (every string under a "method" key, in any case),
+--     a single call being one; nil when the body is not JSON it can read whole
 local json = require 'rpcstack.json'
 local skip, str = json.skip, json.str
 
@@ -54,7 +56,8 @@ value = function(s, i, depth)
   elseif c == '"' then
     return str(s, i)
   else
-    local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i) or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
+    local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i)
+      or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
     if not lit or #lit == 0 then error('unexpected character') end
     return false, i + #lit
   end
@@ -67,22 +70,33 @@ local function listed(m, list)
   return false
 end
 
-local function decide(body, lists, max_batch)
+local function read(body)
   local ok, parsed, rest = pcall(value, body, 1, 0)
-  if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then return 'invalid' end
-  local calls = parsed.items or { parsed }
-  if #calls > max_batch then return 'batch' end
-  for _, call in ipairs(calls) do
+  if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then return nil end
+  local calls = {}
+  for i, call in ipairs(parsed.items or { parsed }) do
+    local methods = {}
     for _, m in ipairs(type(call) == 'table' and call.methods or {}) do
-      if type(m) == 'string' then
-        local lm = m:lower()
-        if listed(lm, lists.deny) and not listed(lm, lists.allow) then
-          return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
-        end
+      if type(m) == 'string' then methods[#methods + 1] = m end
+    end
+    calls[i] = methods
+  end
+  return calls
+end
+
+local function decide(body, lists, max_batch)
+  local calls = read(body)
+  if not calls then return 'invalid' end
+  if #calls > max_batch then return 'batch' end
+  for _, methods in ipairs(calls) do
+    for _, m in ipairs(methods) do
+      local lm = m:lower()
+      if listed(lm, lists.deny) and not listed(lm, lists.allow) then
+        return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
       end
     end
   end
   return nil, #calls
 end
 
-return { decide = decide, listed = listed }
+return { decide = decide, read = read, listed = listed }
