@@ -3,31 +3,37 @@
  * transactions), in one run: the node alone, the gateway without cache, the gateway with cache
  * (both through the gateway's TLS listener). wrk sends the mix with an id that changes per call:
  * 50% eth_getBlockByNumber on older blocks, 20% receipts, 10% eth_chainId, 10% eth_blockNumber,
- * 10% `latest` blocks. Then fills a small cache past its budget and reads its memory.
+ * 10% `latest` blocks. Then fills a small cache past its budget and reads its memory, and
+ * (bench/cacheLoad.ts, against a stand-in node of ~1 MiB blocks) measures HAProxy's peak memory
+ * under --miss-connections concurrent misses at the default budget against the same load without
+ * the cache, and one key's hit ratio before and after another key's scan.
  * Adds ratios.cache and cache to bench/results/latest.json (written by bench/run.ts first).
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
+import { cacheMetrics, gatewayStarter, metric, postTls, rssKiB } from "./cacheGateway.js";
+import { missMemory, scanShare } from "./cacheLoad.js";
 import { cpuMs, median, wrk, type Result } from "./measure.js";
 
 const ROOT = join(__dirname, "..");
-const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
 const { values: args } = parseArgs({
   strict: false,
-  options: { "cache-seconds": { type: "string", default: "8" }, rounds: { type: "string", default: "2" }, connections: { type: "string", default: "32" }, threads: { type: "string", default: "1" }, out: { type: "string", default: join(ROOT, "bench/results") } },
+  options: {
+    "cache-seconds": { type: "string", default: "8" }, rounds: { type: "string", default: "2" }, connections: { type: "string", default: "32" }, threads: { type: "string", default: "1" },
+    "miss-connections": { type: "string", default: "64" }, "miss-seconds": { type: "string", default: "10" }, out: { type: "string", default: join(ROOT, "bench/results") },
+  },
 });
 const SECONDS = Number(args["cache-seconds"]);
 const ROUNDS = Number(args.rounds);
 const CONNECTIONS = Number(args.connections);
+/** The default budget of the minimum tier and devnet (config: gateway.cache.maxBytes). */
+const DEFAULT_BUDGET = 64 * 1024 * 1024;
 const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-cache-"));
 const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,47 +64,11 @@ end
   return file;
 }
 
-const metric = (text: string, name: string) => Number(new RegExp(`^rpcstack_cache_${name}(?:\\{chain="eth"\\})? (\\d+)$`, "m").exec(text)?.[1] ?? NaN);
-const cacheMetrics = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics/cache`)).text();
-const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-
-async function startGw(name: string, upstream: string, cache: GatewayOptions["cache"]) {
-  const opts: GatewayOptions = {
-    bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(work, "both.pem"), filesDir: join(work, name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
-    checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: Number(args.threads), maxConnections: 4000,
-    ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache,
-  };
-  const build = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: upstream } }], [{ name: "bench", key: KEY }], opts);
-  writeGatewayFiles(opts.filesDir, build);
-  writeFileSync(join(work, `${name}.cfg`), build.config);
-  // With the environment the gateway container gives HAProxy (its buffers' memory behaviour).
-  const p = spawn("haproxy", ["-db", "-f", join(work, `${name}.cfg`)], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
-  p.stdout!.resume();
-  p.stderr!.resume();
-  children.push(p);
-  await sleep(1000);
-  return { url: `https://127.0.0.1:${opts.httpsPort}/gateway/eth/rpc-http/${KEY}`, metricsPort: opts.metrics.port, pid: p.pid! };
-}
-
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
-
-/** One POST to the gateway's TLS listener (its certificate is the bench's own, self-signed). */
-const postTls = (url: string, body: string) =>
-  new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(url, { method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve(text));
-    });
-    req.on("error", reject).end(body);
-  });
+const MiB = (kib: number) => Math.round(kib / 102.4) / 10;
 
 async function main() {
-  const cert = join(work, "cert.pem");
-  const key = join(work, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"], { stdio: "pipe" });
-  writeFileSync(join(work, "both.pem"), execFileSync("cat", [cert, key]));
-
+  const startGw = gatewayStarter(work, Number(args.threads), children);
   const node = await startHardhat();
   try {
     // Hundreds of blocks and transactions: each transaction is mined in a block of its own.
@@ -109,12 +79,12 @@ async function main() {
     console.log(`bench cache: hardhat at block ${head} with ${txs.length} transactions`);
 
     const plain = await startGw("nocache", node.url, undefined);
-    const cached = await startGw("cache", node.url, { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS });
+    const cached = await startGw("cache", node.url, { maxBytes: DEFAULT_BUDGET, ...CACHE_DEFAULTS });
     const script = mixScript(head - 10, txs);
     const cases: Record<string, { url: string; script: string; metricsPort?: number; pids: number[] }> = {
       node: { url: node.url, script, pids: [node.pid] },
-      noCache: { url: plain.url, script, pids: [node.pid, plain.pid] },
-      cache: { url: cached.url, script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
+      noCache: { url: plain.url(), script, pids: [node.pid, plain.pid] },
+      cache: { url: cached.url(), script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
     };
     for (const c of Object.values(cases)) wrk(c.url, 2, CONNECTIONS, c.script); // warm-up (fills the cache as traffic would)
     const runs: Record<string, MixResult[]> = {};
@@ -157,7 +127,7 @@ async function main() {
     let peakRss = 0;
     for (const hash of big) {
       for (const body of [`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",true]}`, `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",false]}`]) {
-        await postTls(small.url, body);
+        await postTls(small.url(), body);
         peakRss = Math.max(peakRss, rssKiB(small.pid));
       }
     }
@@ -171,7 +141,7 @@ async function main() {
     ];
     let tinyOffered = 0;
     for (const body of tinyBodies) {
-      tinyOffered += (await postTls(tiny.url, body)).length;
+      tinyOffered += (await postTls(tiny.url(), body)).text.length;
     }
     const tm = await cacheMetrics(tiny.metricsPort);
     const memory = {
@@ -193,6 +163,15 @@ async function main() {
       },
     };
 
+    // Misses under load and one key's scan, against the stand-in node of ~1 MiB blocks.
+    const bigPort = await freePort();
+    const bigNode = spawn(process.execPath, [join(ROOT, "bench/bigBlocks.js"), String(bigPort), String(1 << 20), "20"], { stdio: "ignore", detached: true });
+    children.push(bigNode);
+    await sleep(500);
+    const bigUrl = `http://127.0.0.1:${bigPort}`;
+    const misses = await missMemory(startGw, bigUrl, DEFAULT_BUDGET, Number(args["miss-connections"]), Number(args["miss-seconds"]));
+    const scan = await scanShare(startGw, bigUrl, DEFAULT_BUDGET);
+
     const results = existsSync(join(args.out as string, "latest.json")) ? JSON.parse(readFileSync(join(args.out as string, "latest.json"), "utf8")) : { date: new Date().toISOString() };
     results.ratios = {
       ...results.ratios,
@@ -203,9 +182,11 @@ async function main() {
         // CPU per request of node + gateway, node alone over cached gateway (higher: the cache saves more).
         cpuNodeOverCache: ratio(M.node.cpuUsPerRequest!, M.cache.cpuUsPerRequest!),
         cpuNoCacheOverCache: ratio(M.noCache.cpuUsPerRequest!, M.cache.cpuUsPerRequest!),
+        // HAProxy's peak memory under concurrent misses over the target (2x budget + no-cache peak): at most 1 holds it.
+        missPeakOverTarget: ratio(misses.cache.peakRssKiB, misses.targetKiB),
       },
     };
-    results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, raw: runs };
+    results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, misses, scan, raw: runs };
     mkdirSync(args.out as string, { recursive: true });
     writeFileSync(join(args.out as string, "latest.json"), JSON.stringify(results, null, 2) + "\n");
 
@@ -223,6 +204,13 @@ async function main() {
     console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
     const sm = memory.small;
     console.log(`memory, small answers: budget ${sm.budgetBytes} bytes; ${sm.answers} answers (${sm.offeredBytes} bytes) offered; held ${sm.heldBytes} bytes in ${sm.entries} entries after ${sm.evictions} evictions; Lua state ${Math.round(sm.luaMemoryBytes / 1024)} KiB; HAProxy RSS ${sm.haproxyRssKiB} KiB`);
+    console.log(
+      `misses: ${misses.connections} connections of distinct ~1 MiB misses for ${misses.seconds}s at a budget of ${MiB(misses.budgetBytes / 1024)} MiB ` +
+        `(${MiB(misses.heldBeforeBytes / 1024)} MiB held before, ${MiB(misses.heldAfterBytes / 1024)} MiB after, ${misses.misses} misses, ${misses.evictions} evictions): ` +
+        `HAProxy peak RSS ${MiB(misses.cache.peakRssKiB)} MiB with the cache (${misses.cache.rps} req/s), ${MiB(misses.noCache.peakRssKiB)} MiB without (${misses.noCache.rps} req/s); ` +
+        `target (2x budget + without) ${MiB(misses.targetKiB)} MiB: ${misses.cache.peakRssKiB <= misses.targetKiB ? "within" : "OVER"}`,
+    );
+    console.log(`scan: one key's ${scan.ownBlocks} held ~1 MiB blocks read again: hit ratio ${scan.hitRatioWithoutScan} without a scan, ${scan.hitRatioAfterScan} after another key read ${scan.scanBlocks} distinct ~1 MiB blocks (${scan.evictions} evictions, budget ${MiB(scan.budgetBytes / 1024)} MiB)`);
     console.log(`wrote ratios.cache and cache into ${join(args.out as string, "latest.json")}`);
   } finally {
     await node.stop();

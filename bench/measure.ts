@@ -59,9 +59,9 @@ const toMs = (v: string) => {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 };
 
-/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each). */
-export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua")): Result {
-  const out = execFileSync("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url], { encoding: "utf8" });
+/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each), with `scriptArgs`. */
+export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua"), scriptArgs: readonly string[] = []): Result {
+  const out = execFileSync("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url, ...(scriptArgs.length ? ["--", ...scriptArgs] : [])], { encoding: "utf8" });
   const grab = (re: RegExp) => {
     const m = re.exec(out);
     if (!m) throw new Error(`wrk could not measure ${url} (no ${re.source}):\n${out}`);

@@ -96,14 +96,16 @@ export const CACHE_POLL_AGENT = `${CHECK_AGENT}-cache-poll`;
  */
 export const REPLY_MAX = 7 * 1024;
 /**
- * Most misses the cache fetches at once; the others wait for a place. Each fetch holds its whole
- * answer in Lua several times over until it is sent (the httpclient's buffer, the body, its two
- * halves) and glibc keeps what the process once held, so what misses in flight may hold is
- * bounded here and by FLIGHT_SHARE, not by how many clients miss at once.
+ * Most misses the cache fetches at once. Each fetch holds its whole answer in Lua several times
+ * over until it is sent (the httpclient's buffer, the body, its halves) and glibc keeps what the
+ * process once held, so the cache fetches a bounded number at once and a miss beyond it is relayed
+ * to the node as without the cache (not kept). A miss does not wait for a place: a waiting call
+ * holds a buffer of tune.bufsize (1 MiB + 64 KiB by default), which made HAProxy's memory follow
+ * the number of clients missing at once.
  */
 export const MAX_FETCHES = 8;
 /** Answers in flight may hold this share of the budget (estimated per method from its last answers), at least one largest answer. */
-export const FLIGHT_SHARE = 1 / 8;
+export const FLIGHT_SHARE = 1 / 16;
 
 /**
  * Where the cache's own requests (misses and finality polls) enter HAProxy: a listener on an

@@ -280,22 +280,28 @@ describe("Ethereum: final answers never reach the node twice", () => {
     expect(eth.calls.length).toBe(before);
   });
 
-  it("misses in flight are bounded: 40 distinct misses at once reach the node at most MAX_FETCHES at a time, and all are answered", async () => {
+  it("misses in flight are bounded: of 40 distinct misses at once the cache fetches at most MAX_FETCHES, the others go to the node as without it; all are answered", async () => {
     await jsonRpc(node.url, "hardhat_mine", ["0x40"]);
     await new Promise((r) => setTimeout(r, 600));
     const bodies = Array.from({ length: 40 }, (_, i) => call("eth_getBlockTransactionCountByNumber", [hex(20 + i)], i));
-    eth.resetConcurrent();
+    const before = await metrics(gw.metricsPort);
     eth.delayMs = 300;
-    let answers: { status: number; text: string }[];
+    let answers: { status: number; cache: string | null; text: string }[];
     try {
       answers = await Promise.all(bodies.map(async (b) => {
         const res = await post("eth", b);
-        return { status: res.status, text: await res.text() };
+        return { status: res.status, cache: res.headers.get("x-cache"), text: await res.text() };
       }));
     } finally {
       eth.delayMs = 0;
     }
-    expect(eth.maxConcurrent()).toBeLessThanOrEqual(MAX_FETCHES);
+    const fetched = answers.filter((a) => a.cache === "MISS").length;
+    const relayed = answers.filter((a) => a.cache === null).length;
+    expect(fetched).toBeGreaterThan(0);
+    expect(fetched).toBeLessThanOrEqual(MAX_FETCHES);
+    expect(fetched + relayed).toBe(40);
+    const after = await metrics(gw.metricsPort);
+    expect(metric(after, "bypassed_total", "eth") - metric(before, "bypassed_total", "eth")).toBe(relayed);
     for (const [i, a] of answers.entries()) {
       expect(a.status).toBe(200);
       expect(a.text).toBe(await direct(node.url, bodies[i]));

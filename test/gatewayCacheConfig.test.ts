@@ -49,7 +49,9 @@ describe("the cache in the generated configuration", () => {
     expect(data).not.toContain("rpc.example.net");
     expect(data).not.toContain("s3cret");
     for (const line of [`budget = ${64 << 20},`, `maxObject = ${CACHE_DEFAULTS.maxObjectBytes},`, `pollMs = ${CACHE_DEFAULTS.pollIntervalMs},`]) expect(data).toContain(line);
-    // Answers in flight: at most MAX_FETCHES fetches and an eighth of the budget (at least one largest answer).
-    expect(data).toMatch(new RegExp(`fetch = \\{ .*max = ${MAX_FETCHES}, bytes = ${8 << 20} \\}`));
+    // Answers in flight: at most MAX_FETCHES fetches and a sixteenth of the budget, at least one largest answer.
+    expect(data).toMatch(new RegExp(`fetch = \\{ .*max = ${MAX_FETCHES}, bytes = ${CACHE_DEFAULTS.maxObjectBytes} \\}`));
+    const big = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "http://geth:8545" } }], [], { ...OPTS, cache: { ...OPTS.cache!, maxBytes: 256 << 20 } });
+    expect(big.files["gateway_data.lua"]).toContain(`bytes = ${16 << 20} }`);
   });
 });

@@ -37,7 +37,7 @@ local STATS, PENDING, SEQ = {}, {}, 0
 local ANCHOR, LIVE, EPOCH = {}, {}, {}
 for name in pairs(CHAINS) do
   STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0,
-                  coalesced = 0, changes = 0 }
+                  coalesced = 0, bypassed = 0, changes = 0 }
   EPOCH[name] = 0
 end
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
@@ -91,6 +91,109 @@ local function reply(applet, status, parts, state)
   for _, x in ipairs(parts) do applet:send(x) end
 end
 
+-- Misses in flight. FLIGHTS: the one fetch per key ({ key, epoch, waiters, and once done: status,
+-- body, pre, post }); identical misses wait for it (in the lookup action, where a call holds its
+-- request's buffer only). At most FETCH.max fetches run at once, holding at most FETCH.bytes of
+-- answers as estimated per method (EST: the size of its last answers, halving back from the
+-- largest); a miss that finds no place goes to the node as without the cache (BYPASS counts them),
+-- so memory in flight stays bounded however many clients miss at once.
+local FLIGHTS, EST = {}, {}
+local RUNNING, RESERVED = 0, 0
+local WAIT_MS, WAIT_LIMIT_MS, LEADER_LOST_MS = 5, 70000, 1000
+
+-- A leader's place among the fetches, given back by release(), by the sweep of hand-overs whose
+-- service never ran, or by the collector once the coroutine holding it is dropped (its client
+-- went away: HAProxy drops the coroutine unfinished).
+local function release(slot)
+  if slot.held then
+    slot.held = false
+    RUNNING, RESERVED = RUNNING - 1, RESERVED - slot.bytes
+  end
+  local f = slot.flight
+  if not f.done then f.gone = true end
+  if FLIGHTS[f.key] == f then FLIGHTS[f.key] = nil end
+end
+local SLOT = { __gc = release }
+
+-- Whoever has waited over LEADER_LOST_MS for an identical call's fetch runs the collector, at most
+-- once in that time: a dropped leader's place and flight come back then.
+local LAST_COLLECT = 0
+local function collect_lost(since)
+  local now = now_ms()
+  if now - since > LEADER_LOST_MS and now - LAST_COLLECT > LEADER_LOST_MS then
+    LAST_COLLECT = now
+    collectgarbage('collect')
+  end
+end
+
+-- Answers of one method (and its boolean arguments, such as full transactions) are alike in size.
+local function class_of(key, rule)
+  local parts, out = {}, {}
+  for x in key:gmatch('[^|]+') do parts[#parts + 1] = x end
+  out[1], out[2] = parts[1], parts[2]
+  for i, kind in ipairs(rule.args) do
+    if kind == 'bool' then out[#out + 1] = parts[2 + i] end
+  end
+  return table.concat(out, '|')
+end
+
+-- A place among the fetches for flight f, if one is free now.
+local function place(f, class)
+  local est = EST[class] or DATA.maxObject
+  if RUNNING > 0 and (RUNNING >= FETCH.max or RESERVED + est > FETCH.bytes) then return nil end
+  RUNNING, RESERVED = RUNNING + 1, RESERVED + est
+  return setmetatable({ flight = f, held = true, bytes = est }, SLOT)
+end
+
+-- Waits for the flight of an identical call: the flight once done, nil when its leader is gone
+-- (this call leads then), 'timeout' after WAIT_LIMIT_MS.
+local function await(f)
+  f.waiters = f.waiters + 1
+  local since = now_ms()
+  while not f.done and not f.gone do
+    if now_ms() - since > WAIT_LIMIT_MS then return 'timeout' end
+    collect_lost(since)
+    core.msleep(WAIT_MS)
+  end
+  return f.done and f or nil
+end
+
+local COALESCED_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'COALESCED' } }
+
+-- A miss (call x, id as sent): answered here or handed over with the answer of an identical call
+-- in flight, else handed over to fetch if a place is free; nil when answered here or left to the
+-- node.
+local function miss(txn, st, chain, x, s, id, mk, owner)
+  local epoch = EPOCH[chain]
+  while true do
+    local f = FLIGHTS[x.key]
+    if not f or f.epoch ~= epoch or f.gone then break end
+    local done = await(f)
+    if done == 'timeout' then
+      txn:done({ status = 504, headers = JSON_HEADERS, body = DATA.errors.timeout })
+      return nil
+    end
+    if done then
+      st.coalesced = st.coalesced + 1
+      if done.pre and #done.pre + #id + #done.post <= REPLY_MAX then
+        txn:done({ status = done.status, headers = COALESCED_HEADERS, body = done.pre .. id .. done.post })
+        return nil
+      end
+      return { coalesced = done, id = id }
+    end
+  end
+  local f = { key = x.key, epoch = epoch, waiters = 0 }
+  local class = class_of(x.key, x.rule)
+  local slot = place(f, class)
+  if not slot then
+    st.bypassed = st.bypassed + 1
+    return nil
+  end
+  FLIGHTS[x.key] = f
+  return { key = x.key, rule = x.rule, block = x.at, body = s, mk = mk, id = id, owner = owner, epoch = epoch,
+           class = class, flight = f, slot = slot }
+end
+
 core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   local st = STATS[chain]
   st.requests = st.requests + 1
@@ -131,11 +234,10 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
       if hit then
         alias(hit, mk)
         token = answer(txn, st, hit, id)
-        if not token then return end
       else
-        token = { key = x.key, rule = x.rule, block = x.at, body = s, mk = mk, id = id, owner = owner,
-                  epoch = EPOCH[chain] }
+        token = miss(txn, st, chain, x, s, id, mk, owner)
       end
+      if not token then return end
     end
   end
   SEQ = SEQ + 1
@@ -144,83 +246,18 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   txn:set_var('txn.cache_tok', tostring(SEQ))
 end, 1)
 
--- Misses in flight. FLIGHTS: the one fetch per key ({ key, epoch, waiters, fetching, beat, and
--- once done: status, body, pre, post }); identical misses wait for it. At most FETCH.max fetches
--- run at once, holding at most FETCH.bytes of answers as estimated per method (EST: the size of
--- its last answers, halving back from the largest), so memory in flight stays bounded however many
--- clients miss at once; the others wait for a place.
-local FLIGHTS, EST = {}, {}
-local RUNNING, RESERVED = 0, 0
-local WAIT_MS, WAIT_LIMIT_MS, LEADER_LOST_MS = 5, 70000, 1000
-
--- A leader's place among the fetches, given back by release(), or by the collector once the
--- service's coroutine is dropped (its client went away mid-fetch: HAProxy drops it unfinished).
-local function release(slot)
-  if slot.held then
-    slot.held = false
-    RUNNING, RESERVED = RUNNING - 1, RESERVED - slot.bytes
-  end
-  local f = slot.flight
-  if not f.done then f.gone = true end
-  if FLIGHTS[f.key] == f then FLIGHTS[f.key] = nil end
-end
-local SLOT = { __gc = release }
-
--- Whoever has waited over LEADER_LOST_MS (for a place, or for a leader that is fetching) runs the
--- collector, at most once in that time: a dropped leader's place and flight come back then.
-local LAST_COLLECT = 0
-local function collect_lost(since)
-  local now = now_ms()
-  if now - since > LEADER_LOST_MS and now - LAST_COLLECT > LEADER_LOST_MS then
-    LAST_COLLECT = now
-    collectgarbage('collect')
-  end
-end
-
--- Answers of one method (and its boolean arguments, such as full transactions) are alike in size.
-local function class_of(key, rule)
-  local parts, out = {}, {}
-  for x in key:gmatch('[^|]+') do parts[#parts + 1] = x end
-  out[1], out[2] = parts[1], parts[2]
-  for i, kind in ipairs(rule.args) do
-    if kind == 'bool' then out[#out + 1] = parts[2 + i] end
-  end
-  return table.concat(out, '|')
-end
-
-local function admit(slot, est)
-  if RUNNING == 0 or (RUNNING < FETCH.max and RESERVED + est <= FETCH.bytes) then
-    RUNNING, RESERVED = RUNNING + 1, RESERVED + est
-    slot.held, slot.bytes = true, est
-    return true
-  end
-  return false
-end
-
--- Fetches p's call as the leader of its flight f; answers the service's client.
-local function lead(applet, chain, st, p, f)
-  local slot = setmetatable({ flight = f, held = false, bytes = 0 }, SLOT)
-  local class = class_of(p.key, p.rule)
-  local since = now_ms()
-  -- The estimate as it is now: answers that came in while this one waited count.
-  while not admit(slot, EST[class] or DATA.maxObject) do
-    if now_ms() - since > WAIT_LIMIT_MS then
-      release(slot)
-      return reply(applet, 504, { DATA.errors.timeout })
-    end
-    f.beat = now_ms()
-    collect_lost(since)
-    core.msleep(WAIT_MS)
-  end
+-- Fetches p's call as the leader of its flight (its place among the fetches is p.slot) and keeps
+-- the answer when it may; answers the service's client.
+local function lead(applet, chain, st, p)
+  local f = p.flight
   st.misses = st.misses + 1
-  f.fetching = true
   local ok, res = pcall(fetch, chain, p.body, JSON_HEADERS, 60000)
   local status, body, pre, post
   if not ok or not res or not res.status or res.status == 0 then
     status, body = 502, DATA.errors.badGateway
   else
     status, body = res.status, res.body or ''
-    EST[class] = math.max(#body, (EST[class] or DATA.maxObject) // 2)
+    EST[p.class] = math.max(#body, (EST[p.class] or DATA.maxObject) // 2)
     -- Kept only if the chain is still the one this fetch began on.
     if status == 200 and LIVE[chain] and EPOCH[chain] == p.epoch then
       local okp, a, b = pcall(storable, VIEW[chain], p.rule, body)
@@ -233,33 +270,15 @@ local function lead(applet, chain, st, p, f)
     end
   end
   if not pre and f.waiters > 0 then pre, post = split(body) end
-  f.status, f.body, f.pre, f.post, f.done = status, body, pre, post, true
-  release(slot)
-  reply(applet, status, { body }, 'MISS')
-  -- A big answer leaves several copies of itself as garbage (the client's buffer, the halves):
-  -- collect them now rather than let the heap grow by a multiple of the budget first.
-  if #body > BIG then
-    body, res, p, f, pre, post = nil, nil, nil, nil, nil, nil -- luacheck: ignore 311
-    collectgarbage('collect')
-  end
-end
-
--- Waits for the flight of an identical call; false when its leader is gone (fetch it then).
-local function join(applet, st, p, f)
-  f.waiters = f.waiters + 1
-  local since = now_ms()
-  while not f.done and not f.gone do
-    -- A leader still waiting for a place beats; one whose client went away stops.
-    if not f.fetching and now_ms() - f.beat > LEADER_LOST_MS then f.gone = true; break end
-    if now_ms() - since > WAIT_LIMIT_MS then reply(applet, 504, { DATA.errors.timeout }); return true end
-    if f.fetching then collect_lost(since) end
-    core.msleep(WAIT_MS)
-  end
-  if not f.done then return false end
-  st.coalesced = st.coalesced + 1
-  if f.pre then reply(applet, f.status, { f.pre, p.id, f.post }, 'COALESCED')
-  else reply(applet, f.status, { f.body }, 'COALESCED') end
-  return true
+  -- Cut, the answer is sent as its halves around the node's own id: the whole text is garbage
+  -- from here, collected before a reply that may take long rather than while the heap grows.
+  local parts = pre and { pre, sub(body, #pre + 1, #body - #post), post } or { body }
+  f.status, f.body, f.pre, f.post, f.done = status, not pre and body or nil, pre, post, true
+  release(p.slot)
+  local big = #body > BIG
+  body, res = nil, nil -- luacheck: ignore 311
+  if big then collectgarbage('collect') end
+  reply(applet, status, parts, 'MISS')
 end
 
 core.register_service('rpc_cache', 'http', function(applet)
@@ -279,19 +298,20 @@ core.register_service('rpc_cache', 'http', function(applet)
     st.hits = st.hits + 1
     return reply(applet, 200, { p.hit.pre, p.id, p.hit.post }, 'HIT')
   end
-  while true do
-    local f = FLIGHTS[p.key]
-    if not f or f.epoch ~= p.epoch or f.gone then break end
-    if join(applet, st, p, f) then return end
-  end
-  local f = { key = p.key, epoch = p.epoch, waiters = 0, beat = now_ms() }
-  FLIGHTS[p.key] = f
-  lead(applet, chain, st, p, f)
+  local f = p.coalesced
+  if f then return reply(applet, f.status, f.pre and { f.pre, p.id, f.post } or { f.body }, 'COALESCED') end
+  lead(applet, chain, st, p)
 end)
 
--- Pending hand-overs whose service never ran (the client went away) are dropped after a minute.
+-- Hand-overs whose service never ran (the client went away in between) are dropped, with the
+-- place among the fetches one may hold: the service runs right after the action that hands over.
 local function sweep(now)
-  for k, p in pairs(PENDING) do if now - p.at > 60 then PENDING[k] = nil end end
+  for k, p in pairs(PENDING) do
+    if now - p.at > 10 then
+      if p.slot then release(p.slot) end
+      PENDING[k] = nil
+    end
+  end
 end
 
 -- One call of the cache's own; the answer's text and its result's span (nil: the node answered
@@ -411,6 +431,8 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     { 'misses_total', 'counter', 'misses', 'Cacheable calls fetched from the node.' },
     { 'coalesced_total', 'counter', 'coalesced',
       'Calls answered with the answer to an identical call in flight: node calls saved.' },
+    { 'bypassed_total', 'counter', 'bypassed',
+      'Cacheable misses relayed to the node as without the cache: every place among the fetches was taken.' },
     { 'chain_changes_total', 'counter', 'changes',
       'Times the node held another chain than the cache held (another hash at a final block): its entries went.' },
     { 'evictions_total', 'counter', 'evictions', 'Entries dropped to stay within the budget.' },

@@ -54,4 +54,18 @@ describe('split', function()
     assert.is_nil(keys.split('[{"jsonrpc":"2.0","id":5,"result":1}]'))
     assert.is_nil(keys.split('<html>'))
   end)
+
+  it("reads geth's and hardhat's order (id before result) without walking the result, any other whole", function()
+    local txs = string.rep('"0x1",', 1000) .. '"0x2"'
+    local big = '{"jsonrpc":"2.0","id":-1.5e3,"result":{"transactions":[' .. txs .. ']}}\n'
+    local pre, post = keys.split(big)
+    assert.are.equal('{"jsonrpc":"2.0","id":', pre)
+    assert.are.equal(big:sub(#pre + #'-1.5e3' + 1), post)
+    local null = '{"jsonrpc":"2.0","id":"x","result":null}'
+    assert.are.same({ '{"jsonrpc":"2.0","id":', ',"result":null}' }, { keys.split(null) })
+    assert.is_nil(keys.storable(ETH, { args = {} }, null))
+    local last = '{"jsonrpc":"2.0","result":"0x1","id":3}'
+    assert.are.same({ '{"jsonrpc":"2.0","result":"0x1","id":', '}' }, { keys.split(last) })
+    assert.is_nil(keys.split('{"jsonrpc":"2.0","id":1,"result":1}x'))
+  end)
 end)

@@ -169,9 +169,21 @@ local function plan(c, s, m)
 end
 
 -- The members of a node's answer that is one JSON-RPC response with an id; nil otherwise.
+-- geth and hardhat write {"jsonrpc":"2.0","id":<id>,"result":<value>}: that shape is read with
+-- two searches, without walking the whole value (~20 ms a MiB in Lua 5.3); any other takes the
+-- general reader.
 local function response(body)
-  local okm, m, e = pcall(members, body, skip(body, 1))
-  if not okm or not m or skip(body, e) <= #body or not m.id then return nil end
+  local _, e, id = find(body, '^{"jsonrpc":"2.0","id":(%-?[%d.eE+%-]+),"result":')
+  if not e then _, e, id = find(body, '^{"jsonrpc":"2.0","id":("[^"\\%c]*"),"result":') end
+  if e then
+    local close = #body
+    while close > e and find(' \t\r\n', sub(body, close, close), 1, true) do close = close - 1 end
+    if byte(body, close) == 125 and close > e + 1 then
+      return { id = { a = 23, b = 22 + #id }, result = { a = e + 1, b = close - 1 } }
+    end
+  end
+  local okm, m, after = pcall(members, body, skip(body, 1))
+  if not okm or not m or skip(body, after) <= #body or not m.id then return nil end
   return m
 end
 
@@ -188,7 +200,7 @@ local function storable(c, rule, body)
   local m = response(body)
   if not m or m.error or not m.result then return nil end
   local r = m.result
-  if body:sub(r.a, r.b) == 'null' then return nil end
+  if r.b - r.a == 3 and body:sub(r.a, r.b) == 'null' then return nil end
   if rule.final or rule.status then
     local rm = members(body, r.a)
     local f = rm and rm[(rule.final or rule.status):lower()]
