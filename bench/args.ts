@@ -11,6 +11,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --seconds N          HTTP measurement per case and round (8)
   --ws-seconds N       WebSocket measurement per case and round (5)
   --cache-seconds N    the response cache's read mix, per case and round (8)
+  --miss-connections N the cache bench's concurrent misses of ~1 MiB answers, for its memory (64)
+  --miss-seconds N     how long those misses run, with the cache and without (10)
   --rounds N           rounds, the cases alternating within each (2)
   --connections N      wrk's connections (32)
   --threads N          proxy threads or workers (1)
@@ -22,7 +24,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --out DIR            where latest.json and latest.svg go (bench/results)
   --help               this text`;
 
-const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "rounds", "connections", "threads"] as const;
+const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "rounds", "connections", "threads"] as const;
 
 export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly variant?: [string, string][];
@@ -32,7 +34,7 @@ export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly out: string;
 };
 
-export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, rounds: 2, connections: 32, threads: 1 };
+export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, rounds: 2, connections: 32, threads: 1 };
 
 /** The options, or a message saying what is wrong with them; "help" for --help. A script may have its own defaults. */
 export function parseBenchArgs(argv: readonly string[], defaults = BENCH_DEFAULTS): BenchArgs | "help" | { readonly error: string } {

@@ -3,27 +3,32 @@
  * transactions), in one run: the node alone, the gateway without cache, the gateway with cache
  * (both through the gateway's TLS listener). wrk sends the mix with an id that changes per call:
  * 50% eth_getBlockByNumber on older blocks, 20% receipts, 10% eth_chainId, 10% eth_blockNumber,
- * 10% `latest` blocks. Then fills a small cache past its budget and reads its memory.
+ * 10% `latest` blocks. Then fills a small cache past its budget and reads its memory, and
+ * (bench/cacheLoad.ts, against a stand-in node of ~1 MiB blocks) measures HAProxy's peak memory
+ * under --miss-connections concurrent misses at the default budget against the same load without
+ * the cache, and one key's hit ratio before and after another key's scan.
  * Adds ratios.cache and cache to bench/results/latest.json (written by bench/run.ts first).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
-import type { GatewayOptions } from "../gateway/build.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { startHardhat } from "../devtools/hardhat.js";
-import { jsonRpc } from "../devtools/net.js";
+import { freePort, jsonRpc } from "../devtools/net.js";
 import { benchArgs } from "./args.js";
+import { cacheMetrics, gatewayStarter, metric, postTls, rssKiB } from "./cacheGateway.js";
+import { missMemory, scanShare } from "./cacheLoad.js";
 import { fig, ratio, show } from "./figures.js";
-import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
-import { cpuMs, median, metricSum, scrape, wrk, type Result } from "./measure.js";
+import { cpuMs, median, wrk, type Result } from "./measure.js";
 import { readMixLua, seedChain } from "./mixes.js";
 import { benchProcesses, runBench } from "./processes.js";
 
+const ROOT = join(__dirname, "..");
 const args = benchArgs(process.argv.slice(2));
 const SECONDS = args["cache-seconds"];
 const ROUNDS = args.rounds;
 const CONNECTIONS = args.connections;
+/** The default budget of the minimum tier and devnet (config: gateway.cache.maxBytes). */
+const DEFAULT_BUDGET = 64 * 1024 * 1024;
 const procs = benchProcesses("rpcstack-bench-cache");
 const work = procs.work;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -33,30 +38,10 @@ interface MixResult extends Result {
   hitRatio?: number;
 }
 
-const metric = (text: string, name: string) => metricSum(text, `rpcstack_cache_${name}`);
-const cacheMetrics = (port: number) => scrape(`http://127.0.0.1:${port}/metrics/cache`);
-const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
-
-async function startGw(name: string, upstream: string, cache: GatewayOptions["cache"]) {
-  const gw = await startBenchGateway({ work, name, cache, threads: args.threads, chains: [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: upstream } }] });
-  procs.adopt(gw.proc);
-  await sleep(1000);
-  return { url: `${gw.origin}/gateway/eth/rpc-http/${KEY}`, metricsPort: gw.metricsPort, pid: gw.pid };
-}
-
-/** One POST to the gateway's TLS listener (its certificate is the bench's own, self-signed). */
-const postTls = (url: string, body: string) =>
-  new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(url, { method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve(text));
-    });
-    req.on("error", reject).end(body);
-  });
+const MiB = (kib: number) => show(kib / 1024);
 
 async function main() {
-  selfSignedCert(work);
-
+  const startGw = gatewayStarter(procs, args.threads);
   const node = await startHardhat();
   procs.adopt(node.pid);
   try {
@@ -66,13 +51,13 @@ async function main() {
     console.log(`bench cache: hardhat at block ${head} with ${txs.length} transactions`);
 
     const plain = await startGw("nocache", node.url, undefined);
-    const cached = await startGw("cache", node.url, { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS });
+    const cached = await startGw("cache", node.url, { maxBytes: DEFAULT_BUDGET, ...CACHE_DEFAULTS });
     const script = join(work, "mix.lua");
     writeFileSync(script, readMixLua(head - 10, txs));
     const cases: Record<string, { url: string; script: string; metricsPort?: number; pids: number[] }> = {
       node: { url: node.url, script, pids: [node.pid] },
-      noCache: { url: plain.url, script, pids: [node.pid, plain.pid] },
-      cache: { url: cached.url, script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
+      noCache: { url: plain.url(), script, pids: [node.pid, plain.pid] },
+      cache: { url: cached.url(), script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
     };
     for (const c of Object.values(cases)) wrk(c.url, 2, CONNECTIONS, c.script); // warm-up (fills the cache as traffic would)
     const runs: Record<string, MixResult[]> = {};
@@ -110,7 +95,7 @@ async function main() {
     let peakRss = 0;
     for (const hash of big) {
       for (const body of [`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",true]}`, `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",false]}`]) {
-        await postTls(small.url, body);
+        await postTls(small.url(), body);
         peakRss = Math.max(peakRss, rssKiB(small.pid));
       }
     }
@@ -124,7 +109,7 @@ async function main() {
     ];
     let tinyOffered = 0;
     for (const body of tinyBodies) {
-      tinyOffered += (await postTls(tiny.url, body)).length;
+      tinyOffered += (await postTls(tiny.url(), body)).text.length;
     }
     const tm = await cacheMetrics(tiny.metricsPort);
     const memory = {
@@ -146,6 +131,14 @@ async function main() {
       },
     };
 
+    // Misses under load and one key's scan, against the stand-in node of ~1 MiB blocks.
+    const bigPort = await freePort();
+    procs.start("the stand-in node (bench/bigBlocks.js)", process.execPath, [join(ROOT, "bench/bigBlocks.js"), String(bigPort), String(1 << 20), "20"]);
+    await sleep(500);
+    const bigUrl = `http://127.0.0.1:${bigPort}`;
+    const misses = await missMemory(startGw, bigUrl, DEFAULT_BUDGET, args["miss-connections"], args["miss-seconds"]);
+    const scan = await scanShare(startGw, bigUrl, DEFAULT_BUDGET);
+
     const results = existsSync(join(args.out, "latest.json")) ? JSON.parse(readFileSync(join(args.out, "latest.json"), "utf8")) : { date: new Date().toISOString() };
     results.ratios = {
       ...results.ratios,
@@ -156,9 +149,11 @@ async function main() {
         // CPU per request of node + gateway, node alone over cached gateway (higher: the cache saves more).
         cpuNodeOverCache: ratio(M.node.cpuUsPerRequest!, M.cache.cpuUsPerRequest!),
         cpuNoCacheOverCache: ratio(M.noCache.cpuUsPerRequest!, M.cache.cpuUsPerRequest!),
+        // HAProxy's peak memory under concurrent misses over the target (2x budget + no-cache peak): at most 1 holds it.
+        missPeakOverTarget: ratio(misses.cache.peakRssKiB, misses.targetKiB),
       },
     };
-    results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, raw: runs };
+    results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, misses, scan, raw: runs };
     mkdirSync(args.out, { recursive: true });
     writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
 
@@ -176,6 +171,13 @@ async function main() {
     console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
     const sm = memory.small;
     console.log(`memory, small answers: budget ${sm.budgetBytes} bytes; ${sm.answers} answers (${sm.offeredBytes} bytes) offered; held ${sm.heldBytes} bytes in ${sm.entries} entries after ${sm.evictions} evictions; Lua state ${Math.round(sm.luaMemoryBytes / 1024)} KiB; HAProxy RSS ${sm.haproxyRssKiB} KiB`);
+    console.log(
+      `misses: ${misses.connections} connections of distinct ~1 MiB misses for ${misses.seconds}s at a budget of ${MiB(misses.budgetBytes / 1024)} MiB ` +
+        `(${MiB(misses.heldBeforeBytes / 1024)} MiB held before, ${MiB(misses.heldAfterBytes / 1024)} MiB after, ${misses.misses} misses, ${misses.evictions} evictions): ` +
+        `HAProxy peak RSS ${MiB(misses.cache.peakRssKiB)} MiB with the cache (${misses.cache.rps} req/s), ${MiB(misses.noCache.peakRssKiB)} MiB without (${misses.noCache.rps} req/s); ` +
+        `target (2x budget + without) ${MiB(misses.targetKiB)} MiB: ${misses.cache.peakRssKiB <= misses.targetKiB ? "within" : "OVER"}`,
+    );
+    console.log(`scan: one key's ${scan.ownBlocks} held ~1 MiB blocks read again: hit ratio ${scan.hitRatioWithoutScan} without a scan, ${scan.hitRatioAfterScan} after another key read ${scan.scanBlocks} distinct ~1 MiB blocks (${scan.evictions} evictions, budget ${MiB(scan.budgetBytes / 1024)} MiB)`);
     console.log(`wrote ratios.cache and cache into ${join(args.out, "latest.json")}`);
   } finally {
     await node.stop();

@@ -3,11 +3,13 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
-import type { GatewayChain } from "../gateway/types.js";
+import type { GatewayChain, ProjectKey } from "../gateway/types.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { freePort } from "../devtools/net.js";
 
 export const BENCH_KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
+/** A second project key, for the cache bench's per-key share: one key scans while the other reads its own. */
+export const BENCH_SCAN_KEY = "bench_scan_0123456789abcdefghijklmnopqrs";
 
 /**
  * One self-signed ECDSA P-256 certificate for every TLS listener in a run (wrk does not verify):
@@ -25,6 +27,8 @@ export interface BenchGatewayOptions {
   readonly work: string;
   readonly name: string;
   readonly chains: readonly GatewayChain[];
+  /** The project keys it serves (BENCH_KEY by default). */
+  readonly keys?: readonly ProjectKey[];
   readonly cache?: GatewayOptions["cache"];
   readonly threads: number;
   /**
@@ -57,7 +61,7 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache: o.cache,
   };
-  const build = buildGateway(o.chains, [{ name: "bench", key: BENCH_KEY }], opts);
+  const build = buildGateway(o.chains, o.keys ?? [{ name: "bench", key: BENCH_KEY }], opts);
   writeGatewayFiles(opts.filesDir, build);
   const cfg = join(o.work, `${o.name}.cfg`);
   writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);

@@ -63,9 +63,9 @@ const toMs = (v: string) => {
 /** Where the load tool runs: `taskset` CPU list (e.g. "1") to pin it to a core, so it does not take turns with the proxy. */
 export const loadTool: { cpus?: string } = {};
 
-/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each). */
-export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua")): Result {
-  const argv = ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url];
+/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each), with `scriptArgs`. */
+export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua"), scriptArgs: readonly string[] = []): Result {
+  const argv = ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url, ...(scriptArgs.length ? ["--", ...scriptArgs] : [])];
   const out = loadTool.cpus ? execFileSync("taskset", ["-c", loadTool.cpus, "wrk", ...argv], { encoding: "utf8" }) : execFileSync("wrk", argv, { encoding: "utf8" });
   const grab = (re: RegExp) => {
     const m = re.exec(out);
