@@ -6,7 +6,7 @@
  * policy.ts, cors.ts, errors.ts, tls.ts; this file puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
-import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules } from "./cache.js";
+import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
@@ -125,6 +125,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     errorsSection(opts),
     ...resolverSections(opts),
     https,
+    ...cacheSections(chains, opts),
     ...httpSections(opts, hostnames),
     metricsSection(opts, cacheMetricsDirectives(chains, opts), nodeMetricsRoutes(opts)),
     ...nodeMetricsBackend(opts),

@@ -6,9 +6,10 @@
  * The cache sits after the method policy, the key check, the rate limits and the node-health
  * gates: a request reaches it only once all of those have let it through.
  */
-import { CHECK_AGENT, parseUpstream } from "./upstreams.js";
-import { anon, req, type Directive, type Rule } from "./model.js";
-import { exactPath, on } from "./routes.js";
+import { CHECK_AGENT } from "./upstreams.js";
+import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
+import { exactPath, on, rpcBackend } from "./routes.js";
+import { hasNodes } from "./failover.js";
 import { statusBody } from "./errors.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
@@ -73,10 +74,12 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
 /**
  * The ids each kind's node answers as calls: only calls with such an id are cached (gateway/lua/
  * rpcstack/cache_keys.lua IDS). geth answers any id but an object or an array (rpc/json.go
- * hasValidID); Juno takes null for a notification and refuses booleans and numbers with a "."
- * (jsonrpc/server.go isSane), Pathfinder wants integers or strings.
+ * hasValidID), but hardhat answers null and booleans with -32600 (hardhat 2.29, measured), and an
+ * EVM chain's node may be either: strings and numbers. Juno takes null for a notification and
+ * refuses booleans and numbers with a "." (jsonrpc/server.go isSane), Pathfinder wants integers or
+ * strings.
  */
-export const CACHE_IDS = { evm: "scalar", starknet: "stringOrInteger" } as const;
+export const CACHE_IDS = { evm: "stringOrNumber", starknet: "stringOrInteger" } as const;
 
 export const CACHE_DEFAULTS = { maxObjectBytes: 4 * 1024 * 1024, pollIntervalMs: 2000 } as const;
 /**
@@ -93,6 +96,28 @@ export const CACHE_POLL_AGENT = `${CHECK_AGENT}-cache-poll`;
  * 8 KiB stay reserved); larger ones are streamed by the service.
  */
 export const REPLY_MAX = 7 * 1024;
+/**
+ * Most misses the cache fetches at once. Each fetch holds its whole answer in Lua several times
+ * over until it is sent (the httpclient's buffer, the body, its halves) and glibc keeps what the
+ * process once held, so the cache fetches a bounded number at once and a miss beyond it is relayed
+ * to the node as without the cache (not kept). A miss does not wait for a place: a waiting call
+ * holds a buffer of tune.bufsize (1 MiB + 64 KiB by default), which made HAProxy's memory follow
+ * the number of clients missing at once.
+ */
+export const MAX_FETCHES = 8;
+/** Answers in flight may hold this share of the budget (estimated per method from its last answers), at least one largest answer. */
+export const FLIGHT_SHARE = 1 / 16;
+
+/**
+ * Where the cache's own requests (misses and finality polls) enter HAProxy: a listener on an
+ * abstract socket (Linux; one per gateway, named by its HTTPS port) that hands each chain's to the
+ * backend that relays its JSON-RPC. So they go the relay's way (TLS, Host, the node's health),
+ * and a node's URL, a secret for an external L1, stays in haproxy.cfg: Lua names only the chain,
+ * and no URL reaches the httpclient's log lines.
+ */
+export const cacheFetchAddress = (o: GatewayOptions) => `abns@rpcstack-cache-${o.httpsPort}`;
+/** What the httpclient asks for (a chain's path after it): never sent to a node. */
+export const CACHE_FETCH_URL = "http://rpcstack-cache/";
 
 /** Chains whose JSON-RPC over HTTP is cached: evm and starknet with an rpcHttp upstream, unless switched off. */
 export const cachedChains = (chains: readonly GatewayChain[], o: GatewayOptions): GatewayChain[] =>
@@ -101,14 +126,7 @@ export const cachedChains = (chains: readonly GatewayChain[], o: GatewayOptions)
 /** What cache.lua reads from the stack's data (gateway_data.lua): the cached chains, the rules and the budgets. */
 export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
   if (!o.cache) return undefined;
-  const cached = cachedChains(chains, o);
-  const table = Object.fromEntries(
-    cached.map((c) => {
-      const u = parseUpstream(c.upstreams.rpcHttp!);
-      const url = `${u.tls ? "https" : "http"}://${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}${u.basePath || "/"}`;
-      return [c.path, { kind: c.kind, url, depth: c.kind === "evm" ? FALLBACK_DEPTH : 0 }];
-    }),
-  );
+  const table = Object.fromEntries(cachedChains(chains, o).map((c) => [c.path, { kind: c.kind, depth: c.kind === "evm" ? FALLBACK_DEPTH : 0 }]));
   return {
     chains: table,
     rules: CACHE_POLICY,
@@ -118,22 +136,36 @@ export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
     pollMs: o.cache.pollIntervalMs,
     pollAgent: CACHE_POLL_AGENT,
     replyMax: REPLY_MAX,
-    // The gateway's own answers when the service has no hand-over or the node cannot be reached.
-    errors: { internal: statusBody(500), badGateway: statusBody(502) },
+    fetch: { url: CACHE_FETCH_URL, dst: cacheFetchAddress(o), max: MAX_FETCHES, bytes: Math.max(o.cache.maxObjectBytes, Math.floor(o.cache.maxBytes * FLIGHT_SHARE)) },
+    // The gateway's own answers when the service has no hand-over, the node cannot be reached, or
+    // an identical call in flight took longer than any fetch may.
+    errors: { internal: statusBody(500), badGateway: statusBody(502), timeout: statusBody(504) },
   };
 }
 
-/**
- * Global lines: the Lua file, and the httpclient's CA (only with an https upstream, as the
- * servers' ca-file: an image without the bundle must still start) and resolver.
- */
+/** Global lines: the Lua program. */
 export function cacheGlobal(chains: readonly GatewayChain[], o: GatewayOptions): Directive[] {
+  return cachedChains(chains, o).length ? [luaLoad(o, LUA_ENTRIES.cache)] : [];
+}
+
+/** The listener the cache's fetches and polls come in by (cacheFetchAddress). */
+export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions): Section[] {
   const cached = cachedChains(chains, o);
   if (!cached.length) return [];
   return [
-    luaLoad(o, LUA_ENTRIES.cache),
-    ...(cached.some((c) => parseUpstream(c.upstreams.rpcHttp!).tls) ? [["httpclient.ssl.ca-file", o.caFile]] : []),
-    ...(o.resolver ? [["httpclient.resolvers.id", "docker"]] : []),
+    {
+      header: ["frontend", "cache_fetch"],
+      comment: "The response cache's own requests (misses, finality polls), each chain's to the backend that relays its JSON-RPC.",
+      // The client's request is logged by the https frontend already.
+      directives: [["bind", cacheFetchAddress(o)], ["no", "log"]],
+      rules: [
+        // Only cacheable reads and finality polls come this way: where a chain has several nodes,
+        // one whose node fails is sent to another (failover.ts).
+        ...(cached.some(hasNodes) ? [req(["set-var(txn.rpc_read)", "bool(true)"])] : []),
+        ...cached.map((c) => useBackend(rpcBackend(c), anon("path", `/${c.path}`))),
+        { phase: "default_backend", action: ["be_unrouted"] },
+      ],
+    },
   ];
 }
 

@@ -91,6 +91,8 @@ describe("two nodes per chain on the stack's host", () => {
     expect(cfg).toMatch(/backend be_sep1_rpc\n(.*\n)*?    server geth-2 geth-2:8545 track be_sep1_health_geth-2\/s1 on-marked-down shutdown-sessions/);
     expect(cfg).toContain("backend be_strks_health_juno-2");
     expect(cfg).toContain("use_backend be_node_metrics if { path /metrics/nodes }");
+    // The response cache's misses and polls are reads: sent to another node when theirs fails.
+    expect(cfg).toMatch(/frontend cache_fetch\n(.*\n)*?    http-request set-var\(txn.rpc_read\) bool\(true\)\n/);
     expect(checkContainerFiles(containerFiles(plan))).toContain("Configuration file is valid");
   });
 });

@@ -6,7 +6,8 @@
 --   skip(s, i)      the next non-blank index (#s + 1 at the end)
 --   ws(s, i)        the same, with no search when s[i] is not blank (the cache's hot path)
 --   str(s, i)       the decoded string at s[i] and the index after it
---   skipv(s, i, d)  the index after the value at s[i] (no decoding); errors past depth 64
+--   skipv(s, i, d)  the index after the value at s[i] (no decoding, escapes checked); errors
+--                   past depth 64
 --   scalar(lit)     whether lit is true, false, null or a number as JSON writes one
 --   members(s, i)   an object's members as name -> { a, b, k } (raw span of the value, name as
 --                   sent), names lower-cased; nil when a name repeats in any case (servers
@@ -75,6 +76,11 @@ local function scalar(lit)
   return (g or e) == #lit
 end
 
+-- After a backslash in a string: one of these, or u and four hex digits (others make the body a
+-- parse error at the node).
+local ESCAPED = {}
+for c in ('"\\/bfnrt'):gmatch('.') do ESCAPED[c:byte()] = true end
+
 local function skipv(s, i, depth)
   if depth > 64 then error('too deep') end
   local c = byte(s, i)
@@ -86,7 +92,10 @@ local function skipv(s, i, depth)
       local d = byte(s, a)
       if d == 34 then return a + 1 end
       if d ~= 92 then error('control character in string') end
-      j = a + 2
+      d = byte(s, a + 1)
+      if ESCAPED[d] then j = a + 2
+      elseif d == 117 and find(s, '^%x%x%x%x', a + 2) then j = a + 6
+      else error('bad escape') end
     end
   elseif c == 123 or c == 91 then
     local close = c + 2
