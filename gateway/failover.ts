@@ -40,11 +40,13 @@ export const hasNodes = (c: GatewayChain): boolean => (c.nodes?.length ?? 0) > 1
 export const RETRY_SAFE: Cond = anon("var(txn.rpc_read)", "-m", "bool");
 
 /**
- * How long a connection to a node may take. The nodes sit on the private network (answering in
- * under a millisecond); a node cut from it never answers the SYN, and the call waits this long
- * before it is sent to another node.
+ * How long a connection to a node may take. The nodes sit on the private network and answer a
+ * connection in well under a millisecond; one that was killed or cut off never answers it, and
+ * the call waits this long before it goes to another node. Short, because a node marked down ends
+ * the calls still connecting to it without sending them anywhere (on-marked-down
+ * shutdown-sessions): the shorter the wait, the fewer are caught so.
  */
-export const NODE_CONNECT_TIMEOUT = "2s";
+export const NODE_CONNECT_TIMEOUT = "100ms";
 
 /**
  * A route backend's balancing and retry lines, when its chain has several nodes. `sends`: the
@@ -72,8 +74,20 @@ export function failoverDirectives(sends = false): Directive[] {
  */
 export const sendSocket = (chain: string, o: GatewayOptions) => `abns@rpcstack-${chain}-send-${o.httpsPort}`;
 
-/** The hop backend's lines: a fresh connection to the listener per call, closed after it. */
-export const sendHopDirectives = (socket: string): Directive[] => [["http-reuse", "never"], ["option", "http-server-close"], ["retries", "0"], ["server", "hop", socket]];
+/**
+ * The hop backend's lines: a fresh connection to the listener per call, closed after it. Behind
+ * the listener every send is the first call of its connection, so a send that may have reached a
+ * node always gets an answer (502 when its node failed); only one ended while still connecting to
+ * a node that was just marked down comes back with none, and that one never left the gateway:
+ * sent again (empty-response), it goes to a node in rotation.
+ */
+export const sendHopDirectives = (socket: string): Directive[] => [
+  ["http-reuse", "never"],
+  ["option", "http-server-close"],
+  ["retries", "1"],
+  ["retry-on", "empty-response"],
+  ["server", "hop", socket],
+];
 
 /** The listener's log line: which node took the send (the path, with the key in it, is rewritten before the hop). */
 export const SEND_LOG_FORMAT = "[%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %tsc send";

@@ -197,17 +197,45 @@ describe(`a chain with two nodes, on ${haproxyVersion()}`, () => {
       await bothIn();
     }, 30_000);
 
-    it("a socket whose node froze is closed with 1012 once the node is marked down", async () => {
+    /** Freezes a socket's node (after the socket sent it a call, with `sent`), marks it down, and answers the socket's close code. */
+    const closedWhenFrozenNodeDown = async (sent: boolean) => {
       await bothIn();
       const s = await open();
       try {
         s.node.freeze();
+        if (sent) {
+          s.ws.send(JSON.stringify(rpc("eth_blockNumber")));
+          await new Promise((r) => setTimeout(r, 300));
+        }
         s.node.setHealthy(false);
-        expect(await s.closed).toBe(1012);
+        return await s.closed;
       } finally {
         await restore(s.node);
+        await bothIn();
       }
+    };
+
+    it("a socket whose node froze is closed with 1012 once the node is marked down", async () => {
+      expect(await closedWhenFrozenNodeDown(false)).toBe(1012);
+    }, 30_000);
+
+    it("a socket that sent a call to its frozen node is closed with 1012 once the node is marked down", async () => {
+      expect(await closedWhenFrozenNodeDown(true)).toBe(1012);
+    }, 30_000);
+
+    it("a handshake its node fails without an answer is sent to the other node, and the socket relays calls both ways", async () => {
       await bothIn();
+      a.dropUpgrades();
+      try {
+        for (let i = 0; i < 4; i++) {
+          const s = await open();
+          expect(s.node).toBe(b);
+          expect((await s.ask("eth_blockNumber")).result).toBe("0x10");
+          s.ws.close();
+        }
+      } finally {
+        a.dropUpgrades(false);
+      }
     }, 30_000);
 
     it("a socket its client closes ends with the client's code, not 1012", async () => {

@@ -18,6 +18,8 @@ export interface TestNode {
   readonly calls: string[];
   setHealthy(ok: boolean): void;
   freeze(): void;
+  /** From now on, close WebSocket upgrades without an answer (a node dying mid-handshake). */
+  dropUpgrades(drop?: boolean): void;
   kill(): Promise<void>;
   revive(): Promise<void>;
   wsOpen(): number;
@@ -33,6 +35,7 @@ export async function startTestNode(name: string): Promise<TestNode> {
   const calls: string[] = [];
   let healthy = true;
   let frozen = false;
+  let drop = false;
   let port = 0;
   let server: Server;
   let wss: WebSocketServer;
@@ -54,7 +57,8 @@ export async function startTestNode(name: string): Promise<TestNode> {
         res.end(JSON.stringify(Array.isArray(parsed) ? parsed.map((c) => answer(name, c)) : answer(name, parsed)));
       });
     });
-    wss = new WebSocketServer({ server });
+    wss = new WebSocketServer({ noServer: true });
+    server.on("upgrade", (req, socket, head) => (drop ? socket.destroy() : wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req))));
     wss.on("connection", (ws) =>
       ws.on("message", (d) => {
         if (frozen) return;
@@ -91,9 +95,13 @@ export async function startTestNode(name: string): Promise<TestNode> {
     freeze: () => {
       frozen = true;
     },
+    dropUpgrades: (d = true) => {
+      drop = d;
+    },
     kill: close,
     revive: async () => {
       frozen = false;
+      drop = false;
       await listen();
     },
     wsOpen: () => wss.clients.size,
