@@ -339,8 +339,10 @@ export async function runAwait(opts: CliOptions, out: NodeJS.WritableStream = pr
       const mine = verdicts.find((v) => v.node === want.node)!;
       const others = verdicts.filter((v) => v.node !== want.node && v.inRotation);
       const now = mine.inRotation ? `in rotation (${mine.detail})` : `out of rotation, ${mine.reason}: ${mine.detail}`;
-      if (now !== said) out.write(`rpcstack-ready: ${who} ${now}\n`);
-      said = now;
+      // Said when it goes in or out, or out for another reason; not every block.
+      const state = `${mine.inRotation} ${mine.reason}`;
+      if (state !== said) out.write(`rpcstack-ready: ${who} ${now}\n`);
+      said = state;
       if (!others.length) {
         out.write(`rpcstack-ready: ${who}: no other node of ${want.layer} is in rotation, nothing serving to wait for\n`);
         return 0;
