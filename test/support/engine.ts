@@ -1,0 +1,44 @@
+/**
+ * The real Pulumi engine that scripts/engine/build.sh builds (CLI, Node.js language host, and the
+ * provider plugins it could build), for tests that run it. `.ci/run` builds it before the tests.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../harness.js";
+
+export interface EngineManifest {
+  readonly cli: string;
+  readonly languageHost: string;
+  readonly plugins: Record<string, { readonly version: string; readonly built: boolean; readonly note: string }>;
+}
+
+export interface Engine {
+  readonly dir: string;
+  readonly bin: string;
+  readonly manifest: EngineManifest;
+}
+
+/** The engine build.sh made for this checkout's package-lock.json, or why there is none. */
+export function findEngine(): Engine | { readonly missing: string } {
+  const dir = execFileSync("bash", [join(ROOT, "scripts/engine/build.sh"), "--print-dir"], { encoding: "utf8" }).trim();
+  const manifest = join(dir, "engine.json");
+  if (!existsSync(join(dir, "bin/pulumi")) || !existsSync(manifest)) return { missing: `no engine in ${dir}: run bash scripts/engine/build.sh` };
+  return { dir, bin: join(dir, "bin"), manifest: JSON.parse(readFileSync(manifest, "utf8")) as EngineManifest };
+}
+
+/**
+ * The environment for the built CLI: its bin/ first on PATH (the engine finds the language host and
+ * plugins there), a PULUMI_HOME of the test's own, no downloads and no update check.
+ */
+export function engineEnv(engine: Engine, home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PATH: `${engine.bin}:${process.env.PATH ?? ""}`,
+    PULUMI_HOME: home,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "true",
+    ...extra,
+  };
+}
