@@ -86,7 +86,9 @@ export function createContainers<S extends RoleServices>(
           containerPath: m.path,
           readOnly: m.readOnly ?? false,
         })),
-        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), executable: f.executable })),
+        // The provider's `executable` gives mode 0744, which a container running as another user
+        // (the indexer, uid 1000) cannot execute: an explicit mode instead.
+        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), permissions: f.executable ? "0755" : "0644" })),
         healthcheck: svc.healthcheck && {
           tests: [...svc.healthcheck.test],
           interval: `${svc.healthcheck.intervalSeconds}s`,

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { INSTANCE_TYPES, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
 import { planStack, smokePlan } from "../plan/index.js";
+import { openFilesFor } from "../services/gateway.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
@@ -117,7 +118,9 @@ function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource
     case "local": {
       const warn = memoryWarning(z, tier.memoryGiB);
       if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
-      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier }, { parent });
+      const maxConnections = args.settings.gateway.maxConnections;
+      const gateway = { maxConnections, openFiles: openFilesFor(maxConnections) };
+      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, gateway, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier, gateway }, { parent });
     }
   }
 }

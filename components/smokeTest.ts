@@ -25,6 +25,9 @@ export const parseSmokeOutput = (stdout: string | undefined) => lastTaggedJson<S
  * interface through the public gateway with the client library, from the machine running
  * Pulumi. Any failure fails the update, naming the chain and interface; with readiness.wait
  * off (nodes may still be syncing, so the gateway answers 503) it only reports.
+ *
+ * The relays are an invoke, not a resource: they run on every update without leaving anything in
+ * the state that a preview would then see as changed; a preview makes none (its results are unknown).
  */
 export class SmokeTest extends pulumi.ComponentResource {
   /** Head block per chain and interface, as the relays saw it. */
@@ -35,29 +38,32 @@ export class SmokeTest extends pulumi.ComponentResource {
     super("rpcstack:index:SmokeTest", name, {}, opts);
     const local = args.settings.host.kind === "local";
     const reportOnly = !args.settings.readiness.wait;
-    const run = new command.local.Command(
-      `${name}-relays`,
-      {
-        create: `node - ${reportOnly ? "--report-only" : ""}`.trim(),
-        stdin: bundleSource("smoke/run.ts"),
-        environment: {
-          RPCSTACK_SMOKE_BASE: args.baseUrl,
-          RPCSTACK_SMOKE_PLAN: JSON.stringify(args.checks),
-          RPCSTACK_SMOKE_KEY: pulumi.secret(pulumi.output(args.projectKeys).apply((k) => k[0].key)),
-          ...(local ? { RPCSTACK_SMOKE_INSECURE_LOCALHOST: "1" } : {}),
-        },
-        // Every update is tested, not only the first.
-        triggers: [Date.now()],
-      },
-      { parent: this, dependsOn: [args.gateway] },
-    );
-    const result = run.stdout.apply((out) => parseSmokeOutput(out) ?? { ok: [], failed: [{ chainId: "-", iface: "-", error: "the smoke test printed no result" }] });
-    this.blockNumbers = result.apply((r) => {
+    const result: pulumi.Output<SmokeResult> = pulumi.runtime.isDryRun()
+      ? (pulumi.output(pulumi.unknown) as pulumi.Output<SmokeResult>)
+      : command.local
+          .runOutput(
+            {
+              command: `node - ${reportOnly ? "--report-only" : ""}`.trim(),
+              stdin: bundleSource("smoke/run.ts"),
+              environment: {
+                RPCSTACK_SMOKE_BASE: args.baseUrl,
+                RPCSTACK_SMOKE_PLAN: JSON.stringify(args.checks),
+                RPCSTACK_SMOKE_KEY: pulumi.secret(pulumi.output(args.projectKeys).apply((k) => k[0].key)),
+                ...(local ? { RPCSTACK_SMOKE_INSECURE_LOCALHOST: "1" } : {}),
+              },
+              logging: "stderr",
+            },
+            { parent: this, dependsOn: [args.gateway] },
+          )
+          .stdout.apply((out) => parseSmokeOutput(out) ?? { ok: [], failed: [{ chainId: "-", iface: "-", error: "the smoke test printed no result" }] });
+    // The invoke's result is secret because the key went in; what it reports holds no key.
+    const report = pulumi.unsecret(result);
+    this.blockNumbers = report.apply((r) => {
       const out: Record<string, Record<string, number>> = {};
       for (const ok of r.ok) (out[ok.chainId] ??= {})[ok.iface] = ok.block;
       return out;
     });
-    this.failures = result.apply((r) => r.failed);
+    this.failures = report.apply((r) => r.failed);
     this.registerOutputs({ blockNumbers: this.blockNumbers, failures: this.failures });
   }
 }

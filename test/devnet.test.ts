@@ -45,7 +45,7 @@ describe("the local stack runs the devnet network", () => {
     ]);
     // No consensus client, JWT or chain-data volume: geth --dev and Devnet keep their chains in memory.
     expect(run.byType("docker:index/volume:Volume").map((v) => v.inputs.name)).toEqual(["rpcstack-gateway-certs", "rpcstack-gateway-run"]);
-    expect(run.one("command:local:Command", "rpcstack-smoke-relays")).toBeDefined();
+    expect(run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN)).toHaveLength(1);
     expect(run.outputs.smokeBlockNumbers).toEqual({ ETHDEV: { "rpc-http": 1, rpc: 1 }, STRKDEV: { "rpc-http": 1, rpc: 1 } });
   });
 
@@ -98,9 +98,9 @@ describe("the local stack runs the devnet network", () => {
     const endpoints = run.outputs.endpoints as Record<string, { chainId: string; endpoints: Record<string, string> }>;
     expect(endpoints.ethdev).toEqual({ chainId: "ETHDEV", endpoints: { rpcHttp: "https://localhost/gateway/ethdev/rpc-http/<KEY>", rpcWs: "wss://localhost/gateway/ethdev/rpc/<KEY>?secret=null" } });
     expect(endpoints.strkdev.endpoints.rpcHttp).toBe("https://localhost/gateway/strkdev/rpc-http/<KEY>");
-    const smoke = run.one("command:local:Command", "rpcstack-smoke-relays");
+    const [smoke] = run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN);
     expect(smoke.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
-    expect(smoke.inputs.create).toBe("node -");
+    expect(smoke.inputs.command).toBe("node -");
   });
 
   it("pulumi up warns that devnet is not a public network; the manifest lists no consensus client", async () => {

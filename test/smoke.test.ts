@@ -8,7 +8,7 @@ import { GATEWAY_IMAGES, IMAGES } from "../config/networks/images.js";
 import { parseSmokeOutput } from "../components/smokeTest.js";
 import type { GatewayChain } from "../gateway/build.js";
 import { smokePlan } from "../plan/index.js";
-import { runProgram, TEST_PROJECT_KEYS } from "./harness.js";
+import { type ProgramRun, runProgram, TEST_PROJECT_KEYS } from "./harness.js";
 import { startCosmosSim, startSwitch, type CosmosSim } from "./support/cosmosSim.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
@@ -94,15 +94,23 @@ describe("the smoke test through the real gateway", () => {
   });
 });
 
+const smokeInvoke = (run: ProgramRun) => {
+  const found = run.invokes.filter((i) => i.token === "command:local:run" && i.inputs.environment?.RPCSTACK_SMOKE_PLAN);
+  expect(found).toHaveLength(1);
+  return found[0];
+};
+
 describe("SmokeTest and the provider manifest under the mock engine", () => {
-  it("runs after the gateway with the first key as a secret, and exports block numbers", async () => {
+  it("runs after the gateway on every update, with the first key as a secret, and exports block numbers (not secret)", async () => {
     const run = await runProgram({ stack: "mainnet" });
-    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
-    expect(cmd.dependencies).toContain(run.one("docker:index/container:Container", "rpcstack-gateway-haproxy").urn);
+    const cmd = smokeInvoke(run);
+    expect(cmd.after).toContain("rpcstack-gateway-haproxy");
+    // An invoke, not a resource: nothing in the state for the next preview to see as changed.
+    expect(run.byType("command:local:Command").map((r) => r.name)).not.toContain("rpcstack-smoke-relays");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://rpc.example.com");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_KEY).toBe(KEY);
-    expect(cmd.secretInputs.some((p) => p === "environment" || p === "environment.RPCSTACK_SMOKE_KEY")).toBe(true);
-    expect(cmd.inputs.create).toBe("node -");
+    expect(cmd.inputs.command).toBe("node -");
+    expect(run.secretOutputs).not.toContain("smokeBlockNumbers");
     expect(JSON.parse(cmd.inputs.environment.RPCSTACK_SMOKE_PLAN).map((p: any) => `${p.chainId} ${p.iface}`)).toEqual([
       "ETH1 rpc-http", "ETH1 rpc", "STRK rpc-http", "STRK rpc", "COSMOSHUB rpc-http", "COSMOSHUB rest",
     ]);
@@ -111,16 +119,16 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
 
   it("the local devnet stack waits for its nodes, so a failed relay fails the update; it trusts its own certificate only on localhost", async () => {
     const run = await runProgram({ stack: "local" });
-    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
-    expect(cmd.inputs.create).toBe("node -");
+    const cmd = smokeInvoke(run);
+    expect(cmd.inputs.command).toBe("node -");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_INSECURE_LOCALHOST).toBe("1");
   });
 
   it("a local stack on Sepolia without readiness.wait reports instead of failing (its nodes may still sync)", async () => {
     const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "recommended", readiness: { wait: false } } });
-    const cmd = run.one("command:local:Command", "rpcstack-smoke-relays");
-    expect(cmd.inputs.create).toBe("node - --report-only");
+    const cmd = smokeInvoke(run);
+    expect(cmd.inputs.command).toBe("node - --report-only");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_INSECURE_LOCALHOST).toBe("1");
   });
