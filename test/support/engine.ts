@@ -3,7 +3,7 @@
  * provider plugins it could build), for tests that run it. `.ci/run` builds it before the tests.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../harness.js";
 
@@ -25,6 +25,22 @@ export function findEngine(): Engine | { readonly missing: string } {
   const manifest = join(dir, "engine.json");
   if (!existsSync(join(dir, "bin/pulumi")) || !existsSync(manifest)) return { missing: `no engine in ${dir}: run bash scripts/engine/build.sh` };
   return { dir, bin: join(dir, "bin"), manifest: JSON.parse(readFileSync(manifest, "utf8")) as EngineManifest };
+}
+
+/**
+ * A copy of the project a test can deploy without touching the checkout: Pulumi.yaml, its entry
+ * point and stack files are copied (the engine writes the stack files), the sources and
+ * node_modules are links to the checkout's.
+ */
+export function projectCopy(dir: string, stackFiles: Record<string, string> = {}): string {
+  mkdirSync(join(dir, "stacks"), { recursive: true });
+  for (const f of ["Pulumi.yaml", "main.cjs", "package.json"]) copyFileSync(join(ROOT, f), join(dir, f));
+  for (const entry of readdirSync(ROOT)) {
+    if (entry === "stacks" || entry.startsWith(".") || existsSync(join(dir, entry))) continue;
+    symlinkSync(join(ROOT, entry), join(dir, entry));
+  }
+  for (const [stack, text] of Object.entries(stackFiles)) writeFileSync(join(dir, "stacks", `Pulumi.${stack}.yaml`), text);
+  return dir;
 }
 
 /**
