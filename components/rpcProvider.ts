@@ -91,7 +91,15 @@ export class RpcProvider extends pulumi.ComponentResource {
     );
     this.smokeTest = new SmokeTest(
       `${name}-smoke`,
-      { settings: s, checks: smokePlan(plan.gatewayConfig.chains), projectKeys: args.projectKeys, baseUrl: plan.surface.baseUrl, gateway: this.gateway.container },
+      {
+        settings: s,
+        checks: smokePlan(plan.gatewayConfig.chains),
+        projectKeys: args.projectKeys,
+        baseUrl: plan.surface.baseUrl,
+        gateway: this.gateway.container,
+        // Without a domain the gateway's certificate is self-signed: the relays trust exactly it.
+        selfSigned: s.gateway.domain ? undefined : { container: this.gateway.containerName, ssh: s.host.kind === "ssh" ? s.host : undefined },
+      },
       { parent: this },
     );
     this.providerManifest = pulumi.output(providerManifest(s, plan.surface));

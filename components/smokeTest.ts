@@ -1,6 +1,9 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { ProjectKey, StackSettings } from "../config/index.js";
+import type { SshTarget } from "../hosts/preflight.js";
+import { GATEWAY_PATHS } from "../services/gateway.js";
+import { certificateReadCommand, withTrustedCertificate } from "../smoke/trust.js";
 import type { SmokeCheck } from "../smoke/plan.js";
 import { SMOKE_PREFIX, type SmokeResult } from "../smoke/result.js";
 import { bundleSource } from "./bundle.js";
@@ -16,6 +19,11 @@ export interface SmokeTestArgs {
   readonly baseUrl: string;
   /** The gateway's container: the relays go out once it runs. */
   readonly gateway: pulumi.Resource;
+  /**
+   * For a gateway with a self-signed certificate (no domain): where to read it, so the relays trust
+   * exactly it. The gateway container's name, and the ssh host it runs on (none for a local host).
+   */
+  readonly selfSigned?: { readonly container: pulumi.Input<string>; readonly ssh?: SshTarget };
 }
 
 export const parseSmokeOutput = (stdout: string | undefined) => lastTaggedJson<SmokeResult>(stdout, SMOKE_PREFIX);
@@ -36,20 +44,24 @@ export class SmokeTest extends pulumi.ComponentResource {
 
   constructor(name: string, args: SmokeTestArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:SmokeTest", name, {}, opts);
-    const local = args.settings.host.kind === "local";
     const reportOnly = !args.settings.readiness.wait;
+    const node = `node - ${reportOnly ? "--report-only" : ""}`.trim();
+    const selfSigned = args.selfSigned;
+    const commandLine = selfSigned
+      ? pulumi.output(selfSigned.container).apply((c) => withTrustedCertificate(certificateReadCommand(c, GATEWAY_PATHS.certFile, selfSigned.ssh), node))
+      : node;
     const result: pulumi.Output<SmokeResult> = pulumi.runtime.isDryRun()
       ? (pulumi.output(pulumi.unknown) as pulumi.Output<SmokeResult>)
       : command.local
           .runOutput(
             {
-              command: `node - ${reportOnly ? "--report-only" : ""}`.trim(),
+              command: commandLine,
+              interpreter: ["/bin/sh", "-c"],
               stdin: bundleSource("smoke/run.ts"),
               environment: {
                 RPCSTACK_SMOKE_BASE: args.baseUrl,
                 RPCSTACK_SMOKE_PLAN: JSON.stringify(args.checks),
                 RPCSTACK_SMOKE_KEY: pulumi.secret(pulumi.output(args.projectKeys).apply((k) => k[0].key)),
-                ...(local ? { RPCSTACK_SMOKE_INSECURE_LOCALHOST: "1" } : {}),
               },
               logging: "stderr",
             },

@@ -134,17 +134,29 @@ export function assertHostFits(hostLabel: string, stdout: string, tier: Tier, op
   return facts;
 }
 
-/** ssh options shared by the ssh host's preflight and its Docker provider: the same client, the same trust. */
+/** ssh options shared by everything the package runs on an ssh host and its Docker provider: the same client, the same trust. */
 export const SSH_OPTIONS = ["-o", "StrictHostKeyChecking=accept-new"] as const;
 
+/** Where an ssh host is reached. */
+export interface SshTarget {
+  readonly user: string;
+  readonly address: string;
+  readonly port: number;
+}
+
 /**
- * The command that runs PREFLIGHT_SCRIPT (given on stdin) on an ssh host with this machine's ssh
- * client, as the Docker provider will connect: BatchMode, so a missing key fails instead of asking.
+ * `ssh` with this machine's client, as the Docker provider connects, running `remote` there:
+ * BatchMode, so a missing key fails instead of asking. `-n` when the remote command reads no input.
  */
+export function sshCommand(to: SshTarget, remote: readonly string[], opts: { stdin: boolean }): string {
+  const args = ["ssh", ...(opts.stdin ? [] : ["-n"]), "-o", "BatchMode=yes", ...SSH_OPTIONS, "-p", String(to.port), `${to.user}@${to.address}`];
+  return [...args, ...remote].map(shellQuote).join(" ");
+}
+
+/** The command that runs PREFLIGHT_SCRIPT (given on stdin) on an ssh host. */
 export function sshPreflightCommand(user: string, address: string, port: number): string {
-  const ssh = ["ssh", "-o", "BatchMode=yes", ...SSH_OPTIONS, "-p", String(port), `${user}@${address}`, "sh", "-s"].map(shellQuote).join(" ");
   // ssh's own complaint and exit status go into the report, for sshProblem to name.
-  return `${ssh} 2>&1; echo "ssh_exit=$?"`;
+  return `${sshCommand({ user, address, port }, ["sh", "-s"], { stdin: true })} 2>&1; echo "ssh_exit=$?"`;
 }
 
 /** Why the ssh preflight did not run (the ssh client's last words), or undefined when it did. */
