@@ -54,7 +54,11 @@ export function createContainers<S extends RoleServices>(
   ctx: DeployContext,
   services: S,
   volumes: ReadonlyMap<string, docker.Volume>,
-  options: { waitHealthy?: readonly (keyof S)[] } = {},
+  options: {
+    waitHealthy?: readonly (keyof S)[];
+    /** Per role: values whose change replaces the container (a one-shot runs again), as a label. */
+    replaceWhen?: { readonly [K in keyof S]?: pulumi.Input<string>[] };
+  } = {},
 ): RoleContainers<S> {
   const images = new Map<string, docker.RemoteImage>();
   const containers = new Map<string, docker.Container>();
@@ -69,6 +73,7 @@ export function createContainers<S extends RoleServices>(
       images.set(svc.image, image);
     }
     const waitHealthy = options.waitHealthy?.includes(role) ?? false;
+    const replaceWhen = options.replaceWhen?.[role as keyof S];
     const oneShot = svc.restart === "no";
     const container = new docker.Container(
       `${ctx.prefix}-${svc.name}`,
@@ -102,6 +107,8 @@ export function createContainers<S extends RoleServices>(
         stopTimeout: svc.stopGraceSeconds,
         destroyGraceSeconds: svc.stopGraceSeconds,
         networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }],
+        // A container's labels are fixed at creation: a changed label replaces it.
+        labels: replaceWhen ? [{ label: "rpcstack.replace-when", value: pulumi.all(replaceWhen).apply((v) => v.join(",")) }] : undefined,
         logDriver: "json-file",
         logOpts: { ...LOG_OPTIONS },
         removeVolumes: false,

@@ -5,7 +5,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "../harness.js";
+
+// Not the harness's ROOT: the image build runs outside vitest too (tsx test/e2e/images/build.ts).
+const ROOT = join(__dirname, "../..");
 
 export type BuiltClient = "geth";
 

@@ -33,6 +33,8 @@ export interface TestImages {
   readonly pathfinder: string;
   /** The devnet network's L2. */
   readonly starknetDevnet: string;
+  /** The same, staying at its genesis block: a node that never syncs. */
+  readonly starknetDevnetStalled: string;
 }
 
 const docker = (args: string[], input?: Buffer | string) =>
@@ -161,10 +163,10 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
       standinCtx,
       { NODE: debian.node },
       { lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder),
-        "starknet-devnet": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
+        "starknet-devnet": versionPrefix(DEVNET_IMAGES.starknetDevnet), "starknet-devnet-stalled": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: standins["starknet-devnet"] };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: standins["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {

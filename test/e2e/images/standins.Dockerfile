@@ -34,3 +34,8 @@ FROM standins AS starknet-devnet
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
  && ln -s /opt/standins/starknet-devnet.js /usr/local/bin/starknet-devnet
 ENTRYPOINT ["starknet-devnet", "--host", "0.0.0.0"]
+
+# The same Devnet stand-in, told to stay at its genesis block: a node that never syncs, for the
+# real engine's readiness-timeout test (test/engine/).
+FROM starknet-devnet AS starknet-devnet-stalled
+ENV RPCSTACK_STANDIN_STALLED=1
