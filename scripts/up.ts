@@ -15,6 +15,7 @@ import { LocalWorkspace, PulumiCommand, type LocalWorkspaceOptions, type OutputM
 import type { SemVer } from "semver";
 import { NETWORKS, type ChainKind, type NetworkName } from "../config/networks/index.js";
 import { headProbe } from "../gateway/heads.js";
+import { INTERFACES } from "../gateway/types.js";
 
 /** The CLI installed when none is on PATH: the release that shipped the SDK in package-lock.json. */
 export const PULUMI_CLI_VERSION = "3.248.0";
@@ -265,7 +266,16 @@ export function summary(outputs: OutputMap, readKeyCommand: string, took: string
   for (const e of Object.values(endpoints)) {
     for (const url of Object.values(e.endpoints)) lines.push(`  ${e.chainId.padEnd(8)} ${url}`);
   }
-  const smoke = Object.entries(blocks).flatMap(([id, byIface]) => Object.entries(byIface).map(([iface, n]) => `${id} ${iface} at block ${n}`));
+  // The engine hands outputs back with their keys sorted: say the interfaces in the surface's order.
+  const ifaceOrder = (i: string) => {
+    const k = (INTERFACES as readonly string[]).indexOf(i);
+    return k < 0 ? INTERFACES.length : k;
+  };
+  const smoke = Object.entries(blocks).flatMap(([id, byIface]) =>
+    Object.entries(byIface)
+      .sort(([a], [b]) => ifaceOrder(a) - ifaceOrder(b) || a.localeCompare(b))
+      .map(([iface, n]) => `${id} ${iface} at block ${n}`),
+  );
   if (smoke.length) lines.push("", `Smoke test relays through the gateway: ${smoke.join(", ")}.`);
   lines.push("", "The project key is a Pulumi secret (rpcstack:projectKeys); print it with:", `  ${readKeyCommand}`);
   const target = chains.find((c) => c.kind === "starknet") ?? chains.find((c) => c.kind === "evm");

@@ -33,7 +33,8 @@ function localOutputs(): Record<string, unknown> {
     network: settings.network.name,
     endpoints: publicEndpoints(settings),
     providerManifest: providerManifest(settings),
-    smokeBlockNumbers: Object.fromEntries(chains.map((c) => [c.chainId, { "rpc-http": 41, rpc: 41 }])),
+    // As the real engine hands outputs back: keys sorted.
+    smokeBlockNumbers: Object.fromEntries(chains.map((c) => [c.chainId, { rpc: 41, "rpc-http": 41 }])),
   };
 }
 

@@ -60,7 +60,14 @@ describe("the local stack on the real Pulumi engine", () => {
   let state: string;
   let env: NodeJS.ProcessEnv;
   const pulumi = (...args: string[]) => {
-    const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--stack", STACK, "--non-interactive"], { cwd: project, env, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
+    // The trial stack's empty passphrase, which npm run up chose for it (it says so).
+    const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--stack", STACK, "--non-interactive"], {
+      cwd: project,
+      env: { ...env, PULUMI_CONFIG_PASSPHRASE: "" },
+      encoding: "utf8",
+      timeout: 900_000,
+      maxBuffer: 64 << 20,
+    });
     return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
   };
   const npmRunUp = () => {
@@ -118,6 +125,7 @@ describe("the local stack on the real Pulumi engine", () => {
     console.log(`engine: npm run up took ${Math.round((Date.now() - t0) / 1000)} s`);
     expect(r.status, r.out).toBe(0);
     expect(r.out).toContain("rpcstack: using the Pulumi CLI on PATH (v3.248.0)");
+    expect(r.out).toContain("rpcstack: file backend without PULUMI_CONFIG_PASSPHRASE: the local stack's secrets use an empty passphrase");
     expect(r.out).toMatch(/rpcstack: stack local is up \(network devnet\)/);
     expect(r.out).toContain("ETHDEV   https://localhost/gateway/ethdev/rpc-http/<KEY>");
     expect(r.out).toMatch(/Smoke test relays through the gateway: ETHDEV rpc-http at block \d+, ETHDEV rpc at block \d+, STRKDEV rpc-http at block \d+, STRKDEV rpc at block \d+\./);

@@ -3,8 +3,8 @@
  * provider plugins it could build), for tests that run it. `.ci/run` builds it before the tests.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { ROOT } from "../harness.js";
 
 export interface EngineManifest {
@@ -28,17 +28,18 @@ export function findEngine(): Engine | { readonly missing: string } {
 }
 
 /**
- * A copy of the project a test can deploy without touching the checkout: Pulumi.yaml, its entry
- * point and stack files are copied (the engine writes the stack files), the sources and
- * node_modules are links to the checkout's.
+ * A copy of the project a test can deploy without touching the checkout: the files git tracks
+ * are copied (the engine writes the stack files, and `npm run up` works where its own script
+ * lies), node_modules is a link to the checkout's; `stackFiles` replace stacks/Pulumi.<stack>.yaml.
  */
 export function projectCopy(dir: string, stackFiles: Record<string, string> = {}): string {
-  mkdirSync(join(dir, "stacks"), { recursive: true });
-  for (const f of ["Pulumi.yaml", "main.cjs", "package.json"]) copyFileSync(join(ROOT, f), join(dir, f));
-  for (const entry of readdirSync(ROOT)) {
-    if (entry === "stacks" || entry.startsWith(".") || existsSync(join(dir, entry))) continue;
-    symlinkSync(join(ROOT, entry), join(dir, entry));
+  const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
+  for (const f of tracked) {
+    if (!existsSync(join(ROOT, f))) continue;
+    mkdirSync(dirname(join(dir, f)), { recursive: true });
+    copyFileSync(join(ROOT, f), join(dir, f));
   }
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   for (const [stack, text] of Object.entries(stackFiles)) writeFileSync(join(dir, "stacks", `Pulumi.${stack}.yaml`), text);
   return dir;
 }
