@@ -50,7 +50,7 @@ async function takenPorts(): Promise<number[]> {
 
 const docker = (...args: string[]) => execFileSync("docker", args, { encoding: "utf8" }).trim();
 const names = (kind: "container" | "network" | "volume") =>
-  docker(kind, "ls", ...(kind === "container" ? ["-a", "--format", "{{.Names}}"] : ["--format", "{{.Name}}"])).split("\n").filter((n) => n.startsWith("rpcstack-"));
+  docker(kind, "ls", ...(kind === "container" ? ["-a", "--format", "{{.Names}}"] : ["--format", "{{.Name}}"])).split("\n").filter((n) => /^rpcstack(-|$)/.test(n));
 const containerId = (name: string) => docker("inspect", "--format", "{{.Id}}", name);
 
 describe("the local stack on the real Pulumi engine", () => {
