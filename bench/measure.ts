@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
+import { fig, median as middle } from "./figures.js";
 
 const ROOT = join(__dirname, "..");
 const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
@@ -27,7 +28,7 @@ const statFields = (pid: string | number) => {
 const ticksToMs = (f: string[]) => ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
 
 /** CPU milliseconds used so far by every process in a process group (a proxy and its workers). */
-function groupCpuMs(pgid: number): number {
+export function groupCpuMs(pgid: number): number {
   let ms = 0;
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
@@ -50,7 +51,7 @@ export async function withCpu(pgid: number | undefined, measure: () => Result | 
   const r = await measure();
   if (!pgid) return r;
   const requests = r.requests ?? r.rps * seconds;
-  return { ...r, cpuUsPerRequest: Math.round(((groupCpuMs(pgid) - before) * 1000 * 10) / requests) / 10 };
+  return { ...r, cpuUsPerRequest: fig(((groupCpuMs(pgid) - before) * 1000) / requests) };
 }
 
 const toMs = (v: string) => {
@@ -59,9 +60,13 @@ const toMs = (v: string) => {
   return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
 };
 
-/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each). */
-export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua")): Result {
-  const out = execFileSync("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url], { encoding: "utf8" });
+/** Where the load tool runs: `taskset` CPU list (e.g. "1") to pin it to a core, so it does not take turns with the proxy. */
+export const loadTool: { cpus?: string } = {};
+
+/** wrk on one thread; `script` makes the requests (bench/post.lua: one eth_blockNumber POST each), with `scriptArgs`. */
+export function wrk(url: string, seconds: number, connections: number, script = join(ROOT, "bench/post.lua"), scriptArgs: readonly string[] = []): Result {
+  const argv = ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url, ...(scriptArgs.length ? ["--", ...scriptArgs] : [])];
+  const out = loadTool.cpus ? execFileSync("taskset", ["-c", loadTool.cpus, "wrk", ...argv], { encoding: "utf8" }) : execFileSync("wrk", argv, { encoding: "utf8" });
   const grab = (re: RegExp) => {
     const m = re.exec(out);
     if (!m) throw new Error(`wrk could not measure ${url} (no ${re.source}):\n${out}`);
@@ -69,7 +74,7 @@ export function wrk(url: string, seconds: number, connections: number, script = 
   };
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (non2xx) throw new Error(`${url}: ${non2xx[1]} error responses:\n${out}`);
-  return { rps: Number(grab(/Requests\/sec:\s+([\d.]+)/)), p50ms: toMs(grab(/^\s+50%\s+(\S+)/m)), p99ms: toMs(grab(/^\s+99%\s+(\S+)/m)), requests: Number(grab(/(\d+) requests in/)) };
+  return { rps: fig(Number(grab(/Requests\/sec:\s+([\d.]+)/))), p50ms: fig(toMs(grab(/^\s+50%\s+(\S+)/m))), p99ms: fig(toMs(grab(/^\s+99%\s+(\S+)/m))), requests: Number(grab(/(\d+) requests in/)) };
 }
 
 /** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
@@ -92,17 +97,34 @@ export async function wsRoundTrips(url: string, seconds: number, connections: nu
     }),
   );
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 1000) / 1000;
-  return { rps: Math.round(latencies.length / seconds), p50ms: pct(50), p99ms: pct(99) };
+  const pct = (p: number) => fig(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]);
+  return { rps: fig(latencies.length / seconds), p50ms: pct(50), p99ms: pct(99), requests: latencies.length };
 }
 
-/** The median of each figure every run has (req/s rounded to whole requests). */
+/** The median of each figure every run has, by the bench's rounding rule (bench/figures.ts). */
 export function median<R extends Result>(xs: readonly R[]): R {
-  const mid = (k: string) => {
-    const s = xs.map((r) => (r as unknown as Record<string, number>)[k]).sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   const keys = Object.keys(xs[0]).filter((k) => xs.every((r) => typeof (r as unknown as Record<string, unknown>)[k] === "number"));
-  const m = Object.fromEntries(keys.map((k) => [k, mid(k)])) as unknown as R;
-  return { ...m, rps: Math.round(m.rps) };
+  return Object.fromEntries(keys.map((k) => [k, fig(middle(xs.map((r) => (r as unknown as Record<string, number>)[k])))])) as unknown as R;
+}
+
+/**
+ * A metrics page, tried twice: a scrape between two runs can meet a keep-alive socket the server is
+ * closing (undici then says only "fetch failed"), which is no measurement error.
+ */
+export async function scrape(url: string): Promise<string> {
+  try {
+    return await (await fetch(url)).text();
+  } catch {
+    return await (await fetch(url)).text();
+  }
+}
+
+/** The sum of every sample of one Prometheus counter (all label sets), or 0 when it has none yet. */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (m && m[1] === name) sum += Number(m[3]);
+  }
+  return sum;
 }

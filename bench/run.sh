@@ -1,15 +1,30 @@
 #!/usr/bin/env bash
 # npm run bench: installs the load tool and the reference proxies from Debian (not in CI), then runs the benchmark.
+# npm run bench -- --cases peers: the gateway against eRPC and proxyd instead (bench/peers.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+peers=0 prev=""
+for a in "$@"; do
+  case "$a" in
+    --cases=peers) peers=1 ;;
+    peers) [ "$prev" = "--cases" ] && peers=1 ;;
+  esac
+  prev="$a"
+done
+# The arguments are checked before anything is installed or started (one list, bench/args.ts);
+# --help stops here, with the peers bench's own usage after --cases peers.
+for a in "$@"; do case "$a" in -h|--help) [ "$peers" = 1 ] && exec npx tsx bench/peers.ts --help; exec npx tsx bench/args.ts --help ;; esac; done
+npx tsx bench/args.ts "$@"
 need=()
-for p in wrk nginx caddy haproxy openssl; do command -v "$p" >/dev/null || need+=("$p"); done
+for p in wrk haproxy openssl; do command -v "$p" >/dev/null || need+=("$p"); done
+[ "$peers" = 1 ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done
 if [ "${#need[@]}" -gt 0 ]; then
   echo "bench: installing ${need[*]} from Debian"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}";
   else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; fi
 fi
 [ -d node_modules ] || npm ci --no-audit --no-fund
+if [ "$peers" = 1 ]; then exec npx tsx bench/peers.ts "$@"; fi
 npx tsx bench/run.ts "$@"
 # The response cache on a read mix against hardhat: adds ratios.cache and cache to latest.json.
 exec npx tsx bench/cache.ts "$@"

@@ -5,72 +5,40 @@
  * wrk drives HTTP; a ws client drives WebSocket round trips. Cases alternate, figures are the
  * median of the rounds. Writes bench/results/latest.json and bench/results/latest.svg.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
-import { writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
-import { median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
+import { ratio, show, showSpread, spread } from "./figures.js";
+import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
+import { BENCH_KEY as KEY, selfSignedCert } from "./gateway.js";
+import { benchProcesses, runBench } from "./processes.js";
+import { benchArgs } from "./args.js";
 import { caddyfile, nginxConf } from "./proxies.js";
 
 const ROOT = join(__dirname, "..");
-const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
 const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: "string", default: "8" },
-    "ws-seconds": { type: "string", default: "5" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-    threads: { type: "string", default: "1" },
-    variant: { type: "string" },
-    // name=DIR: the gateway builder of another checkout (DIR/gateway/build.ts), measured as its own case.
-    baseline: { type: "string", multiple: true },
-    // Only these cases (comma-separated), for quicker A/B runs.
-    cases: { type: "string" },
-    out: { type: "string", default: join(ROOT, "bench/results") },
-  },
-});
-const SECONDS = Number(args.seconds);
-const WS_SECONDS = Number(args["ws-seconds"]);
-const ROUNDS = Number(args.rounds);
-const CONNECTIONS = Number(args.connections);
-const PROXY_THREADS = Number(args.threads);
+const args = benchArgs(process.argv.slice(2));
+if (args.pin) loadTool.cpus = args.pin;
+const SECONDS = args.seconds;
+const WS_SECONDS = args["ws-seconds"];
+const ROUNDS = args.rounds;
+const CONNECTIONS = args.connections;
+const PROXY_THREADS = args.threads;
 const wrk = (url: string, seconds = SECONDS) => wrkFor(url, seconds, CONNECTIONS);
 const wsRoundTrips = (url: string, seconds = WS_SECONDS) => wsFor(url, seconds, CONNECTIONS);
 
-const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-"));
-const children: ChildProcess[] = [];
+const procs = benchProcesses("rpcstack-bench");
+const work = procs.work;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function startProc(cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  const p = spawn(cmd, argv, { stdio: ["ignore", "ignore", "pipe"], detached: true, env });
-  let err = "";
-  p.stderr!.on("data", (d) => (err += d));
-  p.on("exit", (code) => code && code !== 0 && !stopping && console.error(`${cmd} exited ${code}: ${err.slice(-2000)}`));
-  children.push(p);
-  return p;
-}
-
-let stopping = false;
-function stopAll() {
-  stopping = true;
-  for (const p of children) {
-    try {
-      process.kill(-p.pid!, "SIGTERM");
-    } catch {}
-  }
-  rmSync(work, { recursive: true, force: true });
-}
-process.on("SIGINT", () => (stopAll(), process.exit(130)));
-
+const startProc = (cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env) => procs.start(cmd, cmd, argv, env);
 
 async function waitTcp(port: number) {
   for (let i = 0; i < 200; i++) {
@@ -101,17 +69,14 @@ async function main() {
   const upstream = startProc(process.execPath, [join(ROOT, "bench/upstream.js"), String(upPort), String(wsPort)]);
   await waitTcp(upPort);
 
-  // One self-signed certificate for all three proxies (wrk does not verify).
-  const cert = join(work, "cert.pem");
-  const key = join(work, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], { stdio: "pipe" });
-  writeFileSync(join(work, "both.pem"), execFileSync("cat", [cert, key]));
+  // One self-signed certificate for all three proxies.
+  const { cert, key } = selfSignedCert(work);
 
   // The package's gateway, as generated, with loopback ports.
   const gwPort = await freePort();
   const gwOpts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: gwPort, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    certFile: join(work, "both.pem"), filesDir: join(work, "gw"), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: PROXY_THREADS, maxConnections: 4000,
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000,
@@ -125,7 +90,7 @@ async function main() {
     const p = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
     p.stdout!.resume();
     p.stderr!.resume();
-    children.push(p);
+    procs.adopt(p);
     return p;
   };
   const hap = startHaproxy(join(work, "haproxy.cfg"));
@@ -139,7 +104,7 @@ async function main() {
       .replace(`:${gwPort} ssl`, `:${port} ssl`)
       .replace(`:${gwOpts.httpPort}\n`, `:${await freePort()}\n`)
       .replace(`:${gwOpts.metrics.port}\n`, `:${await freePort()}\n`);
-    for (const [from, to] of JSON.parse(args.variant) as [string, string][]) {
+    for (const [from, to] of args.variant) {
       if (!cfg.includes(from)) throw new Error(`--variant: "${from}" is not in the generated config`);
       cfg = cfg.replace(from, to);
     }
@@ -149,9 +114,7 @@ async function main() {
 
   // Baselines: the same options through another checkout's builder (e.g. the config before a change).
   const baselines: Record<string, { port: number; pid?: number }> = {};
-  for (const spec of args.baseline ?? []) {
-    const [name, dir] = spec.split("=");
-    if (!name || !dir) throw new Error(`--baseline expects name=DIR, got "${spec}"`);
+  for (const { name, dir } of args.baseline) {
     const { buildGateway: buildOther } = await import(join(dir, "gateway/build.ts"));
     const port = await freePort();
     const opts = { ...gwOpts, httpsPort: port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() }, filesDir: join(work, `gw-${name}`) };
@@ -173,7 +136,7 @@ async function main() {
   await sleep(1500);
 
   const path = `/gateway/eth/rpc-http/${KEY}`;
-  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.split(",").includes(k))) : cases);
+  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.includes(k))) : cases);
   const httpCases: Record<string, string> = only({
     direct: `http://127.0.0.1:${upPort}/`,
     gateway: `https://127.0.0.1:${gwPort}${path}`,
@@ -220,13 +183,15 @@ async function main() {
     // A partial run: medians only, against the first case; no results file.
     for (const [kind, all] of [["HTTP req/s", http], ["WS rt/s", ws]] as const) {
       const m = Object.entries(all).map(([k, v]) => [k, median(v)] as const);
-      for (const [k, r] of m) console.log(`${kind} ${k.padEnd(10)} ${String(r.rps).padStart(7)} p50 ${r.p50ms.toFixed(2)} p99 ${r.p99ms.toFixed(2)} CPU ${r.cpuUsPerRequest ?? "-"} us  x${(r.rps / m[0][1].rps).toFixed(3)}`);
+      for (const [k, r] of m) console.log(`${kind} ${k.padEnd(10)} ${show(r.rps).padStart(7)} p50 ${show(r.p50ms)} p99 ${show(r.p99ms)} CPU ${show(r.cpuUsPerRequest)} us  x${show(ratio(r.rps, m[0][1].rps))}`);
     }
+    printSpread(http, ws);
     return;
   }
 
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
   const evm = await startHardhat();
+  procs.adopt(evm.pid);
   let evmFigures: { direct: Result; gateway: Result } | undefined;
   try {
     const gw2Port = await freePort();
@@ -241,7 +206,6 @@ async function main() {
 
   const H = Object.fromEntries(Object.entries(http).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
   const W = Object.fromEntries(Object.entries(ws).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
-  const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
   const results = {
     date: new Date().toISOString(),
     machine: { cores: cpus().length, cpu: cpus()[0]?.model, ...versions },
@@ -260,14 +224,15 @@ async function main() {
         gatewayOverCaddy: ratio(W.gateway.rps, W.caddy.rps),
       },
     },
+    spread: roundSpread(http, ws),
     raw: { http, ws },
   };
-  mkdirSync(args.out!, { recursive: true });
-  writeFileSync(join(args.out!, "latest.json"), JSON.stringify(results, null, 2) + "\n");
-  writeFileSync(join(args.out!, "latest.svg"), chart(H as Figures, W as Figures, results.date));
+  mkdirSync(args.out, { recursive: true });
+  writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(args.out, "latest.svg"), chart(H as Figures, W as Figures, results.date));
 
   const row = (name: string, r: Result, ref: Result) =>
-    `| ${name.padEnd(8)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} | ${ratio(r.rps, ref.rps).toFixed(3).padStart(9)} | ${String(r.cpuUsPerRequest ?? "-").padStart(10)} |`;
+    `| ${name.padEnd(8)} | ${show(r.rps).padStart(8)} | ${show(r.p50ms).padStart(7)} | ${show(r.p99ms).padStart(7)} | ${show(ratio(r.rps, ref.rps)).padStart(9)} | ${show(r.cpuUsPerRequest).padStart(10)} |`;
   console.log(`\nHTTP POST eth_blockNumber, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
   console.log("| case     |    req/s | p50 ms  | p99 ms  | vs direct | CPU us/req |");
   console.log("| -------- | -------- | ------- | ------- | --------- | ---------- |");
@@ -278,14 +243,34 @@ async function main() {
   for (const k of Object.keys(W)) console.log(row(k, W[k], W.direct));
   console.log(`\nratios (HTTP req/s): gateway/direct ${results.ratios.gatewayOverDirect}, gateway/nginx ${results.ratios.gatewayOverNginx}, gateway/caddy ${results.ratios.gatewayOverCaddy}`);
   console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
-  if (evmFigures) console.log(`real EVM node (hardhat): direct ${evmFigures.direct.rps} req/s, through the gateway ${evmFigures.gateway.rps} req/s`);
-  console.log(`\nwrote ${join(args.out!, "latest.json")} and latest.svg`);
+  printSpread(http, ws);
+  if (evmFigures) console.log(`real EVM node (hardhat): direct ${show(evmFigures.direct.rps)} req/s, through the gateway ${show(evmFigures.gateway.rps)} req/s`);
+  console.log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
 }
 
-main()
-  .then(() => (stopAll(), process.exit(0)))
-  .catch((e) => {
-    console.error(e);
-    stopAll();
-    process.exit(1);
-  });
+/**
+ * The gateway over each other proxy, round by round (both measured in the same round): how far
+ * one run's rounds disagree, which a median alone hides.
+ */
+function roundSpread(http: Record<string, Result[]>, ws: Record<string, Result[]>) {
+  const per = (all: Record<string, Result[]>, pick: (r: Result) => number | undefined) =>
+    Object.fromEntries(
+      Object.keys(all)
+        .filter((k) => k !== "gateway" && all.gateway)
+        .map((k) => [k, spread(all.gateway.map((g, i) => pick(g)! / pick(all[k][i])!))]),
+    );
+  return {
+    http: { rps: per(http, (r) => r.rps), cpuPerRequest: per(http, (r) => r.cpuUsPerRequest) },
+    ws: { rps: per(ws, (r) => r.rps), cpuPerRequest: per(ws, (r) => r.cpuUsPerRequest) },
+  };
+}
+
+function printSpread(http: Record<string, Result[]>, ws: Record<string, Result[]>) {
+  const s = roundSpread(http, ws);
+  console.log(`\ngateway over each case, per round: median (min-max, spread in % of the median)`);
+  for (const [kind, f] of [["HTTP", s.http], ["WS", s.ws]] as const) {
+    for (const k of Object.keys(f.rps)) console.log(`${kind} gateway/${k}: req/s ${showSpread(f.rps[k])}; CPU per request ${showSpread(f.cpuPerRequest[k])}`);
+  }
+}
+
+runBench(procs, main);

@@ -1,11 +1,10 @@
 /** Rules for `l1.external` (an L1 node elsewhere), `l1.history` and `disk`, beside config/rules.ts. */
 import { problem } from "./errors.js";
+import { isObj } from "./guards.js";
 import { configSchema } from "./schema.js";
 import type { RawConfig } from "./types.js";
 
 const DISK_DEFAULTS = configSchema.properties.disk.properties;
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function externalL1Problems(raw: RawConfig, isSecret: (key: string) => boolean | undefined): string[] {
   const l1: Record<string, unknown> = isObj(raw.l1) ? raw.l1 : {};

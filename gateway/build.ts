@@ -1,18 +1,19 @@
 /**
- * Gateway chains and limits -> an HAProxy configuration plus the files it reads (Lua policy,
- * JSON error pages); project keys -> the key map, separately, since only it holds a secret.
+ * Gateway chains and limits -> an HAProxy configuration plus the files it reads (the stack's data
+ * for the Lua programs of gateway/lua/, JSON error pages); project keys -> the key map,
+ * separately, since only it holds a secret.
  * Pure: no I/O, no Pulumi. Each concern lives in the module named for it: routes.ts, limits.ts,
  * policy.ts, cors.ts, errors.ts, tls.ts; this file puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
-import { CACHE_FILE, cacheGlobal, cacheLua, cacheMetricsDirectives, cacheRules } from "./cache.js";
+import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
-import { policyLua, policyRules } from "./policy.js";
+import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
+import { policyData, policyRules } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
-import { WS_LIMIT_LUA } from "./wsLimitLua.js";
 import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
@@ -110,16 +111,17 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    "policy.lua": policyLua(chains) + WS_LIMIT_LUA,
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), cache: cacheData(chains, opts) }),
     ...errorFiles(),
-    ...(opts.cache ? { [CACHE_FILE]: cacheLua(chains, opts) } : {}),
   };
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits)];
   const sections: Section[] = [
-    globalSection(opts, f("policy.lua"), cacheGlobal(chains, opts)),
+    globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
     errorsSection(opts),
     ...resolverSections(opts),
     https,
+    ...cacheSections(chains, opts),
     ...httpSections(opts, hostnames),
     metricsSection(opts, cacheMetricsDirectives(chains, opts)),
     ...per.flatMap(({ r }) => r.backends),

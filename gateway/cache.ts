@@ -1,15 +1,16 @@
 /**
  * The response cache: which answers may be kept (a policy by finality per chain kind, as data),
- * the generated cache.lua, and the frontend, global and metrics lines that hook it in. Pure.
+ * the data its Lua program (gateway/lua/cache.lua) reads, and the frontend, global and metrics
+ * lines that hook it in. Pure.
  *
  * The cache sits after the method policy, the key check, the rate limits and the node-health
  * gates: a request reaches it only once all of those have let it through.
  */
-import { CHECK_AGENT, parseUpstream } from "./upstreams.js";
-import { anon, req, type Directive, type Rule } from "./model.js";
-import { exactPath, on } from "./routes.js";
-import { CACHE_LUA } from "./cacheLua.js";
-import { luaLiteral } from "./luaLiteral.js";
+import { CHECK_AGENT } from "./upstreams.js";
+import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
+import { exactPath, on, rpcBackend } from "./routes.js";
+import { statusBody } from "./errors.js";
+import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
 
 /** How an argument is made canonical; a spelling the node might treat differently is not cached. */
@@ -69,14 +70,15 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
   },
 };
 
-export interface CacheOptions {
-  /** Bytes the cache may hold in all (answers, keys and per-entry overhead): a hard bound. */
-  readonly maxBytes: number;
-  /** Largest answer stored; larger ones are relayed and not kept. */
-  readonly maxObjectBytes: number;
-  /** How often each chain's final block is polled. */
-  readonly pollIntervalMs: number;
-}
+/**
+ * The ids each kind's node answers as calls: only calls with such an id are cached (gateway/lua/
+ * rpcstack/cache_keys.lua IDS). geth answers any id but an object or an array (rpc/json.go
+ * hasValidID), but hardhat answers null and booleans with -32600 (hardhat 2.29, measured), and an
+ * EVM chain's node may be either: strings and numbers. Juno takes null for a notification and
+ * refuses booleans and numbers with a "." (jsonrpc/server.go isSane), Pathfinder wants integers or
+ * strings.
+ */
+export const CACHE_IDS = { evm: "stringOrNumber", starknet: "stringOrInteger" } as const;
 
 export const CACHE_DEFAULTS = { maxObjectBytes: 4 * 1024 * 1024, pollIntervalMs: 2000 } as const;
 /**
@@ -87,50 +89,79 @@ export const CACHE_DEFAULTS = { maxObjectBytes: 4 * 1024 * 1024, pollIntervalMs:
 export const FALLBACK_DEPTH = 64;
 /** What the cache's own polls send as User-Agent, so node logs (and tests) can tell them apart. */
 export const CACHE_POLL_AGENT = `${CHECK_AGENT}-cache-poll`;
-export const CACHE_FILE = "cache.lua";
 /**
  * Hits up to this size are answered by the lookup action itself (txn:done with a reply, which
  * must fit in one buffer: HAProxy's default tune.bufsize is 16 KiB, of which tune.maxrewrite
  * 8 KiB stay reserved); larger ones are streamed by the service.
  */
 export const REPLY_MAX = 7 * 1024;
+/**
+ * Most misses the cache fetches at once. Each fetch holds its whole answer in Lua several times
+ * over until it is sent (the httpclient's buffer, the body, its halves) and glibc keeps what the
+ * process once held, so the cache fetches a bounded number at once and a miss beyond it is relayed
+ * to the node as without the cache (not kept). A miss does not wait for a place: a waiting call
+ * holds a buffer of tune.bufsize (1 MiB + 64 KiB by default), which made HAProxy's memory follow
+ * the number of clients missing at once.
+ */
+export const MAX_FETCHES = 8;
+/** Answers in flight may hold this share of the budget (estimated per method from its last answers), at least one largest answer. */
+export const FLIGHT_SHARE = 1 / 16;
+
+/**
+ * Where the cache's own requests (misses and finality polls) enter HAProxy: a listener on an
+ * abstract socket (Linux; one per gateway, named by its HTTPS port) that hands each chain's to the
+ * backend that relays its JSON-RPC. So they go the relay's way (TLS, Host, the node's health),
+ * and a node's URL, a secret for an external L1, stays in haproxy.cfg: Lua names only the chain,
+ * and no URL reaches the httpclient's log lines.
+ */
+export const cacheFetchAddress = (o: GatewayOptions) => `abns@rpcstack-cache-${o.httpsPort}`;
+/** What the httpclient asks for (a chain's path after it): never sent to a node. */
+export const CACHE_FETCH_URL = "http://rpcstack-cache/";
 
 /** Chains whose JSON-RPC over HTTP is cached: evm and starknet with an rpcHttp upstream, unless switched off. */
 export const cachedChains = (chains: readonly GatewayChain[], o: GatewayOptions): GatewayChain[] =>
   o.cache ? chains.filter((c) => (c.kind === "evm" || c.kind === "starknet") && c.upstreams.rpcHttp && c.cache !== false) : [];
 
-export function cacheLua(chains: readonly GatewayChain[], o: GatewayOptions): string {
-  const cached = cachedChains(chains, o);
-  const table = Object.fromEntries(
-    cached.map((c) => {
-      const u = parseUpstream(c.upstreams.rpcHttp!);
-      const url = `${u.tls ? "https" : "http"}://${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}${u.basePath || "/"}`;
-      return [c.path, { kind: c.kind, url, depth: c.kind === "evm" ? FALLBACK_DEPTH : 0 }];
-    }),
-  );
-  return [
-    "-- Generated by rpcstack: the response cache of the JSON-RPC chains (see gateway/cache.ts).",
-    `CHAINS = ${luaLiteral(table)}`,
-    `RULES = ${luaLiteral(CACHE_POLICY)}`,
-    "STATS = {}",
-    `BUDGET, MAX_OBJECT, POLL_MS = ${o.cache!.maxBytes}, ${o.cache!.maxObjectBytes}, ${o.cache!.pollIntervalMs}`,
-    `POLL_AGENT = ${JSON.stringify(CACHE_POLL_AGENT)}`,
-    `REPLY_MAX = ${REPLY_MAX}`,
-    CACHE_LUA,
-  ].join("\n");
+/** What cache.lua reads from the stack's data (gateway_data.lua): the cached chains, the rules and the budgets. */
+export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
+  if (!o.cache) return undefined;
+  const table = Object.fromEntries(cachedChains(chains, o).map((c) => [c.path, { kind: c.kind, depth: c.kind === "evm" ? FALLBACK_DEPTH : 0 }]));
+  return {
+    chains: table,
+    rules: CACHE_POLICY,
+    ids: CACHE_IDS,
+    budget: o.cache.maxBytes,
+    maxObject: o.cache.maxObjectBytes,
+    pollMs: o.cache.pollIntervalMs,
+    pollAgent: CACHE_POLL_AGENT,
+    replyMax: REPLY_MAX,
+    fetch: { url: CACHE_FETCH_URL, dst: cacheFetchAddress(o), max: MAX_FETCHES, bytes: Math.max(o.cache.maxObjectBytes, Math.floor(o.cache.maxBytes * FLIGHT_SHARE)) },
+    // The gateway's own answers when the service has no hand-over, the node cannot be reached, or
+    // an identical call in flight took longer than any fetch may.
+    errors: { internal: statusBody(500), badGateway: statusBody(502), timeout: statusBody(504) },
+  };
 }
 
-/**
- * Global lines: the Lua file, and the httpclient's CA (only with an https upstream, as the
- * servers' ca-file: an image without the bundle must still start) and resolver.
- */
+/** Global lines: the Lua program. */
 export function cacheGlobal(chains: readonly GatewayChain[], o: GatewayOptions): Directive[] {
+  return cachedChains(chains, o).length ? [luaLoad(o, LUA_ENTRIES.cache)] : [];
+}
+
+/** The listener the cache's fetches and polls come in by (cacheFetchAddress). */
+export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions): Section[] {
   const cached = cachedChains(chains, o);
   if (!cached.length) return [];
   return [
-    ["lua-load", `${o.filesDir}/${CACHE_FILE}`],
-    ...(cached.some((c) => parseUpstream(c.upstreams.rpcHttp!).tls) ? [["httpclient.ssl.ca-file", o.caFile]] : []),
-    ...(o.resolver ? [["httpclient.resolvers.id", "docker"]] : []),
+    {
+      header: ["frontend", "cache_fetch"],
+      comment: "The response cache's own requests (misses, finality polls), each chain's to the backend that relays its JSON-RPC.",
+      // The client's request is logged by the https frontend already.
+      directives: [["bind", cacheFetchAddress(o)], ["no", "log"]],
+      rules: [
+        ...cached.map((c) => useBackend(rpcBackend(c), anon("path", `/${c.path}`))),
+        { phase: "default_backend", action: ["be_unrouted"] },
+      ],
+    },
   ];
 }
 

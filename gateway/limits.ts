@@ -110,7 +110,7 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
 }
 
 /**
- * Frames inside a relayed WebSocket (ws_limit in policy.lua): messages up to maxBodyBytes, each
+ * Frames inside a relayed WebSocket (ws_limit in gateway/lua/limits.lua): messages up to maxBodyBytes, each
  * counted against the rate of the stick counter `sc` (0: the key; 1: the address on public hostnames).
  */
 export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), callsPerWindow(o), String(sc)];
@@ -124,7 +124,7 @@ export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", 
 export const wsBackendDirectives = (o: GatewayOptions): Directive[] => [wsFilter(o, 0), ["timeout", "server", `${o.wsIdleTimeoutSeconds}s`]];
 export const clientTimeout = (o: GatewayOptions) => `${Math.max(60, o.wsIdleTimeoutSeconds)}s`;
 
-/** gRPC messages (grpc_limit in policy.lua) up to maxBodyBytes each: gRPC bodies are streams. */
+/** gRPC messages (grpc_limit in gateway/lua/limits.lua) up to maxBodyBytes each: gRPC bodies are streams. */
 export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
 
 export const tables = (): Section[] => [

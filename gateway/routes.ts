@@ -11,7 +11,7 @@
 import { refuse } from "./errors.js";
 import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
 import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
-import { ChainBackends, parseUpstream } from "./upstreams.js";
+import { ChainBackends, backendName, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
 
 export interface ChainRoutes {
@@ -27,6 +27,9 @@ export interface ChainRoutes {
 /** The condition "this request is for <chain>/<iface>". */
 export const on = (c: GatewayChain, iface: Interface): string[] =>
   anon("var(txn.chain)", "-m", "str", c.path).concat(anon("var(txn.iface)", "-m", "str", iface));
+/** The backend that relays a chain's JSON-RPC POSTs (the response cache fetches through it too). */
+export const RPC_BACKEND = "rpc";
+export const rpcBackend = (c: GatewayChain) => backendName(c.path, RPC_BACKEND);
 export const exactPath: Cond = anon("var(txn.rest)", "-m", "len", "0");
 /** The request's host name without a port: what public hostnames are matched on. */
 export const HOST_FETCH = "req.hdr(host),field(1,:)";
@@ -45,7 +48,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
-    const post = be.add("rpc", c.upstreams.rpcHttp, [["http-request", "set-path", u.basePath || "/"]]);
+    const post = be.add(RPC_BACKEND, c.upstreams.rpcHttp, [["http-request", "set-path", u.basePath || "/"]]);
     gates.push(gate(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
     uses.push(useBackend(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc-http", backend: post, detail: `POST -> ${c.upstreams.rpcHttp}` });

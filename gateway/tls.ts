@@ -9,7 +9,7 @@ import { clientTimeout, tuneDirectives } from "./limits.js";
 import { hostIs } from "./routes.js";
 import type { GatewayOptions } from "./types.js";
 
-export function globalSection(o: GatewayOptions, lua: string, extra: readonly Directive[] = []): Section {
+export function globalSection(o: GatewayOptions, lua: readonly Directive[], extra: readonly Directive[] = []): Section {
   return {
     header: ["global"],
     directives: [
@@ -22,7 +22,7 @@ export function globalSection(o: GatewayOptions, lua: string, extra: readonly Di
       ...(o.adminSocket ? [["stats", "socket", o.adminSocket, "mode", "600", "level", "admin"]] : []),
       // normalize-uri is marked experimental in HAProxy 2.6 (no longer in later releases).
       ["expose-experimental-directives"],
-      ["lua-load", lua],
+      ...lua,
       ...extra,
       ...tuneDirectives(o),
       // Mozilla "intermediate" TLS: TLS 1.2+ with forward-secret AEAD ciphers.

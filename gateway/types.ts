@@ -1,6 +1,5 @@
-/** What the gateway compiler takes and returns. Pure types. */
+/** What the gateway compiler takes and returns: the modules of gateway/ import it, it imports none of them. */
 import type { ChainKind, ProjectKey } from "../config/index.js";
-import type { CacheOptions } from "./cache.js";
 
 export type { ChainKind, ProjectKey };
 /** The interface words of the gateway paths, `/gateway/<chain>/<interface>/<KEY>/...`. */
@@ -37,8 +36,10 @@ export interface GatewayOptions {
    * file, so the ACME client can replace it through the runtime API without a reload.
    */
   readonly certFile: string;
-  /** Where the generated files are placed (keys.map, policy.lua, errors/). */
+  /** Where the generated files are placed (keys.map, gateway_data.lua, errors/). */
   readonly filesDir: string;
+  /** Where HAProxy finds the package's Lua programs: a copy of gateway/lua/ (gateway/lua.ts). */
+  readonly luaDir: string;
   /** host:port of the ACME HTTP-01 responder behind /.well-known/acme-challenge/. */
   readonly acmeResponder?: string;
   /** DNS resolver for upstream names at run time (Docker's 127.0.0.11:53). */
@@ -74,10 +75,19 @@ export interface GatewayOptions {
   readonly cache?: CacheOptions;
 }
 
+export interface CacheOptions {
+  /** Bytes the cache may hold in all (answers, keys and per-entry overhead): a hard bound. */
+  readonly maxBytes: number;
+  /** Largest answer stored; larger ones are relayed and not kept. */
+  readonly maxObjectBytes: number;
+  /** How often each chain's final block is polled. */
+  readonly pollIntervalMs: number;
+}
+
 /** What the compiler returns: nothing in it depends on a project key. */
 export interface GatewayCompiled {
   readonly config: string;
-  /** File name (relative to filesDir) -> contents: the Lua policy and the error pages. */
+  /** File name (relative to filesDir) -> contents: the Lua programs' data and the error pages. */
   readonly files: Readonly<Record<string, string>>;
   /** What is served, for tests: route -> backend. */
   readonly routes: readonly Route[];

@@ -14,6 +14,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     metrics: { address: "0.0.0.0", port: METRICS_PORT },
     certFile: GATEWAY_PATHS.certFile,
     filesDir: GATEWAY_PATHS.configDir,
+    luaDir: GATEWAY_PATHS.luaDir,
     acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
     resolver: "127.0.0.11:53",
     adminSocket: GATEWAY_PATHS.adminSocket,

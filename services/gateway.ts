@@ -1,10 +1,12 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import { publicHost, type StackSettings } from "../config/index.js";
+import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { bashHttpGet } from "./health.js";
-import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
+import type { FileSpec, Role, ServiceSpec, VolumeSpec } from "./types.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
+  luaDir: "/usr/local/etc/haproxy/lua",
   certFile: "/certs/gateway.pem",
   adminSocket: "/var/run/haproxy/admin.sock",
   acmeDir: "/acme",
@@ -99,8 +101,10 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
       { volume: "haproxy-run", path: "/var/run/haproxy" },
     ],
     files: [
-      // haproxy.cfg, the key map, the Lua policy and the error pages, as the gateway compiler writes them.
+      // haproxy.cfg, the key map, the Lua programs' data and the error pages, as the gateway compiler writes them.
       { from: "generated", dir: GATEWAY_PATHS.configDir, set: "gateway" },
+      // The Lua programs, as the package has them.
+      ...LUA_FILES.map((f): FileSpec => ({ from: "package", path: `${GATEWAY_PATHS.luaDir}/${f}`, source: `${LUA_SOURCE_DIR}/${f}` })),
     ],
     healthcheck: bashHttpGet(METRICS_PORT, "/metrics", [200], 10),
     restart: "unless-stopped",

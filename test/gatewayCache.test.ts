@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
-import { CACHE_DEFAULTS } from "../gateway/cache.js";
+import { CACHE_DEFAULTS, MAX_FETCHES } from "../gateway/cache.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
@@ -13,6 +13,9 @@ import { jsonRpc, waitFor } from "./support/net.js";
 import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
 
 const KEY = "cache_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj";
+const OTHER_KEY = "cache_Other_4hJk8LmN2pQr6StV9wXy3ZaB5cD";
+/** A provider key in the node's URL path, as hosted nodes take it: it must reach no log line. */
+const URL_SECRET = "v3/prov1derS3cretK3y";
 const CACHE = { maxBytes: 32 * 1024 * 1024, ...CACHE_DEFAULTS, pollIntervalMs: 200 };
 
 let node: EvmNode;
@@ -25,7 +28,7 @@ beforeAll(async () => {
   [node, sim] = await Promise.all([startHardhat(), startStarknetSim({ from: 100, to: 100, l1Accepted: 90 })]);
   [eth, strk] = await Promise.all([startCountingRelay(node.url), startCountingRelay(sim.url)]);
   const chains: GatewayChain[] = [
-    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: eth.url } },
+    { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `${eth.url}/${URL_SECRET}` } },
     { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: strk.url } },
     { path: "raw", chainId: "RAW", kind: "evm", upstreams: { rpcHttp: eth.url }, cache: false },
     { path: "twin", chainId: "TWIN", kind: "evm", upstreams: { rpcHttp: eth.url } },
@@ -43,8 +46,8 @@ afterAll(async () => {
   await Promise.all([node?.stop(), sim?.stop()]);
 });
 
-const post = (chain: string, body: string, key = KEY) =>
-  fetch(`${gw.base}/gateway/${chain}/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+const post = (chain: string, body: string, key = KEY, base = gw.base) =>
+  fetch(`${base}/gateway/${chain}/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
 const direct = async (url: string, body: string) => (await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body })).text();
 const call = (method: string, params: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
 
@@ -75,13 +78,83 @@ describe("Ethereum: final answers never reach the node twice", () => {
   it("a hit carries the request's id exactly as sent, whatever it is, with the node's result byte for byte", async () => {
     const template = await direct(node.url, call("eth_getBlockByNumber", ["0x2", false], 1));
     expect((await through(eth, "eth", call("eth_getBlockByNumber", ["0x2", false], 7))).cache).toBe("MISS");
-    for (const id of ["9007199254740991", '"q\\"uo\\\\te\\u2028"', '"\u2028 raw"', "null", '"plain"', "-0", "1.5e3"]) {
+    for (const id of ["9007199254740991", '"q\\"uo\\\\te\\u2028"', '"\u2028 raw"', '"plain"', "-0", "1.5e3", "0", "-1.25E-7"]) {
       const body = `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByNumber","params":["0x2",false]}`;
       const r = await through(eth, "eth", body);
       expect(r).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
       expect(r.text).toBe(template.replace('"id":1,', `"id":${id},`));
     }
   });
+
+  it("an id the node would refuse goes to the node: numbers as RFC 8259 writes them, strings; never null, booleans, objects or arrays", async () => {
+    const body = (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByNumber","params":["0x2",false]}`;
+    expect(await through(eth, "eth", body("1"))).toMatchObject({ status: 200, cache: "HIT" });
+    // Each twice: the first answer must not make the second a hit either (the repeated-body path).
+    for (const id of ["01", "1.", "1e", "1-", "-01", "1e+", "null", "true", "false", "{}", '{"a":1}', "[]", "[1]"]) {
+      for (let i = 0; i < 2; i++) {
+        const r = await through(eth, "eth", body(id));
+        expect(r.cache, id).not.toBe("HIT");
+        expect(r.reached, id).toBe(1);
+        expect(r.text, id).toBe(await direct(node.url, body(id)));
+      }
+    }
+    // Also inside a batch whose other call is held.
+    for (const id of ["01", "1.", "null", "true", "{}"]) {
+      const batch = `[${body("5")},${body(id)}]`;
+      const r = await through(eth, "eth", batch);
+      expect(r.cache, id).not.toBe("HIT");
+      expect(r.reached, id).toBe(1);
+      expect(r.text, id).toBe(await direct(node.url, batch));
+    }
+  });
+
+  it("50 identical misses at once reach the node once; each caller gets the answer with its own id", async () => {
+    const body = (id: number) => call("eth_getBlockByNumber", ["0x6", true], id);
+    const before = await metrics(gw.metricsPort);
+    const n0 = eth.calls.length;
+    eth.delayMs = 500;
+    let answers: { status: number; cache: string | null; text: string }[];
+    try {
+      answers = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const res = await post("eth", body(i));
+          return { status: res.status, cache: res.headers.get("x-cache"), text: await res.text() };
+        }),
+      );
+    } finally {
+      eth.delayMs = 0;
+    }
+    expect(eth.calls.length - n0).toBe(1);
+    const template = await direct(node.url, body(0));
+    answers.forEach((a, i) => {
+      expect(a.status).toBe(200);
+      expect(a.text).toBe(template.replace('"id":0,', `"id":${i},`));
+    });
+    const after = await metrics(gw.metricsPort);
+    const saved = metric(after, "coalesced_total", "eth") - metric(before, "coalesced_total", "eth");
+    const hits = metric(after, "hits_total", "eth") - metric(before, "hits_total", "eth");
+    expect(saved).toBeGreaterThan(0);
+    expect(saved + hits).toBe(49);
+    expect(answers.filter((a) => a.cache === "COALESCED")).toHaveLength(saved);
+  });
+
+  it("a caller that goes away mid-fetch keeps neither an identical caller waiting nor its place among the fetches", async () => {
+    const body = (id: number) => call("eth_getBlockByNumber", ["0x8", true], id);
+    const gone = new AbortController();
+    eth.delayMs = 1500;
+    try {
+      const first = fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: body(1), signal: gone.signal }).catch(() => undefined);
+      await waitFor("the first call at the node", async () => (eth.calls.some((c) => c.body === body(1)) ? true : undefined));
+      gone.abort();
+      await first;
+      const res = await post("eth", body(2));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe(await direct(node.url, body(2)));
+    } finally {
+      eth.delayMs = 0;
+    }
+    await waitFor("no fetch in flight", async () => (/^rpcstack_cache_fetches 0$/m.test(await metrics(gw.metricsPort)) ? true : undefined), 5_000);
+  }, 30_000);
 
   it("chain id and net version are held; a hash in upper case is the same key", async () => {
     for (const m of ["eth_chainId", "net_version"]) {
@@ -207,6 +280,43 @@ describe("Ethereum: final answers never reach the node twice", () => {
     expect(eth.calls.length).toBe(before);
   });
 
+  it("misses in flight are bounded: of 40 distinct misses at once the cache fetches at most MAX_FETCHES, the others go to the node as without it; all are answered", async () => {
+    await jsonRpc(node.url, "hardhat_mine", ["0x40"]);
+    await new Promise((r) => setTimeout(r, 600));
+    const bodies = Array.from({ length: 40 }, (_, i) => call("eth_getBlockTransactionCountByNumber", [hex(20 + i)], i));
+    const before = await metrics(gw.metricsPort);
+    eth.delayMs = 300;
+    let answers: { status: number; cache: string | null; text: string }[];
+    try {
+      answers = await Promise.all(bodies.map(async (b) => {
+        const res = await post("eth", b);
+        return { status: res.status, cache: res.headers.get("x-cache"), text: await res.text() };
+      }));
+    } finally {
+      eth.delayMs = 0;
+    }
+    const fetched = answers.filter((a) => a.cache === "MISS").length;
+    const relayed = answers.filter((a) => a.cache === null).length;
+    expect(fetched).toBeGreaterThan(0);
+    expect(fetched).toBeLessThanOrEqual(MAX_FETCHES);
+    expect(fetched + relayed).toBe(40);
+    const after = await metrics(gw.metricsPort);
+    expect(metric(after, "bypassed_total", "eth") - metric(before, "bypassed_total", "eth")).toBe(relayed);
+    for (const [i, a] of answers.entries()) {
+      expect(a.status).toBe(200);
+      expect(a.text).toBe(await direct(node.url, bodies[i]));
+    }
+  });
+
+  it("the node's URL, a provider key in its path, is in no log line (the cache's own fetches and polls included)", async () => {
+    expect(await through(eth, "eth", call("eth_getBlockByNumber", ["0x7", false]))).toMatchObject({ cache: "MISS", reached: 1 });
+    const polls = eth.polls();
+    await waitFor("another finality poll", async () => (eth.polls() > polls ? true : undefined));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(gw.logs()).toContain("chain=eth");
+    expect(gw.logs()).not.toContain(URL_SECRET);
+  });
+
   it("counts hits, misses and bytes per chain on the private metrics port", async () => {
     const before = await metrics(gw.metricsPort);
     expect(await through(eth, "eth", call("eth_getBlockByNumber", ["0x3", true]))).toMatchObject({ cache: "HIT", reached: 0 });
@@ -224,6 +334,17 @@ describe("Starknet: blocks and receipts once accepted on L1", () => {
       expect(await through(strk, "strk", call(m, []))).toMatchObject({ cache: "MISS", reached: 1 });
       expect(await through(strk, "strk", call(m, [], 3))).toMatchObject({ cache: "HIT", reached: 0, text: await direct(sim.url, call(m, [], 3)) });
     }
+  });
+
+  it("a held answer goes only to ids Juno answers as calls: null (a notification to Juno), booleans, fractions and objects reach the node (fuzz finding)", async () => {
+    await through(strk, "strk", call("starknet_chainId", [], 4));
+    expect(await through(strk, "strk", call("starknet_chainId", [], 5))).toMatchObject({ cache: "HIT", reached: 0 });
+    for (const id of ["null", "true", "1.5", "1e3", '{"a":1}', "[]"]) {
+      const body = `{"jsonrpc":"2.0","method":"starknet_chainId","params":[],"id":${id}}`;
+      expect(await through(strk, "strk", body), id).toMatchObject({ cache: null, reached: 1 });
+    }
+    // A number JSON refuses makes the body a parse error at the node, not a hit.
+    expect(await through(strk, "strk", '{"jsonrpc":"2.0","method":"starknet_chainId","params":[],"id":01}')).toMatchObject({ cache: null, reached: 1 });
   });
 
   it("a block accepted on L1 is held under positional and named params; an L2 block and latest are not", async () => {
@@ -248,6 +369,42 @@ describe("Starknet: blocks and receipts once accepted on L1", () => {
     expect(await through(strk, "strk", l1)).toMatchObject({ cache: "HIT", reached: 0 });
     const l2 = call("starknet_getTransactionReceipt", ["0x5f01"]);
     expect((await through(strk, "strk", l2)).reached + (await through(strk, "strk", l2)).reached).toBe(2);
+  });
+});
+
+describe("one key cannot empty everyone's cache", () => {
+  let shared: RunningGateway;
+  // Alice's 15 blocks (~3.6 KB each with their alias) fit in her half; Bob's 167 are 4x the budget.
+  const BUDGET = 128 * 1024;
+  beforeAll(async () => {
+    await jsonRpc(node.url, "hardhat_mine", ["0x100"]);
+    shared = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: eth.url } }], [{ name: "alice", key: KEY }, { name: "bob", key: OTHER_KEY }], {
+      cache: { ...CACHE, maxBytes: BUDGET },
+    });
+    await waitFor("a finality poll", async () => ((await metrics(shared.metricsPort)).includes(`rpcstack_cache_budget_bytes ${BUDGET}`) ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+  });
+  afterAll(async () => shared?.stop());
+
+  const read = async (key: string, n: number) => (await post("eth", call("eth_getBlockByNumber", [hex(n), false]), key, shared.base)).headers.get("x-cache");
+  const hitRatio = async (key: string, blocks: number[]) => {
+    let hits = 0;
+    for (const n of blocks) if ((await read(key, n)) === "HIT") hits++;
+    return hits / blocks.length;
+  };
+
+  it("a scan of 200 distinct final blocks by one key leaves another key's blocks held", async () => {
+    const alice = Array.from({ length: 15 }, (_, i) => 1 + i);
+    await hitRatio(KEY, alice);
+    const without = await hitRatio(KEY, alice);
+    expect(without).toBe(1);
+    for (let n = 100; n < 300; n++) await read(OTHER_KEY, n);
+    const m = await metrics(shared.metricsPort);
+    expect(metric(m, "bytes", "eth")).toBeLessThanOrEqual(BUDGET);
+    expect(metric(m, "evictions_total", "eth")).toBeGreaterThan(80);
+    const afterScan = await hitRatio(KEY, alice);
+    // With the numbers in the message: the other key's hit ratio without and after the scan.
+    expect(afterScan, `alice's hit ratio: ${without} without the scan, ${afterScan} after it`).toBeGreaterThanOrEqual(0.9 * without);
   });
 });
 

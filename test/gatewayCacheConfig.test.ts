@@ -1,11 +1,11 @@
 /** What the generated configuration holds for the response cache, per chain and option (pure). */
 import { describe, expect, it } from "vitest";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayChain, type GatewayOptions } from "../gateway/build.js";
-import { CACHE_DEFAULTS } from "../gateway/cache.js";
+import { CACHE_DEFAULTS, MAX_FETCHES } from "../gateway/cache.js";
 
 const OPTS: GatewayOptions = {
   bindAddress: "127.0.0.1", httpsPort: 8443, httpPort: 8080, metrics: { address: "127.0.0.1", port: 8405 },
-  certFile: "/c/gw.pem", filesDir: "/g", rateLimitPerSecond: 100, maxBodyBytes: 65536, checkIntervalMs: 1000,
+  certFile: "/c/gw.pem", filesDir: "/g", luaDir: "/l", rateLimitPerSecond: 100, maxBodyBytes: 65536, checkIntervalMs: 1000,
   caFile: "/etc/ssl/certs/ca-certificates.crt", maxConnections: 1000, ...GATEWAY_LIMIT_DEFAULTS,
   cache: { maxBytes: 64 << 20, ...CACHE_DEFAULTS },
 };
@@ -16,15 +16,20 @@ const CHAINS: GatewayChain[] = [
 ];
 
 describe("the cache in the generated configuration", () => {
-  it("covers evm and starknet chains over HTTP, never cosmos, and fetches misses from each chain's own URL", () => {
+  it("covers evm and starknet chains over HTTP, never cosmos, and fetches misses through each chain's relay backend", () => {
     const b = buildGateway(CHAINS, [], OPTS);
-    expect(b.config).toContain("lua-load /g/cache.lua");
+    expect(b.config).toContain("lua-load /l/cache.lua");
     expect(b.config).toMatch(/http-request lua\.rpc_cache_lookup eth if/);
     expect(b.config).toMatch(/http-request lua\.rpc_cache_lookup strk if/);
     expect(b.config).not.toMatch(/rpc_cache_lookup hub/);
-    expect(b.files["cache.lua"]).toContain('["url"] = "http://juno:6060/rpc/v0_9"');
-    // http upstreams only: no CA bundle is required of the image.
-    expect(b.config).not.toContain("httpclient.ssl.ca-file");
+    expect(b.files["gateway_data.lua"]).toContain('strk = { kind = "starknet", depth = 0 }');
+    const fetchListener = /frontend cache_fetch\n([\s\S]*?)\n\n/.exec(b.config)![1];
+    expect(fetchListener).toContain("bind abns@rpcstack-cache-8443");
+    expect(fetchListener).toContain("use_backend be_eth_rpc if { path /eth }");
+    expect(fetchListener).toContain("use_backend be_strk_rpc if { path /strk }");
+    expect(fetchListener).not.toContain("hub");
+    // The httpclient reaches no node itself: it needs no CA bundle or resolver of its own.
+    expect(b.config).not.toContain("httpclient.");
     expect(b.config).toContain("use-service lua.rpc_cache_metrics if { path /metrics/cache }");
   });
 
@@ -34,13 +39,19 @@ describe("the cache in the generated configuration", () => {
     expect(off.config).toMatch(/rpc_cache_lookup strk/);
     const none = buildGateway(CHAINS, [], { ...OPTS, cache: undefined });
     expect(none.config).not.toMatch(/cache\.lua|rpc_cache/);
-    expect(none.files["cache.lua"]).toBeUndefined();
+    expect(none.files["gateway_data.lua"]).not.toContain("cache");
   });
 
-  it("an https upstream brings the httpclient's CA bundle; the budget and object limit reach the Lua", () => {
-    const b = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "https://rpc.example.net/v1" } }], [], OPTS);
-    expect(b.config).toContain("httpclient.ssl.ca-file /etc/ssl/certs/ca-certificates.crt");
-    expect(b.files["cache.lua"]).toContain(`BUDGET, MAX_OBJECT, POLL_MS = ${64 << 20}, ${CACHE_DEFAULTS.maxObjectBytes}, ${CACHE_DEFAULTS.pollIntervalMs}`);
-    expect(b.files["cache.lua"]).toContain('["url"] = "https://rpc.example.net:443/v1"');
+  it("an https upstream's URL (a secret when it holds a provider key) stays in haproxy.cfg; the budgets reach the Lua", () => {
+    const b = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "https://rpc.example.net/v1/s3cret" } }], [], OPTS);
+    expect(b.config).toContain("http-request set-path /v1/s3cret");
+    const data = b.files["gateway_data.lua"];
+    expect(data).not.toContain("rpc.example.net");
+    expect(data).not.toContain("s3cret");
+    for (const line of [`budget = ${64 << 20},`, `maxObject = ${CACHE_DEFAULTS.maxObjectBytes},`, `pollMs = ${CACHE_DEFAULTS.pollIntervalMs},`]) expect(data).toContain(line);
+    // Answers in flight: at most MAX_FETCHES fetches and a sixteenth of the budget, at least one largest answer.
+    expect(data).toMatch(new RegExp(`fetch = \\{ .*max = ${MAX_FETCHES}, bytes = ${CACHE_DEFAULTS.maxObjectBytes} \\}`));
+    const big = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "http://geth:8545" } }], [], { ...OPTS, cache: { ...OPTS.cache!, maxBytes: 256 << 20 } });
+    expect(big.files["gateway_data.lua"]).toContain(`bytes = ${16 << 20} }`);
   });
 });

@@ -1,15 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { GATEWAY_IMAGES } from "../config/networks/images.js";
 import { loadConfig } from "../config/index.js";
 import { buildGateway, keyDigest } from "../gateway/build.js";
+import { LUA_FILES } from "../gateway/lua.js";
 import { readStackFile } from "../export/stackFile.js";
 import { gatewayChains, gatewayOptions } from "../plan/index.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram, type StackName } from "./harness.js";
-import { writeGatewayFiles } from "./support/haproxy.js";
+import { PACKAGE_LUA_DIR, checkContainerFiles, writeGatewayFiles } from "./support/haproxy.js";
 import { issueCert } from "./support/tls.js";
 
 const CONTAINER = "docker:index/container:Container";
@@ -24,13 +25,22 @@ describe("Gateway under the mock engine", () => {
     // The key map holds digests of the keys, never the keys.
     expect(files["/usr/local/etc/haproxy/keys.map"]).toBe(TEST_PROJECT_KEYS.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""));
     for (const k of TEST_PROJECT_KEYS) expect(JSON.stringify(gw.inputs.uploads)).not.toContain(k.key);
-    expect(files["/usr/local/etc/haproxy/policy.lua"]).toContain("core.register_action('rpc_policy'");
+    // The Lua programs as the package has them, beside the data haproxy.cfg makes them read.
+    for (const f of LUA_FILES) expect(files[`/usr/local/etc/haproxy/lua/${f}`], f).toBe(readFileSync(join(ROOT, "gateway/lua", f), "utf8"));
+    expect(files["/usr/local/etc/haproxy/gateway_data.lua"]).toContain('deny = { "admin_", "debug_"');
+    expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("lua-prepend-path /usr/local/etc/haproxy/lua/?.lua");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("bind 0.0.0.0:443 ssl crt /certs/gateway.pem alpn h2,http/1.1");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("nameserver dns 127.0.0.11:53");
     // Only the key map is a secret, so `pulumi preview --diff` shows every change to haproxy.cfg.
     const keyMapAt = gw.inputs.uploads.findIndex((u: any) => u.file === "/usr/local/etc/haproxy/keys.map");
     expect(gw.secretInputs).toEqual([`uploads.${keyMapAt}.content`]);
     expect(gw.inputs.ulimits).toEqual([{ name: "nofile", soft: 41024, hard: 41024 }]);
+  });
+
+  it("the files uploaded into the HAProxy container are all it loads: haproxy -c on them as the container sees them, Lua modules included", async () => {
+    const run = await runProgram({ stack: "mainnet" });
+    const uploads = run.one(CONTAINER, "rpcstack-gateway-haproxy").inputs.uploads as { file: string; content: string }[];
+    expect(checkContainerFiles(Object.fromEntries(uploads.map((u) => [u.file, u.content])))).toContain("Configuration file is valid");
   });
 
   it("the readiness step runs after the node containers and before the gateway", async () => {
@@ -105,6 +115,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
       ...gatewayOptions(settings),
       certFile: join(dir, "gateway.pem"),
       filesDir: dir,
+      luaDir: PACKAGE_LUA_DIR,
       adminSocket: join(dir, "admin.sock"),
     });
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));

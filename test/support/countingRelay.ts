@@ -2,7 +2,7 @@
  * A counting relay in front of a node: forwards every request unchanged and counts the client
  * calls that reached the node (the gateway's health checks and the cache's finality polls are
  * counted apart). It can also stand in for the node's finality tags, so tests can put the final
- * block below the head or take the tag away.
+ * block below the head or take the tag away, hold the polls back, or make the node slow.
  */
 import { createServer, request, type Server } from "node:http";
 import { listenLoopback } from "./http.js";
@@ -12,6 +12,8 @@ export interface RelayFinality {
   finalized?: number;
   /** Answer the finality poll with an error, as a node without the tag would. */
   noTag?: boolean;
+  /** While set, the cache's polls wait for it: the gateway does not see what happens meanwhile. */
+  hold?: Promise<void>;
 }
 
 export interface CountingRelay {
@@ -21,16 +23,25 @@ export interface CountingRelay {
   /** Finality polls seen. */
   polls(): number;
   finality: RelayFinality;
+  /** Client calls wait this long before they are forwarded (a slow node). */
+  delayMs: number;
+  /** The most client requests the node had in hand at once since the last reset. */
+  maxConcurrent(): number;
+  resetConcurrent(): void;
   stop(): Promise<void>;
 }
 
-const POLL_METHODS = new Set(["eth_getBlockByNumber", "starknet_getBlockWithTxHashes", "eth_blockNumber"]);
+/** The finality tags the cache polls; only calls naming them are answered for the node here. */
+const TAGS: Record<string, string> = { eth_getBlockByNumber: "finalized", starknet_getBlockWithTxHashes: "l1_accepted" };
 
 export async function startCountingRelay(target: string): Promise<CountingRelay> {
   const t = new URL(target);
   const calls: { methods: string[]; body: string }[] = [];
   let polls = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
   const finality: RelayFinality = {};
+  const relay = { delayMs: 0 };
   const forward = (body: string, headers: Record<string, string>, done: (status: number, text: string) => void) => {
     const up = request({ host: t.hostname, port: t.port, path: t.pathname, method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
       const chunks: Buffer[] = [];
@@ -51,21 +62,31 @@ export async function startCountingRelay(target: string): Promise<CountingRelay>
         parsed = JSON.parse(body);
       } catch {}
       const list = Array.isArray(parsed) ? parsed : [parsed];
+      const tagged = (m: string) => TAGS[m] !== undefined && (Array.isArray(parsed?.params) ? parsed.params[0] : parsed?.params?.block_id) === TAGS[m];
+      let delay = 0;
+      let client = false;
       if (agent.includes("cache-poll")) {
         polls++;
         const m = parsed?.method;
-        if (POLL_METHODS.has(m) && finality.noTag && m !== "eth_blockNumber") {
+        if (tagged(m) && finality.noTag) {
           res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: parsed.id, error: { code: -32602, message: "invalid block tag" } }));
           return;
         }
-        if (finality.finalized !== undefined && m === "eth_getBlockByNumber") body = JSON.stringify({ ...parsed, params: [`0x${finality.finalized.toString(16)}`, false] });
-        if (finality.finalized !== undefined && m === "starknet_getBlockWithTxHashes") body = JSON.stringify({ ...parsed, params: [{ block_number: finality.finalized }] });
+        if (finality.finalized !== undefined && tagged(m) && m === "eth_getBlockByNumber") body = JSON.stringify({ ...parsed, params: [`0x${finality.finalized.toString(16)}`, false] });
+        if (finality.finalized !== undefined && tagged(m) && m === "starknet_getBlockWithTxHashes") body = JSON.stringify({ ...parsed, params: [{ block_number: finality.finalized }] });
       } else if (!agent.includes("healthcheck")) {
         calls.push({ methods: list.map((c: any) => String(c?.method)), body });
+        delay = relay.delayMs;
+        client = true;
       }
-      forward(body, { "content-type": "application/json", "user-agent": agent }, (status, text) => {
-        res.writeHead(status, { "content-type": "application/json" }).end(text);
-      });
+      const hold = agent.includes("cache-poll") ? finality.hold : undefined;
+      if (client) maxInFlight = Math.max(maxInFlight, ++inFlight);
+      const go = () =>
+        forward(body, { "content-type": "application/json", "user-agent": agent }, (status, text) => {
+          if (client) inFlight--;
+          res.writeHead(status, { "content-type": "application/json" }).end(text);
+        });
+      Promise.resolve(hold).then(() => (delay ? setTimeout(go, delay) : go()));
     });
   });
   return {
@@ -73,6 +94,16 @@ export async function startCountingRelay(target: string): Promise<CountingRelay>
     calls,
     polls: () => polls,
     finality,
+    get delayMs() {
+      return relay.delayMs;
+    },
+    set delayMs(ms: number) {
+      relay.delayMs = ms;
+    },
+    maxConcurrent: () => maxInFlight,
+    resetConcurrent: () => {
+      maxInFlight = inFlight;
+    },
     stop: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }

@@ -3,11 +3,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { ProjectKey } from "../../config/index.js";
 import { HAPROXY_ENVIRONMENT } from "../../gateway/limits.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
-import { writeGatewayFiles } from "../../devtools/gatewayFiles.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../../devtools/gatewayFiles.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 import { issueCert } from "./tls.js";
 
@@ -22,7 +22,29 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export { writeGatewayFiles };
+export { PACKAGE_LUA_DIR, writeGatewayFiles };
+
+/**
+ * `haproxy -c` on the files a gateway container is given (container path -> content), placed
+ * under a temporary root: haproxy.cfg's paths into the container are moved there, so every
+ * file it loads (Lua programs and the modules they require included) must be among them.
+ */
+export function checkContainerFiles(files: Readonly<Record<string, string>>, configPath = "/usr/local/etc/haproxy/haproxy.cfg"): string {
+  const root = mkdtempSync(join(tmpdir(), "rpcstack-gwroot-"));
+  try {
+    const moved = (text: string) => text.replace(/(?<=[\s'"(])\/(usr\/local\/etc\/haproxy|certs|var\/run\/haproxy)(?=[\s/'")])/g, `${root}/$1`);
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), path === configPath ? moved(text) : text);
+    }
+    mkdirSync(join(root, "certs"), { recursive: true });
+    mkdirSync(join(root, "var/run/haproxy"), { recursive: true });
+    writeFileSync(join(root, "certs/gateway.pem"), issueCert(["localhost"]));
+    return execFileSync("haproxy", ["-c", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
 
 export const haproxyVersion = () => execFileSync("haproxy", ["-v"], { encoding: "utf8" }).split("\n")[0];
 
@@ -41,6 +63,7 @@ export async function startGateway(
     metrics: { address: "127.0.0.1", port: metricsPort },
     certFile: join(dir, "certs/gateway.pem"),
     filesDir: dir,
+    luaDir: PACKAGE_LUA_DIR,
     rateLimitPerSecond: 1000,
     maxBodyBytes: 64 * 1024,
     checkIntervalMs: 300,

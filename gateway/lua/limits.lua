@@ -1,23 +1,22 @@
-/**
- * WebSocket limits inside HAProxy's tunnel: a Lua filter (HAProxy's own Lua runtime) on the
- * backends that relay WebSockets. After the 101, HAProxy keeps calling a data filter's
- * `tcp_payload` callback with the client's bytes before it forwards them (src/http_ana.c sets
- * AN_REQ_FLT_XFER_DATA in the tunnel state; src/filters.c flt_xfer_data, 2.6 and 3.2 alike), so
- * the filter reads each frame header (RFC 6455 5.2) and forwards a frame only once its header has
- * passed:
- *   - a message (a frame, or the frames of a fragmented one) over `max` bytes: the socket is
- *     closed before any byte of that frame is forwarded;
- *   - each complete message adds one to the tracked counter's gpc 0 (the per-key rate that HTTP
- *     requests and batch calls share); a message over the rate closes the socket unforwarded;
- *   - a control frame over 125 bytes (a protocol error) closes it too.
- * grpc_limit does the same for gRPC messages (length-prefixed, gRPC over HTTP/2) in request
- * bodies, which are streamed rather than waited for: a message over `max` ends the stream.
- * Closing is `txn:done()`: `return filter.ERROR` does not work from a Lua payload callback (hlua.c
- * compares the returned -1 with an unsigned length and forwards everything instead).
- * Data reach the filter through `http_req:body()`, which needs the filter handle that HAProxy
- * puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
- */
-export const WS_LIMIT_LUA = String.raw`
+-- WebSocket limits inside HAProxy's tunnel: a Lua filter (HAProxy's own Lua runtime) on the
+-- backends that relay WebSockets. After the 101, HAProxy keeps calling a data filter's
+-- `tcp_payload` callback with the client's bytes before it forwards them (src/http_ana.c sets
+-- AN_REQ_FLT_XFER_DATA in the tunnel state; src/filters.c flt_xfer_data, 2.6 and 3.2 alike), so
+-- the filter reads each frame header (RFC 6455 5.2) and forwards a frame only once its header has
+-- passed:
+--   - a message (a frame, or the frames of a fragmented one) over `max` bytes: the socket is
+--     closed before any byte of that frame is forwarded;
+--   - each complete message adds one to the tracked counter's gpc 0 (the per-key rate that HTTP
+--     requests and batch calls share); a message over the rate closes the socket unforwarded;
+--   - a control frame over 125 bytes (a protocol error) closes it too.
+-- grpc_limit does the same for gRPC messages (length-prefixed, gRPC over HTTP/2) in request
+-- bodies, which are streamed rather than waited for: a message over `max` ends the stream.
+-- Closing is `txn:done()`: `return filter.ERROR` does not work from a Lua payload callback (hlua.c
+-- compares the returned -1 with an unsigned length and forwards everything instead).
+-- Data reach the filter through `http_req:body()`, which needs the filter handle that HAProxy
+-- puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
+-- Loaded by HAProxy's lua-load; the backends name the filters (gateway/limits.ts).
+
 -- Forwards the length-prefixed units (WebSocket frames, gRPC messages) in the first avail bytes
 -- of msg: self:header(txn, h) reads a unit's header from up to peek bytes and answers the header's
 -- and the unit's lengths, or nothing while the header is not all in. Returns the bytes that may go on.
@@ -86,7 +85,7 @@ function GrpcLimit:new()
   return setmetatable({ left = 0, max = self.max }, GrpcLimit)
 end
 
-function GrpcLimit:start_analyze(txn, chn)
+function GrpcLimit:start_analyze(_, chn)
   if not chn:is_resp() then filter.register_data_filter(self, chn) end
 end
 
@@ -111,4 +110,3 @@ core.register_filter('ws_limit', WsLimit, function(f, args)
   f.max, f.rate, f.sc = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
   return f
 end)
-`;

@@ -1,0 +1,8 @@
+-- luacheck for the gateway's Lua (gateway/lua/) and its busted specs (test/lua/), run by .ci/lua.
+-- HAProxy 2.6 (Debian) embeds Lua 5.3 and the official 3.2 image Lua 5.4: the code keeps to 5.3.
+std = "lua53"
+-- Programs HAProxy lua-loads see its globals; the modules they require see none.
+files["gateway/lua/policy.lua"] = { read_globals = { "core" } }
+files["gateway/lua/cache.lua"] = { read_globals = { "core" } }
+files["gateway/lua/limits.lua"] = { read_globals = { "core", "filter" } }
+files["test/lua"] = { std = "+busted" }

@@ -1,0 +1,74 @@
+/** The package's gateway as the benches run it: generated config, loopback ports, its own HAProxy process. */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
+import type { GatewayChain, ProjectKey } from "../gateway/types.js";
+import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { freePort } from "../devtools/net.js";
+
+export const BENCH_KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
+/** A second project key, for the cache bench's per-key share: one key scans while the other reads its own. */
+export const BENCH_SCAN_KEY = "bench_scan_0123456789abcdefghijklmnopqrs";
+
+/**
+ * One self-signed ECDSA P-256 certificate for every TLS listener in a run (wrk does not verify):
+ * `cert.pem` and `key.pem` in `work`, and `both.pem` (HAProxy's form).
+ */
+export function selfSignedCert(work: string): { cert: string; key: string; both: string } {
+  const [cert, key, both] = ["cert.pem", "key.pem", "both.pem"].map((f) => join(work, f));
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], { stdio: "pipe" });
+  writeFileSync(both, readFileSync(cert, "utf8") + readFileSync(key, "utf8"));
+  return { cert, key, both };
+}
+
+export interface BenchGatewayOptions {
+  /** Work directory (certificate `both.pem` in it) and this gateway's name in it. */
+  readonly work: string;
+  readonly name: string;
+  readonly chains: readonly GatewayChain[];
+  /** The project keys it serves (BENCH_KEY by default). */
+  readonly keys?: readonly ProjectKey[];
+  readonly cache?: GatewayOptions["cache"];
+  readonly threads: number;
+  /**
+   * Serve the public listener without TLS (the generated bind line minus its `ssl crt ... alpn`),
+   * to compare with a peer that cannot terminate TLS. Everything else is the generated config.
+   */
+  readonly plain?: boolean;
+}
+
+export interface BenchGateway {
+  /** https:// (or http:// when plain) origin of the public listener. */
+  readonly origin: string;
+  readonly metricsPort: number;
+  readonly pid: number;
+  readonly proc: ChildProcess;
+}
+
+/** Edits the generated public bind line to plain HTTP; throws if the generated form changed. */
+export function plainBind(config: string, certFile: string): string {
+  const tls = ` ssl crt ${certFile} alpn h2,http/1.1`;
+  if (config.split(tls).length !== 2) throw new Error(`the generated config no longer has one bind line ending in "${tls}"`);
+  return config.replace(tls, "");
+}
+
+export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGateway> {
+  const opts: GatewayOptions = {
+    bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
+    certFile: join(o.work, "both.pem"), filesDir: join(o.work, o.name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: o.threads, maxConnections: 4000,
+    // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
+    ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache: o.cache,
+  };
+  const build = buildGateway(o.chains, o.keys ?? [{ name: "bench", key: BENCH_KEY }], opts);
+  writeGatewayFiles(opts.filesDir, build);
+  const cfg = join(o.work, `${o.name}.cfg`);
+  writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);
+  // With the environment the gateway container gives HAProxy (its buffers' memory behaviour); the
+  // access log goes where a container's stdout goes: to a reader that keeps up.
+  const proc = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
+  proc.stdout!.resume();
+  proc.stderr!.resume();
+  return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc };
+}

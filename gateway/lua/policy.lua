@@ -1,0 +1,23 @@
+-- The Lua half of the method policy (see gateway/policy.ts), loaded by HAProxy's lua-load. The
+-- action rpc_policy reads the whole JSON-RPC body (rpcstack/policy.lua decides) and sets:
+--   txn.rpc_verdict  "denied" | "batch" (too many calls) | "invalid" (not JSON it can check)
+--   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
+-- Each chain's lists come from the stack's generated data (gateway_data.lua).
+local POLICY = require('gateway_data').policy
+local decide = require('rpcstack.policy').decide
+
+core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batch)
+  local verdict, calls, method = decide(txn.f:req_body() or '', POLICY[chain], tonumber(max_batch))
+  if verdict == 'invalid' or verdict == 'batch' then
+    txn:set_var('txn.rpc_verdict', verdict)
+    return
+  end
+  -- A batch counts as its number of calls against the rate it is under: the key's (sc0) on a
+  -- gateway path, the address's (sc1) on a public hostname, where no key is named.
+  local sc = txn:get_var('txn.keyname') and 0 or 1
+  for _ = 2, calls do txn.f:sc_inc_gpc(0, sc) end
+  if verdict == 'denied' then
+    txn:set_var('txn.rpc_verdict', verdict)
+    txn:set_var('txn.rpc_method', method)
+  end
+end, 2)

@@ -1,0 +1,102 @@
+-- The method policy's decision on a JSON-RPC body, read whole as the node will read it. Strings
+-- are decoded (\u escapes included) and object keys compared ignoring case, and every "method"
+-- key of a call is checked: Go's decoder matches keys case-insensitively and keeps the last
+-- duplicate, JavaScript keeps the last, others the first.
+--
+--   decide(body, lists, max_batch) -> verdict, calls, method
+--     verdict  nil (allowed) | "denied" | "batch" (more than max_batch calls) | "invalid" (not
+--              JSON it can check); calls: the number of calls (a single call is one), when
+--              the body was read; method: the first denied method, reduced to [a-z0-9_] for the
+--              error message
+--     lists    { deny = {...}, allow = {...} }, lower case; an entry ending in "_" is a family
+--   read(body) -> calls   each call's methods (every string under a "method" key, in any case),
+--     a single call being one; nil when the body is not JSON it can read whole
+local json = require 'rpcstack.json'
+local skip, str = json.skip, json.str
+
+-- Parses one value at s[i]; objects come back as { methods = {...} } (only what the policy needs).
+local value
+value = function(s, i, depth)
+  if depth > 64 then error('too deep') end
+  i = skip(s, i)
+  local c = s:sub(i, i)
+  if c == '{' then
+    local methods = {}
+    i = skip(s, i + 1)
+    if s:sub(i, i) == '}' then return { methods = methods }, i + 1 end
+    while true do
+      if s:sub(i, i) ~= '"' then error('expected a key') end
+      local k
+      k, i = str(s, i)
+      i = skip(s, i)
+      if s:sub(i, i) ~= ':' then error('expected :') end
+      local v
+      v, i = value(s, i + 1, depth + 1)
+      if k:lower() == 'method' then methods[#methods + 1] = v end
+      i = skip(s, i)
+      c = s:sub(i, i)
+      if c == '}' then return { methods = methods }, i + 1 end
+      if c ~= ',' then error('expected , or }') end
+      i = skip(s, i + 1)
+    end
+  elseif c == '[' then
+    local items = {}
+    i = skip(s, i + 1)
+    if s:sub(i, i) == ']' then return { items = items }, i + 1 end
+    while true do
+      local v
+      v, i = value(s, i, depth + 1)
+      items[#items + 1] = v
+      i = skip(s, i)
+      c = s:sub(i, i)
+      if c == ']' then return { items = items }, i + 1 end
+      if c ~= ',' then error('expected , or ]') end
+      i = i + 1
+    end
+  elseif c == '"' then
+    return str(s, i)
+  else
+    local lit = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', i)
+      or s:match('^true', i) or s:match('^false', i) or s:match('^null', i)
+    if not lit or #lit == 0 then error('unexpected character') end
+    return false, i + #lit
+  end
+end
+
+local function listed(m, list)
+  for _, e in ipairs(list) do
+    if m == e or (e:sub(-1) == '_' and m:sub(1, #e) == e) then return true end
+  end
+  return false
+end
+
+local function read(body)
+  local ok, parsed, rest = pcall(value, body, 1, 0)
+  if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then return nil end
+  local calls = {}
+  for i, call in ipairs(parsed.items or { parsed }) do
+    local methods = {}
+    for _, m in ipairs(type(call) == 'table' and call.methods or {}) do
+      if type(m) == 'string' then methods[#methods + 1] = m end
+    end
+    calls[i] = methods
+  end
+  return calls
+end
+
+local function decide(body, lists, max_batch)
+  local calls = read(body)
+  if not calls then return 'invalid' end
+  if #calls > max_batch then return 'batch' end
+  for _, methods in ipairs(calls) do
+    for _, m in ipairs(methods) do
+      local lm = m:lower()
+      if listed(lm, lists.deny) and not listed(lm, lists.allow) then
+        return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
+      end
+    end
+  end
+  return nil, #calls
+end
+
+return { decide = decide, read = read, listed = listed }

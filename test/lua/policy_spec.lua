@@ -1,0 +1,48 @@
+-- The method policy's decision (gateway/lua/rpcstack/policy.lua).
+local decide = require('rpcstack.policy').decide
+
+local EVM = { deny = { 'debug_', 'admin_', 'eth_sign' }, allow = { 'debug_tracetransaction' } }
+local call = function(method) return '{"jsonrpc":"2.0","method":"' .. method .. '","params":[],"id":1}' end
+
+describe('decide', function()
+  it('allows a call whose method is not denied, and counts it as one', function()
+    assert.same({ nil, 1 }, { decide(call('eth_blockNumber'), EVM, 10) })
+  end)
+
+  it('denies a listed method or family, in any case, and names it reduced to [a-z0-9_]', function()
+    assert.same({ 'denied', 1, 'debug_setheadx' }, { decide(call('Debug_SetHead-X'), EVM, 10) })
+    assert.same({ 'denied', 1, 'eth_sign' }, { decide(call('ETH_SIGN'), EVM, 10) })
+    assert.same({ nil, 1 }, { decide(call('eth_signTransaction'), EVM, 10) })
+  end)
+
+  it('lets an allow entry open one method of a denied family', function()
+    assert.same({ nil, 1 }, { decide(call('debug_traceTransaction'), EVM, 10) })
+    assert.equal('denied', (decide(call('debug_traceCall'), EVM, 10)))
+  end)
+
+  it('reads the method as the node will: escapes decoded, every "method" key in any case', function()
+    assert.equal('denied', (decide([[{"method":"debug\u005fsetHead","id":1}]], EVM, 10)))
+    assert.equal('denied', (decide('{"method":"eth_call","METHOD":"admin_peers","id":1}', EVM, 10)))
+    assert.equal('denied', (decide('{"method":"admin_peers","method":"eth_call","id":1}', EVM, 10)))
+    assert.equal('denied', (decide([[{"m\u0065thod":"admin_peers","id":1}]], EVM, 10)))
+  end)
+
+  it('does not take a "method" inside params for the call\'s own', function()
+    assert.same({ nil, 1 }, { decide('{"method":"eth_call","params":[{"method":"admin_peers"}],"id":1}', EVM, 10) })
+  end)
+
+  it('checks every call of a batch and counts them; a batch over the limit is refused whole', function()
+    local batch = '[' .. call('eth_blockNumber') .. ',' .. call('eth_chainId') .. ']'
+    assert.same({ nil, 2 }, { decide(batch, EVM, 2) })
+    assert.equal('batch', (decide(batch, EVM, 1)))
+    local mixed = '[' .. call('eth_chainId') .. ',1,' .. call('admin_peers') .. ']'
+    assert.same({ 'denied', 3, 'admin_peers' }, { decide(mixed, EVM, 5) })
+  end)
+
+  it('refuses as invalid what it cannot read whole: broken JSON, trailing text, a bare value, too deep', function()
+    for _, body in ipairs({ '', '{', '{"method":"eth_call"', call('eth_call') .. ' x', '"eth_call"', 'null',
+      '{"method":"a","params":' .. string.rep('[', 70) .. string.rep(']', 70) .. '}' }) do
+      assert.equal('invalid', (decide(body, EVM, 10)), body)
+    end
+  end)
+end)

@@ -1,0 +1,3 @@
+module rpcstack.test/jsonrpc-oracle
+
+go 1.21
