@@ -16,6 +16,7 @@
  * Run it with `npm run test:engine` where scripts/engine/build.sh has them.
  */
 import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { ROOT } from "../harness.js";
-import { engineEnv, findEngine, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
 
 const PORTS = [443, 80, 8545, 8546, 5050];
 const STACK = "local";
@@ -89,7 +90,7 @@ describe("the local stack on the real Pulumi engine", () => {
     const taken = await takenPorts();
     if (taken.length) throw new Error(`the local stack publishes ports ${taken.join(", ")}, which something here holds`);
     if (names("container").length) throw new Error(`containers named rpcstack-* exist already: ${names("container").join(", ")}`);
-    images = buildTestImages((s) => console.log(`engine test images: ${s}`));
+    images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
     const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
     Object.assign(stack.config, {
       "rpcstack:l1": { executionImage: images.geth },
@@ -188,7 +189,10 @@ describe("the local stack on the real Pulumi engine", () => {
   it("destroy removes every container and network it made and keeps the data volumes; the next up attaches the same volumes", () => {
     const volumes = names("volume");
     expect(volumes).toEqual(expect.arrayContaining(["rpcstack-gateway-certs", "rpcstack-gateway-run"]));
-    const created = Object.fromEntries(volumes.map((v) => [v, docker("volume", "inspect", "--format", "{{.CreatedAt}}", v)]));
+    // A mark in each volume (Docker's CreatedAt follows the folder's mtime, so it cannot tell a kept volume from a new one).
+    const mark = randomBytes(8).toString("hex");
+    const onVolume = (v: string, cmd: string) => docker("run", "--rm", "--user", "0", "--entrypoint", "sh", "-v", `${v}:/v`, images.node, "-c", cmd);
+    for (const v of volumes) onVolume(v, `echo ${mark} > /v/.rpcstack-engine-test`);
     const cert = docker("exec", "rpcstack-gateway", "sha256sum", "/certs/gateway.pem").split(" ")[0];
     const destroy = pulumi("destroy", "--yes");
     expect(destroy.status, destroy.out).toBe(0);
@@ -197,7 +201,7 @@ describe("the local stack on the real Pulumi engine", () => {
     expect(names("volume").sort()).toEqual(volumes.sort());
     const up = pulumi("up", "--yes", "--skip-preview");
     expect(up.status, up.out).toBe(0);
-    for (const [v, at] of Object.entries(created)) expect(docker("volume", "inspect", "--format", "{{.CreatedAt}}", v), v).toBe(at);
+    for (const v of volumes) expect(onVolume(v, "cat /v/.rpcstack-engine-test"), v).toBe(mark);
     // cert-init found the certificate it made before and kept it.
     expect(docker("exec", "rpcstack-gateway", "sha256sum", "/certs/gateway.pem").split(" ")[0]).toBe(cert);
   }, 900_000);

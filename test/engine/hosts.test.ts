@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "../harness.js";
-import { engineEnv, findEngine, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
 import { freePort, waitFor } from "../support/net.js";
 
 const USER = `rpcssh${process.pid % 10000}`;
@@ -66,7 +66,7 @@ describe("host kinds on the real Pulumi engine", () => {
     if (unbuilt.length) throw new Error(`the engine has no ${unbuilt.join(", ")} plugin`);
     if (process.getuid?.() !== 0) throw new Error("needs root: it adds a test user and runs sshd");
     engine = found;
-    images = buildTestImages((s) => console.log(`engine test images: ${s}`));
+    images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
     dir = temp("rpcstack-ssh-");
     knownHostsBefore = existsSync(KNOWN_HOSTS) ? readFileSync(KNOWN_HOSTS, "utf8") : undefined;
 

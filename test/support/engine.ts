@@ -59,3 +59,18 @@ export function engineEnv(engine: Engine, home: string, extra: Record<string, st
     ...extra,
   };
 }
+
+/**
+ * The test images under tags of the engine tests' own (`rpcstack-engine/...`): the image build of
+ * any checkout on the same Docker engine removes `rpcstack-e2e/*` tags it did not make, which
+ * would pull an image from under a deployment. A tag is only a name: nothing is copied.
+ */
+export function engineImages<T extends object>(images: T): T {
+  const out: Record<string, string> = {};
+  for (const [k, ref] of Object.entries(images) as [string, string][]) {
+    const tagged = ref.replace(/^rpcstack-e2e\//, "rpcstack-engine/");
+    execFileSync("docker", ["tag", ref, tagged]);
+    out[k] = tagged;
+  }
+  return out as T;
+}
