@@ -49,8 +49,10 @@ export function projectCopy(dir: string, stackFiles: Record<string, string> = {}
  * plugins there), a PULUMI_HOME of the test's own, no downloads and no update check.
  */
 export function engineEnv(engine: Engine, home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  // The caller's own Pulumi settings (a login, a passphrase) stay out: the test sets its own.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PULUMI_")));
   return {
-    ...process.env,
+    ...inherited,
     PATH: `${engine.bin}:${process.env.PATH ?? ""}`,
     PULUMI_HOME: home,
     PULUMI_SKIP_UPDATE_CHECK: "true",
