@@ -70,7 +70,8 @@ describe("host kinds on the real Pulumi engine", () => {
     dir = temp("rpcstack-ssh-");
     knownHostsBefore = existsSync(KNOWN_HOSTS) ? readFileSync(KNOWN_HOSTS, "utf8") : undefined;
 
-    execFileSync("useradd", ["--create-home", "--groups", "docker", "--shell", "/bin/sh", USER]);
+    // Password '*': none works, but the account is not locked (sshd refuses locked accounts, key or not).
+    execFileSync("useradd", ["--create-home", "--groups", "docker", "--shell", "/bin/sh", "--password", "*", USER]);
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "rpcstack-engine-test", "-f", join(dir, "id")]);
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", join(dir, "hostkey")]);
     writeFileSync(join(dir, "authorized_keys"), readFileSync(join(dir, "id.pub")), { mode: 0o644 });
