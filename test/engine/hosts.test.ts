@@ -10,7 +10,7 @@
  * deploy.test.ts (same Docker daemon, same fixed ports). `npm run test:engine`.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -68,6 +68,8 @@ describe("host kinds on the real Pulumi engine", () => {
     engine = found;
     images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
     dir = temp("rpcstack-ssh-");
+    // sshd reads authorized_keys as the user it logs in: the folder must be open to it.
+    chmodSync(dir, 0o755);
     knownHostsBefore = existsSync(KNOWN_HOSTS) ? readFileSync(KNOWN_HOSTS, "utf8") : undefined;
 
     // Password '*': none works, but the account is not locked (sshd refuses locked accounts, key or not).
