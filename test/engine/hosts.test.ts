@@ -10,7 +10,7 @@
  * deploy.test.ts (same Docker daemon, same fixed ports). `npm run test:engine`.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,14 +44,15 @@ describe("host kinds on the real Pulumi engine", () => {
   let env: NodeJS.ProcessEnv;
 
   /** A project copy with one stack file, its own backend, and the secrets set; returns a CLI runner. */
-  function stack(name: string, config: Record<string, unknown>, secrets: Record<string, string> = {}) {
+  function stack(name: string, config: Record<string, unknown>, secrets: Record<string, string> = {}, extraEnv: Record<string, string> = {}) {
     const project = projectCopy(temp(`rpcstack-engine-${name}-`), { [name]: stringify({ config }) });
-    const stackEnv = { ...env, PULUMI_BACKEND_URL: `file://${temp("rpcstack-engine-state-")}`, PULUMI_CONFIG_PASSPHRASE: "" };
+    const stackEnv = { ...env, PULUMI_BACKEND_URL: `file://${temp("rpcstack-engine-state-")}`, PULUMI_CONFIG_PASSPHRASE: "", ...extraEnv };
     const pulumi = (...args: string[]) => {
       const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--stack", name, "--non-interactive"], { cwd: project, env: stackEnv, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
       return { status: r.status, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout };
     };
-    expect(pulumi("stack", "init", name).status).toBe(0);
+    const init = pulumi("stack", "init");
+    expect(init.status, init.out).toBe(0);
     for (const [k, v] of Object.entries({ projectKeys: KEYS, ...secrets })) {
       const set = pulumi("config", "set", "--secret", ...(k.includes(".") ? ["--path"] : []), `rpcstack:${k}`, v);
       expect(set.status, set.out).toBe(0);
@@ -164,27 +165,52 @@ describe("host kinds on the real Pulumi engine", () => {
     expect(r.out).toMatch(/host has \d+ cores, tier recommended needs 4/);
   }, 600_000);
 
-  it("a testnet stack this machine meets (minimum tier, an external L1, the disk it has) previews every resource the mock engine registers", async () => {
-    const freeGB = Math.floor((statfsSync("/var/lib/docker").bavail * statfsSync("/var/lib/docker").bsize) / 1e9);
-    expect(freeGB, "needs about 75 GB free where Docker keeps its data").toBeGreaterThanOrEqual(75);
-    const config = { ...stackFile("testnet").config, "rpcstack:host": { kind: "local", diskGB: 75 }, "rpcstack:tier": "minimum", "rpcstack:headroomMonths": 0 };
-    const pulumi = stack("testnetfits", config, { "l1.external.rpcHttp": EXTERNAL_L1.rpcHttp, "l1.external.rpcWs": EXTERNAL_L1.rpcWs });
-    const r = pulumi("preview", "--json");
-    expect(r.status, r.out).toBe(0);
-    const steps = JSON.parse(r.stdout).steps as { op: string; urn: string }[];
-    // The Stack itself and the default providers the engine makes for invokes are not the program's.
-    const real = steps
-      .map((s) => s.urn.split("::").slice(-2).join("::").replace(/^.*\$/, ""))
-      .filter((u) => !u.startsWith("pulumi:pulumi:Stack") && !/^pulumi:providers:\w+::default/.test(u))
-      .sort();
-    const mock = await runProgram({
-      stack: "testnet",
-      config: { host: { kind: "local", diskGB: 75 }, tier: "minimum", headroomMonths: 0 },
-      secrets: { projectKeys: TEST_PROJECT_KEYS, l1: { external: EXTERNAL_L1 } },
-    });
-    expect(mock.error).toBeUndefined();
-    expect(real).toEqual(mock.resources.map((x) => `${x.type}::${x.name}`).sort());
-    // The external L1's URLs never reach the preview in clear.
-    expect(r.out).not.toContain("not-a-real-key");
+  it("a testnet stack a host meets (minimum tier, an external L1, a 200 GB disk) previews every resource the mock engine registers", async () => {
+    // A second Docker daemon whose data root is a thin-provisioned 200 GB file system: a host whose
+    // disk the tier fits (this machine has 2 cores, the minimum tier's; its own disk may be smaller).
+    const disk = join(dir, "disk.img");
+    const mnt = join(dir, "mnt");
+    execFileSync("truncate", ["-s", "200G", disk]);
+    execFileSync("mkfs.ext4", ["-q", "-F", disk]);
+    execFileSync("mkdir", ["-p", mnt]);
+    execFileSync("mount", ["-o", "loop", disk, mnt]);
+    const sock = join(dir, "docker2.sock");
+    const dockerd = spawn("dockerd", ["--data-root", join(mnt, "docker"), "--exec-root", join(dir, "docker2-exec"), "--pidfile", join(dir, "docker2.pid"), "--host", `unix://${sock}`, "--bridge", "none", "--iptables=false"], { stdio: "ignore" });
+    try {
+      await waitFor("the second Docker daemon", async () => (spawnSync("docker", ["-H", `unix://${sock}`, "info"], { stdio: "ignore" }).status === 0 ? true : undefined), 60_000);
+      const config = {
+        ...stackFile("testnet").config,
+        "rpcstack:host": { kind: "local", diskGB: 100 },
+        "rpcstack:tier": "minimum",
+        "rpcstack:gateway": { ...stackFile("testnet").config["rpcstack:gateway"], maxConnections: 4000 },
+      };
+      const pulumi = stack("testnetfits", config, { "l1.external.rpcHttp": EXTERNAL_L1.rpcHttp, "l1.external.rpcWs": EXTERNAL_L1.rpcWs }, { DOCKER_HOST: `unix://${sock}` });
+      await previewMatchesMock(pulumi, {
+        host: { kind: "local", diskGB: 100 },
+        tier: "minimum",
+        gateway: { ...stackFile("testnet").config["rpcstack:gateway"], maxConnections: 4000 },
+      });
+    } finally {
+      dockerd.kill();
+      await new Promise((r) => dockerd.once("exit", r));
+      spawnSync("umount", [mnt]);
+    }
   }, 600_000);
 });
+
+/** `pulumi preview --json` lists the resources the mock engine registers for the same testnet config. */
+async function previewMatchesMock(pulumi: (...args: string[]) => { status: number | null; out: string; stdout: string }, config: Record<string, unknown>) {
+  const r = pulumi("preview", "--json");
+  expect(r.status, r.out).toBe(0);
+  const steps = JSON.parse(r.stdout).steps as { op: string; urn: string }[];
+  // The Stack itself and the default providers the engine makes for invokes are not the program's.
+  const real = steps
+    .map((s) => s.urn.split("::").slice(-2).join("::").replace(/^.*\$/, ""))
+    .filter((u) => !u.startsWith("pulumi:pulumi:Stack") && !/^pulumi:providers:\w+::default/.test(u))
+    .sort();
+  const mock = await runProgram({ stack: "testnet", config, secrets: { projectKeys: TEST_PROJECT_KEYS, l1: { external: EXTERNAL_L1 } } });
+  expect(mock.error).toBeUndefined();
+  expect(real).toEqual(mock.resources.map((x) => `${x.type}::${x.name}`).sort());
+  // The external L1's URLs never reach the preview in clear.
+  expect(r.out).not.toContain("not-a-real-key");
+}
