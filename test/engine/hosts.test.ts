@@ -47,14 +47,16 @@ describe("host kinds on the real Pulumi engine", () => {
   function stack(name: string, config: Record<string, unknown>, secrets: Record<string, string> = {}, extraEnv: Record<string, string> = {}) {
     const project = projectCopy(temp(`rpcstack-engine-${name}-`), { [name]: stringify({ config }) });
     const stackEnv = { ...env, PULUMI_BACKEND_URL: `file://${temp("rpcstack-engine-state-")}`, PULUMI_CONFIG_PASSPHRASE: "", ...extraEnv };
-    const pulumi = (...args: string[]) => {
-      const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--stack", name, "--non-interactive"], { cwd: project, env: stackEnv, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
+    const run = (args: string[], input?: string) => {
+      const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--stack", name, "--non-interactive"], { cwd: project, env: stackEnv, encoding: "utf8", input, timeout: 900_000, maxBuffer: 64 << 20 });
       return { status: r.status, out: `${r.stdout}\n${r.stderr}`, stdout: r.stdout };
     };
+    const pulumi = (...args: string[]) => run(args);
     const init = pulumi("stack", "init");
     expect(init.status, init.out).toBe(0);
     for (const [k, v] of Object.entries({ projectKeys: KEYS, ...secrets })) {
-      const set = pulumi("config", "set", "--secret", ...(k.includes(".") ? ["--path"] : []), `rpcstack:${k}`, v);
+      // The value on stdin, as an operator pipes a key file in (a PEM's leading dashes read as a flag).
+      const set = run(["config", "set", "--secret", ...(k.includes(".") ? ["--path"] : []), `rpcstack:${k}`], v);
       expect(set.status, set.out).toBe(0);
     }
     return pulumi;
