@@ -167,11 +167,21 @@ export function sshProblem(stdout: string): string | undefined {
   return `ssh exited ${exit}${said ? `: ${said}` : ""}`;
 }
 
-/** Installs Docker from the distribution's packages when absent; a no-op when present. */
+/**
+ * Makes Docker usable by the ssh user: a no-op when it already is (the Docker provider needs no
+ * more), else installs it from the distribution's packages when absent and adds the user to the
+ * docker group, with sudo (said plainly when there is none the user may use).
+ */
 export const INSTALL_DOCKER_SCRIPT = String.raw`set -eu
-if command -v docker >/dev/null 2>&1 && sudo docker version >/dev/null 2>&1; then exit 0; fi
-sudo DEBIAN_FRONTEND=noninteractive apt-get update -q
-sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io
-sudo systemctl enable --now docker
+if command -v docker >/dev/null 2>&1 && docker version >/dev/null 2>&1; then exit 0; fi
+if ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
+  echo "rpcstack: $(id -un) cannot use Docker on this server and cannot sudo without a password to set it up: install Docker Engine and add $(id -un) to the docker group, or allow it sudo" >&2
+  exit 1
+fi
+if ! command -v docker >/dev/null 2>&1 || ! sudo docker version >/dev/null 2>&1; then
+  sudo DEBIAN_FRONTEND=noninteractive apt-get update -q
+  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io
+  sudo systemctl enable --now docker
+fi
 sudo usermod -aG docker "$(id -un)"
 `;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TIERS } from "../config/index.js";
 import { AWS_SIZING, PUBLIC_PORTS, cloudInitUserData, monthlyCost } from "../hosts/aws.js";
-import { PREFLIGHT_SCRIPT, assertHostFits, dockerVersionOk, parsePreflight, preflightShortfalls, sshPreflightCommand, type HostFacts } from "../hosts/preflight.js";
+import { INSTALL_DOCKER_SCRIPT, PREFLIGHT_SCRIPT, assertHostFits, dockerVersionOk, parsePreflight, preflightShortfalls, sshPreflightCommand, type HostFacts } from "../hosts/preflight.js";
 import { BIG_HOST, runProgram } from "./harness.js";
 
 const GiB_KiB = 1024 * 1024;
@@ -54,6 +54,39 @@ describe("preflight rules (pure)", () => {
   it("a garbled report is an error, not a pass", () => {
     expect(() => parsePreflight("cores=4\nmemory_kib=abc\n")).toThrow(/no memory_kib/);
     expect(() => assertHostFits("h", "", TIERS.minimum, { installsDocker: true })).toThrow(/no cores/);
+  });
+});
+
+describe("the ssh host's Docker set-up script, run for real with stand-in docker and sudo", () => {
+  /** Runs INSTALL_DOCKER_SCRIPT with only the given commands on PATH (each a shell script), and `id`. */
+  function install(commands: Record<string, string>) {
+    const bin = mkdtempSync(join(tmpdir(), "rpcstack-install-docker-"));
+    try {
+      execFileSync("ln", ["-s", execFileSync("sh", ["-c", "command -v id"], { encoding: "utf8" }).trim(), join(bin, "id")]);
+      for (const [name, body] of Object.entries(commands)) writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+      writeFileSync(join(bin, "log"), "");
+      const r = spawnSync("/bin/sh", ["-c", INSTALL_DOCKER_SCRIPT], { encoding: "utf8", env: { PATH: bin, LOG: join(bin, "log") } });
+      return { status: r.status, stderr: r.stderr, calls: execFileSync("cat", [join(bin, "log")], { encoding: "utf8" }).trim().split("\n").filter(Boolean) };
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }
+
+  it("a user who can already use Docker (docker group) needs nothing, and no sudo", () => {
+    const r = install({ docker: 'echo "docker $*" >> "$LOG"; exit 0' });
+    expect(r).toMatchObject({ status: 0, calls: ["docker version"] });
+  });
+
+  it("no usable Docker and no sudo: says what to do, exits 1", () => {
+    const r = install({ docker: "exit 1" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^rpcstack: \S+ cannot use Docker on this server and cannot sudo without a password to set it up: install Docker Engine and add \S+ to the docker group, or allow it sudo$/m);
+  });
+
+  it("Docker installed but not usable by the user: only adds the user to the docker group, with sudo", () => {
+    const r = install({ docker: 'exit 1', sudo: 'echo "sudo $*" >> "$LOG"; [ "$1" = docker ] && exit 0; exit 0' });
+    expect(r.status).toBe(0);
+    expect(r.calls).toEqual(["sudo -n true", "sudo docker version", expect.stringMatching(/^sudo usermod -aG docker \S+$/)]);
   });
 });
 
