@@ -177,7 +177,10 @@ describe("host kinds on the real Pulumi engine", () => {
     execFileSync("mkdir", ["-p", mnt]);
     execFileSync("mount", ["-o", "loop", disk, mnt]);
     const sock = join(dir, "docker2.sock");
-    const dockerd = spawn("dockerd", ["--data-root", join(mnt, "docker"), "--exec-root", join(dir, "docker2-exec"), "--pidfile", join(dir, "docker2.pid"), "--host", `unix://${sock}`, "--bridge", "none", "--iptables=false"], { stdio: "ignore" });
+    // A bridge of its own: with `--bridge none` a daemon deletes docker0, which the first daemon uses.
+    const bridge = "rpcstk2br0";
+    execFileSync("ip", ["link", "add", bridge, "type", "bridge"]);
+    const dockerd = spawn("dockerd", ["--data-root", join(mnt, "docker"), "--exec-root", join(dir, "docker2-exec"), "--pidfile", join(dir, "docker2.pid"), "--host", `unix://${sock}`, "--bridge", bridge, "--iptables=false"], { stdio: "ignore" });
     try {
       await waitFor("the second Docker daemon", async () => (spawnSync("docker", ["-H", `unix://${sock}`, "info"], { stdio: "ignore" }).status === 0 ? true : undefined), 60_000);
       const config = {
@@ -196,6 +199,7 @@ describe("host kinds on the real Pulumi engine", () => {
       dockerd.kill();
       await new Promise((r) => dockerd.once("exit", r));
       spawnSync("umount", [mnt]);
+      spawnSync("ip", ["link", "delete", bridge]);
     }
   }, 600_000);
 });
