@@ -28,6 +28,32 @@ export interface SmokeTestArgs {
 
 export const parseSmokeOutput = (stdout: string | undefined) => lastTaggedJson<SmokeResult>(stdout, SMOKE_PREFIX);
 
+const EXIT_PREFIX = "RPCSTACK_SMOKE_EXIT=";
+
+/** The relays' shell command with its error output and exit status on stdout, where the invoke returns them. */
+export const smokeCommand = (relays: string) => `(\n${relays}\n) 2>&1; echo "${EXIT_PREFIX}$?"`;
+
+/**
+ * What the relays' output means for the update: their result, or the error that fails it (a
+ * relay that failed, unless only reporting; or no result at all, with the output's last lines).
+ */
+export function smokeVerdict(stdout: string, reportOnly: boolean): { result: SmokeResult; error?: string } {
+  const parsed = parseSmokeOutput(stdout);
+  const exit = Number(new RegExp(`^${EXIT_PREFIX}(\\d+)$`, "m").exec(stdout)?.[1] ?? "0");
+  const said = stdout
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith(SMOKE_PREFIX) && !l.startsWith(EXIT_PREFIX))
+    .slice(-5)
+    .join("\n");
+  const result = parsed ?? { ok: [], failed: [{ chainId: "-", iface: "-", error: said || "the smoke test printed no result" }] };
+  if (reportOnly) return { result };
+  if (parsed?.failed.length) {
+    return { result, error: `rpcstack: the smoke test through the gateway failed: ${parsed.failed.map((f) => `${f.chainId} ${f.iface}: ${f.error}`).join("; ")}` };
+  }
+  if (!parsed || exit !== 0) return { result, error: `rpcstack: the smoke test through the gateway did not run (exit ${exit}):\n${said || "no output"}` };
+  return { result };
+}
+
 /**
  * The operator guide's "do a test transaction", on every `pulumi up`: one relay per chain and
  * interface through the public gateway with the client library, from the machine running
@@ -47,9 +73,12 @@ export class SmokeTest extends pulumi.ComponentResource {
     const reportOnly = !args.settings.readiness.wait;
     const node = `node - ${reportOnly ? "--report-only" : ""}`.trim();
     const selfSigned = args.selfSigned;
-    const commandLine = selfSigned
+    const relays = selfSigned
       ? pulumi.output(selfSigned.container).apply((c) => withTrustedCertificate(certificateReadCommand(c, GATEWAY_PATHS.certFile, selfSigned.ssh), node))
-      : node;
+      : pulumi.output(node);
+    // An invoke that fails says only "exit status 1", without what the relays said: everything
+    // goes to stdout with the exit status, and the failure is named below.
+    const commandLine = relays.apply((r) => smokeCommand(r));
     const result: pulumi.Output<SmokeResult> = pulumi.runtime.isDryRun()
       ? (pulumi.output(pulumi.unknown) as pulumi.Output<SmokeResult>)
       : command.local
@@ -67,7 +96,11 @@ export class SmokeTest extends pulumi.ComponentResource {
             },
             { parent: this, dependsOn: [args.gateway] },
           )
-          .stdout.apply((out) => parseSmokeOutput(out) ?? { ok: [], failed: [{ chainId: "-", iface: "-", error: "the smoke test printed no result" }] });
+          .stdout.apply((out) => {
+            const verdict = smokeVerdict(out, reportOnly);
+            if (verdict.error) throw new pulumi.ResourceError(verdict.error, this);
+            return verdict.result;
+          });
     // The invoke's result is secret because the key went in; what it reports holds no key.
     const report = pulumi.unsecret(result);
     this.blockNumbers = report.apply((r) => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { ConfigError, DEVNET_IMAGES, IMAGES, NETWORKS, loadConfig, publicHost } from "../config/index.js";
+import { smokeCommand } from "../components/smokeTest.js";
 import { certificateReadCommand, withTrustedCertificate } from "../smoke/trust.js";
 import { TEST_PROJECT_KEYS, TEST_SSH_PRIVATE_KEY, encodeConfigValue, runProgram, type ProgramRun } from "./harness.js";
 
@@ -101,7 +102,7 @@ describe("the local stack runs the devnet network", () => {
     expect(endpoints.strkdev.endpoints.rpcHttp).toBe("https://localhost/gateway/strkdev/rpc-http/<KEY>");
     const [smoke] = run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN);
     expect(smoke.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
-    expect(smoke.inputs.command).toBe(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node -"));
+    expect(smoke.inputs.command).toBe(smokeCommand(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node -")));
   });
 
   it("pulumi up warns that devnet is not a public network; the manifest lists no consensus client", async () => {
@@ -135,7 +136,7 @@ describe("devnet on an ssh host (a rehearsal on a server) under the mock engine"
     const [smoke] = run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN);
     const read = certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem", { user: "ops", address: "203.0.113.10", port: 2222 });
     expect(read.startsWith("'ssh' '-n' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=accept-new' '-p' '2222' 'ops@203.0.113.10' 'docker' 'exec' 'rpcstack-gateway'")).toBe(true);
-    expect(smoke.inputs.command).toBe(withTrustedCertificate(read, "node -"));
+    expect(smoke.inputs.command).toBe(smokeCommand(withTrustedCertificate(read, "node -")));
     expect(smoke.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://203.0.113.10");
   });
 });

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleSource } from "../components/bundle.js";
 import { GATEWAY_IMAGES, IMAGES } from "../config/networks/images.js";
-import { parseSmokeOutput } from "../components/smokeTest.js";
+import { parseSmokeOutput, smokeCommand, smokeVerdict } from "../components/smokeTest.js";
 import { certificateReadCommand, withTrustedCertificate } from "../smoke/trust.js";
 import type { GatewayChain } from "../gateway/build.js";
 import { smokePlan } from "../plan/index.js";
@@ -19,6 +19,7 @@ import { startStarknetSim, type StarknetSim } from "./support/starknetSim.js";
 import { stopEach } from "./support/net.js";
 
 const KEY = TEST_PROJECT_KEYS[0].key;
+const spawnSyncText = (cmd: string, args: string[]) => spawnSync(cmd, args, { encoding: "utf8" }).stdout;
 let evm: EvmNode;
 let strk: StarknetSim;
 let cosmos: CosmosSim;
@@ -112,7 +113,7 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
     expect(run.byType("command:local:Command").map((r) => r.name)).not.toContain("rpcstack-smoke-relays");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://rpc.example.com");
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_KEY).toBe(KEY);
-    expect(cmd.inputs.command).toBe("node -");
+    expect(cmd.inputs.command).toBe(smokeCommand("node -"));
     expect(run.secretOutputs).not.toContain("smokeBlockNumbers");
     expect(JSON.parse(cmd.inputs.environment.RPCSTACK_SMOKE_PLAN).map((p: any) => `${p.chainId} ${p.iface}`)).toEqual([
       "ETH1 rpc-http", "ETH1 rpc", "STRK rpc-http", "STRK rpc", "COSMOSHUB rpc-http", "COSMOSHUB rest",
@@ -123,7 +124,7 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
   it("the local devnet stack waits for its nodes, so a failed relay fails the update; it trusts exactly its gateway's self-signed certificate", async () => {
     const run = await runProgram({ stack: "local" });
     const cmd = smokeInvoke(run);
-    expect(cmd.inputs.command).toBe(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node -"));
+    expect(cmd.inputs.command).toBe(smokeCommand(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node -")));
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
     // No certificate check is skipped.
     expect(cmd.inputs.environment).not.toHaveProperty("RPCSTACK_SMOKE_INSECURE_LOCALHOST");
@@ -132,7 +133,7 @@ describe("SmokeTest and the provider manifest under the mock engine", () => {
   it("a local stack on Sepolia without readiness.wait reports instead of failing (its nodes may still sync)", async () => {
     const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "recommended", readiness: { wait: false } } });
     const cmd = smokeInvoke(run);
-    expect(cmd.inputs.command).toBe(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node - --report-only"));
+    expect(cmd.inputs.command).toBe(smokeCommand(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node - --report-only")));
     expect(cmd.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
   });
 
@@ -228,5 +229,27 @@ describe("a gateway without a domain (self-signed): the relays trust exactly its
     const text = execFileSync("openssl", ["x509", "-noout", "-ext", "subjectAltName", "-in", join(tmp, "ip.pem")], { encoding: "utf8" });
     expect(text).toContain("IP Address:192.0.2.7");
     expect(text).not.toContain("DNS:192.0.2.7");
+  });
+});
+
+describe("what the smoke relays' output means for the update", () => {
+  const sh = (cmd: string) => spawnSyncText("/bin/sh", ["-c", smokeCommand(cmd)]);
+  it("their error output and exit status reach the program (an invoke's own error says only 'exit status 1'), and fail the update naming them", () => {
+    const out = sh("echo 'ssh: connect to host 203.0.113.10 port 22: Connection refused' >&2; exit 255");
+    expect(out).toContain("RPCSTACK_SMOKE_EXIT=255");
+    const v = smokeVerdict(out, false);
+    expect(v.error).toBe("rpcstack: the smoke test through the gateway did not run (exit 255):\nssh: connect to host 203.0.113.10 port 22: Connection refused");
+  });
+
+  it("a failed relay fails the update naming the chain and interface; report-only keeps it as a result", () => {
+    const result = { ok: [{ chainId: "ETH1", iface: "rpc-http", block: 7 }], failed: [{ chainId: "STRK", iface: "rpc", error: "HTTP 503: node unavailable or not synced" }] };
+    const out = sh(`echo 'RPCSTACK_SMOKE ${JSON.stringify(result)}'; echo 'rpcstack smoke: STRK rpc failed' >&2; exit 1`);
+    expect(smokeVerdict(out, false).error).toBe("rpcstack: the smoke test through the gateway failed: STRK rpc: HTTP 503: node unavailable or not synced");
+    expect(smokeVerdict(out, true)).toEqual({ result });
+  });
+
+  it("relays that all passed are the result, nothing more", () => {
+    const result = { ok: [{ chainId: "ETH1", iface: "rpc-http", block: 7 }], failed: [] };
+    expect(smokeVerdict(sh(`echo 'RPCSTACK_SMOKE ${JSON.stringify(result)}'`), false)).toEqual({ result });
   });
 });
