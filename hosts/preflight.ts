@@ -150,7 +150,9 @@ export interface SshTarget {
  */
 export function sshCommand(to: SshTarget, remote: readonly string[], opts: { stdin: boolean }): string {
   const args = ["ssh", ...(opts.stdin ? [] : ["-n"]), "-o", "BatchMode=yes", ...SSH_OPTIONS, "-p", String(to.port), `${to.user}@${to.address}`];
-  return [...args, ...remote].map(shellQuote).join(" ");
+  // ssh hands the server's shell one string made of the remote words: quote them for that shell
+  // too, or a word with a space in it splits there.
+  return [...args, remote.map(shellQuote).join(" ")].map(shellQuote).join(" ");
 }
 
 /** The command that runs PREFLIGHT_SCRIPT (given on stdin) on an ssh host. */

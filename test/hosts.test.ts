@@ -148,7 +148,7 @@ describe("host kinds under the mock engine", () => {
     const run = await runProgram({ stack: "testnet" });
     const pre = run.invokes.filter((i) => i.token === "command:local:run" && i.inputs.stdin === PREFLIGHT_SCRIPT);
     expect(pre.map((i) => i.inputs.command)).toEqual([sshPreflightCommand("rpcstack", "203.0.113.10", 22)]);
-    expect(pre[0].inputs.command).toContain("'BatchMode=yes' '-o' 'StrictHostKeyChecking=accept-new' '-p' '22' 'rpcstack@203.0.113.10' 'sh' '-s'");
+    expect(pre[0].inputs.command).toContain("'BatchMode=yes' '-o' 'StrictHostKeyChecking=accept-new' '-p' '22' 'rpcstack@203.0.113.10' ");
     const install = run.one("command:remote:Command", "rpcstack-host-install-docker");
     expect(install.inputs.connection).toMatchObject({ host: "203.0.113.10", port: 22, user: "rpcstack" });
     expect(install.secretInputs.some((p) => p.startsWith("connection"))).toBe(true);

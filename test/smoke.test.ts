@@ -210,6 +210,14 @@ describe("a gateway without a domain (self-signed): the relays trust exactly its
     expect(r.stdout).not.toContain("PRIVATE KEY");
   });
 
+  it("over ssh: the read command survives the server's shell, which gets the remote words as one string", async () => {
+    // ssh joins its remote words with spaces and the server's shell parses that string again.
+    writeFileSync(join(tmp, "ssh"), '#!/bin/sh\nwhile [ "$1" != "${1#-}" ]; do case "$1" in -n) shift;; *) shift 2;; esac; done\nshift\nexec sh -c "$*"\n', { mode: 0o755 });
+    const r = await sh(certificateReadCommand("rpcstack-gateway", join(tmp, "gateway.pem"), { user: "ops", address: "127.0.0.1", port: 22 }));
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\n$/);
+  });
+
   it("a relay trusting the certificate passes (its names are checked as usual); without it, it is refused", async () => {
     const read = certificateReadCommand("rpcstack-gateway", join(tmp, "gateway.pem"));
     // 127.0.0.1 is on every certificate cert-init makes, beside the stack's own name.
