@@ -59,6 +59,10 @@ export interface GatewayOptions {
   readonly maxConnectionsPerAddress: number;
   /** WebSocket connections one key may hold open. */
   readonly wsMaxConnectionsPerKey: number;
+  /** Subscription calls one WebSocket may make over its life (unsubscribing gives none back: the gateway cannot see whether it worked). */
+  readonly wsMaxSubscriptionsPerSocket: number;
+  /** Subscriptions one key (on Cosmos hostnames, one address) may hold on its open WebSockets together. */
+  readonly wsMaxSubscriptionsPerKey: number;
   /** A WebSocket with no traffic either way for this long is closed. */
   readonly wsIdleTimeoutSeconds: number;
   /** How often upstream health is checked. */
@@ -113,5 +117,7 @@ export const GATEWAY_LIMIT_DEFAULTS = {
   wrongKeysPerMinute: 60,
   maxConnectionsPerAddress: 64,
   wsMaxConnectionsPerKey: 100,
+  wsMaxSubscriptionsPerSocket: 32,
+  wsMaxSubscriptionsPerKey: 1000,
   wsIdleTimeoutSeconds: 300,
 } as const;

@@ -27,6 +27,8 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     wrongKeysPerMinute: settings.gateway.wrongKeysPerMinute,
     maxConnectionsPerAddress: settings.gateway.maxConnectionsPerAddress,
     wsMaxConnectionsPerKey: settings.gateway.wsMaxConnectionsPerKey,
+    wsMaxSubscriptionsPerSocket: settings.gateway.wsMaxSubscriptionsPerSocket,
+    wsMaxSubscriptionsPerKey: settings.gateway.wsMaxSubscriptionsPerKey,
     wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
     checkIntervalMs: HEALTH_CHECK_INTERVAL_MS,
     caFile: "/etc/ssl/certs/ca-certificates.crt",
