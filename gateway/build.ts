@@ -16,7 +16,7 @@ import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lu
 import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
-import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
+import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
@@ -112,10 +112,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile }),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits)];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : [])];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -124,6 +124,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     https,
     ...httpSections(opts, hostnames),
     metricsSection(opts, cacheMetricsDirectives(chains, opts)),
+    ...certSections(opts),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

@@ -44,8 +44,13 @@ export interface GatewayOptions {
   readonly acmeResponder?: string;
   /** DNS resolver for upstream names at run time (Docker's 127.0.0.11:53). */
   readonly resolver?: string;
-  /** Runtime API socket, for certificate updates without a reload. */
+  /** Runtime API socket (level admin), for the operator: never shared with another container. */
   readonly adminSocket?: string;
+  /**
+   * Where the ACME client hands HAProxy a renewed certificate (gateway/lua/certs.lua): the one
+   * thing that can be asked there, so it is this socket, not the runtime API's, that is shared.
+   */
+  readonly certSocket?: string;
   /** Requests (JSON-RPC calls, batches counted call by call) per second one key may make, over 10 s. */
   readonly rateLimitPerSecond: number;
   readonly maxBodyBytes: number;

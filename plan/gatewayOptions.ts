@@ -19,6 +19,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
     resolver: "127.0.0.11:53",
     adminSocket: GATEWAY_PATHS.adminSocket,
+    certSocket: GATEWAY_PATHS.certSocket,
     rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
     maxBodyBytes: settings.gateway.maxBodyKiB * 1024,
     domain: settings.gateway.domain,

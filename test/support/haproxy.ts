@@ -69,6 +69,7 @@ export async function startGateway(
     checkIntervalMs: 300,
     caFile: join(process.env.RPCSTACK_TEST_CA_DIR!, "ca.pem"),
     adminSocket: join(dir, "admin.sock"),
+    certSocket: join(dir, "cert.sock"),
     threads: 1,
     maxConnections: 2000,
     ...GATEWAY_LIMIT_DEFAULTS,
