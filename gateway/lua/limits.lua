@@ -55,7 +55,7 @@ WsLimit.__index = WsLimit
 
 function WsLimit:new()
   return setmetatable({
-    subs = 0, max = self.max, rate = self.rate, sc = self.sc,
+    subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc,
     rules = self.rules, socket_max = self.socket_max, key_max = self.key_max,
   }, WsLimit)
 end
@@ -77,36 +77,26 @@ function WsLimit:end_analyze()
   end
 end
 
--- The unit at pos: a control frame on its own, or a whole message (its data frames and any
--- control frames between them). Answers where it ends and its data frames { start, length, mask },
--- or nothing while it is not all in.
-function WsLimit:unit(txn, msg, pos, avail)
-  local p, frames, size, held = pos, {}, 0, 0
-  while p < avail do
-    local hlen, len, op, fin, key = ws.header(msg:body(p, math.min(14, avail - p)) or '')
-    if not hlen then return end
-    if len < 0 or (op >= 8 and len > 125) then txn:done() end
-    if op < 8 then
-      size, held = size + len, held + hlen + len
-      if size > self.max or held > self.max + FRAMING_ROOM then txn:done() end
-    end
-    if p + hlen + len > avail then return end
-    if op < 8 then frames[#frames + 1] = { p + hlen, len, key } end
-    p = p + hlen + len
-    if #frames == 0 or (op < 8 and fin) then return p, frames end
-  end
-end
-
+-- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
+-- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
+-- for every piece.
 function WsLimit:tcp_payload(txn, chn)
   local msg = txn.http_req
   msg.__filter = chn.__filter
-  local avail, pos = chn:input(), 0
-  while true do
-    local stop, frames = self:unit(txn, msg, pos, avail)
-    if not stop then return pos end
+  local avail = chn:input()
+  if avail < self.need then return 0 end
+  local data = msg:body(0, avail) or ''
+  local pos = 1
+  while pos <= #data do
+    local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
+    if stop == false then txn:done() end
+    if not stop then
+      self.need = frames
+      return pos - 1
+    end
     if #frames > 0 then
       local parts = {}
-      for i, f in ipairs(frames) do parts[i] = ws.unmask(msg:body(f[1], f[2]) or '', f[3]) end
+      for i, f in ipairs(frames) do parts[i] = ws.unmask(data:sub(f[1], f[1] + f[2] - 1), f[3]) end
       local open = OPEN[self.who] or 0
       local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max }
       local verdict, calls, text, opened = ws.check(table.concat(parts), self.rules, subs)
@@ -115,13 +105,17 @@ function WsLimit:tcp_payload(txn, chn)
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
+        -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.
         local new = ws.frame(text, frames[1][3])
-        msg:set(new, pos, stop - pos)
-        avail, stop = avail + #new - (stop - pos), pos + #new
+        msg:set(new, pos - 1, stop - pos)
+        data = data:sub(1, pos - 1) .. new .. data:sub(stop)
+        stop = pos + #new
       end
     end
     pos = stop
   end
+  self.need = 0
+  return pos - 1
 end
 
 -- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte

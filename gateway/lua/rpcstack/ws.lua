@@ -6,6 +6,12 @@
 --       nothing while they are not all in; key is the 4-byte mask, nil on an unmasked frame
 --   unmask(payload, key) -> the payload's text (payload itself when key is nil)
 --   frame(text, key) -> one final text frame carrying text, masked with key when there is one
+--   unit(data, p, max, room) -> stop, frames | nil, need | false
+--       the unit at data[p] (1-based): a control frame on its own, or a whole message, its data
+--       frames and any control frames between them. stop: the index after it; frames: its data
+--       frames as { payload start, length, mask }. nil, need: not all in yet, and the length data
+--       must reach (from p) before it can be. false: a protocol error, or a message over max bytes
+--       (payload) or over max + room (with its frame headers)
 --   check(text, rules, subs) -> verdict, calls, text', opened
 --       rules  { deny = {...}, allow = {...}, subscribe = {...}, max_batch = n } (lower case:
 --              deny and allow as the policy has them, subscribe the prefixes of the methods that
@@ -61,6 +67,25 @@ local function frame(text, key)
   else head = char(0x81, mask | 127) .. pack('>i8', n) end
   if not key then return head .. text end
   return head .. key .. unmask(text, key)
+end
+
+local function unit(data, p, max, room)
+  local start, frames, size, held = p, {}, 0, 0
+  while true do
+    local hlen, len, op, fin, key = header(data:sub(p, p + 13))
+    -- A header is 2 to 14 bytes: wait for one more than there is.
+    if not hlen then return nil, #data - start + 2 end
+    if len < 0 or (op >= 8 and len > 125) then return false end
+    if op < 8 then
+      size, held = size + len, held + hlen + len
+      if size > max or held > max + room then return false end
+    end
+    local e = p + hlen + len
+    if e - 1 > #data then return nil, e - start end
+    if op < 8 then frames[#frames + 1] = { p + hlen, len, key } end
+    p = e
+    if #frames == 0 or (op < 8 and fin) then return p, frames end
+  end
 end
 
 local function starts(m, prefixes)
@@ -132,4 +157,6 @@ local function check(text, rules, subs)
   return nil, #calls, '[' .. concat(out, ',') .. ']', opened
 end
 
-return { header = header, unmask = unmask, frame = frame, check = check, DENIED = DENIED, OVER_CAP = OVER_CAP }
+return {
+  header = header, unmask = unmask, frame = frame, unit = unit, check = check, DENIED = DENIED, OVER_CAP = OVER_CAP,
+}
