@@ -35,6 +35,9 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
   };
 }
 
+/** How long a client may take to complete the TLS handshake once connected. */
+export const HANDSHAKE_TIMEOUT = "10s";
+
 export function defaultsSection(o: GatewayOptions): Section {
   return {
     header: ["defaults"],
@@ -44,6 +47,10 @@ export function defaultsSection(o: GatewayOptions): Section {
       ["option", "dontlognull"],
       ["timeout", "connect", "5s"],
       ["timeout", "client", clientTimeout(o)],
+      // The TLS handshake would otherwise have `timeout client`, which WebSockets need long (2.9+).
+      [".if", "version_atleast(2.9)"],
+      ["timeout", "client-hs", HANDSHAKE_TIMEOUT],
+      [".endif"],
       ["timeout", "server", "60s"],
       ["timeout", "http-request", "10s"],
       ["timeout", "http-keep-alive", "15s"],
