@@ -4,6 +4,7 @@
  * over the key's rate is forwarded.
  */
 import { connect as http2Connect, createServer as createH2cServer } from "node:http2";
+import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
@@ -169,6 +170,30 @@ function clientFrame(payload: Buffer, opcode = 1): Buffer {
   const mask = Buffer.from([0x5a, 0x17, 0xc3, 0x08]);
   return Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]);
 }
+
+describe("WebSocket control frames", () => {
+  it("a ping over 125 bytes (a protocol error) closes the socket; the node sees nothing of it", async () => {
+    const before = up.wsTexts.length;
+    const closed = await new Promise<boolean>((resolve) => {
+      const s = tlsConnect({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", rejectUnauthorized: false }, () => {
+        s.write(`GET /gateway/eth/rpc/${KEY} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      });
+      let upgraded = false;
+      s.on("data", (d) => {
+        if (upgraded || !String(d).startsWith("HTTP/1.1 101")) return;
+        upgraded = true;
+        s.write(clientFrame(Buffer.alloc(126, "p"), 9));
+        s.write(clientFrame(Buffer.from(call(5))));
+      });
+      s.on("close", () => resolve(upgraded));
+      s.on("error", () => {});
+      setTimeout(() => (s.destroy(), resolve(false)), 5000);
+    });
+    expect(closed).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.wsTexts.length).toBe(before);
+  });
+});
 
 describe("WebSocket over HTTP/2 (RFC 8441), as browsers open it when the server offers it", () => {
   it("the gateway offers extended CONNECT; a call is relayed, and an oversized frame ends the stream unforwarded", async () => {

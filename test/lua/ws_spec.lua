@@ -36,6 +36,15 @@ describe('frames', function()
 end)
 
 describe('check', function()
+  it('reads the common message (one object, one "method" key, no escape) without the parser', function()
+    local sub = ' {"id":1,"Method" : "eth_subscribe","params":["newHeads"]}'
+    assert.same({ nil, 1, nil, 1 }, { ws.check(sub, RULES, subs()) })
+    local _, _, out = ws.check('{"id":1,"method":"admin_peers"}', RULES, subs())
+    assert.equal('{"jsonrpc":"2.0","id":1,"method":"' .. ws.DENIED .. '","params":[]}', out)
+    -- Cut short, it goes on as it is: the node answers a parse error, as over HTTP.
+    assert.same({ nil, 1, nil, 0 }, { ws.check('{"method":"eth_call"', RULES, subs()) })
+  end)
+
   it('lets allowed calls through untouched and counts every call of a batch', function()
     assert.same({ nil, 1, nil, 0 }, { ws.check(call('eth_blockNumber'), RULES, subs()) })
     local batch = '[' .. call('a_b', 1) .. ',' .. call('c_d', 2) .. ',' .. call('debug_traceTransaction', 3) .. ']'
@@ -43,7 +52,8 @@ describe('check', function()
   end)
 
   it('refuses what it cannot read and batches over the limit: the socket is closed on these', function()
-    assert.equal('invalid', (ws.check('{"method":"eth_call"', RULES, subs())))
+    assert.equal('invalid', (ws.check('[{"method":"eth_call"}', RULES, subs())))
+    assert.equal('invalid', (ws.check('{"method":"eth_call","method":"eth_call"', RULES, subs())))
     assert.equal('invalid', (ws.check('not json', RULES, subs())))
     assert.equal('batch', (ws.check('[' .. string.rep(call('x_y') .. ',', 3) .. call('x_y') .. ']', RULES, subs())))
   end)

@@ -19,7 +19,9 @@
 --       subs   { socket = n, socket_max = n, key = n, key_max = n }: subscriptions opened on this
 --              socket and on all of the key's sockets, and their caps
 --       verdict  nil, "invalid" (not JSON the gateway can read whole) or "batch" (more than
---              max_batch calls): the socket is closed on either
+--              max_batch calls): the socket is closed on either. The common message (one object,
+--              no backslash, one "method" key) is read without the parser, as the HTTP path reads
+--              it with json_query: cut short, it goes on and the node answers a parse error
 --       calls  the number of calls (a single call is one), for the rate
 --       text'  the message to forward instead, or nil to forward it as it is: each call the policy
 --              denies, and each subscription past a cap, becomes a call of a method no node serves
@@ -28,7 +30,8 @@
 --       opened the subscriptions this message opens
 local json = require 'rpcstack.json'
 local policy = require 'rpcstack.policy'
-local byte, char, concat, pack, unpack = string.byte, string.char, table.concat, string.pack, string.unpack
+local byte, char, find, pack, unpack = string.byte, string.char, string.find, string.pack, string.unpack
+local concat = table.concat
 
 local DENIED = 'rpcstack_method_not_served'
 local OVER_CAP = 'rpcstack_subscription_limit_reached'
@@ -131,8 +134,21 @@ local function replaced(text, a, method)
   return '{"jsonrpc":"2.0",' .. (id and ('"id":' .. id .. ',') or '') .. '"method":"' .. method .. '","params":[]}'
 end
 
+-- The common message, read without the parser: one object with no backslash and one "method" key
+-- in any case, whose value is a string (what the HTTP path reads natively with json_query). Nil
+-- for anything else, which the policy's reader reads whole.
+local function simple(text)
+  local s = json.skip(text, 1)
+  if byte(text, s) ~= 123 or find(text, '\\', s, true) then return nil end
+  local lower = text:lower()
+  local a = find(lower, '"method"', s, true)
+  if not a or find(lower, '"method"', a + 8, true) then return nil end
+  local m = text:match('^%s*:%s*"([^"]*)"', a + 8)
+  return m and { { m } }
+end
+
 local function check(text, rules, subs)
-  local calls = policy.read(text)
+  local calls = simple(text) or policy.read(text)
   if not calls then return 'invalid' end
   if #calls > rules.max_batch then return 'batch', #calls end
   local refuse, opened, any = {}, 0, false
