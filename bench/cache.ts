@@ -11,23 +11,20 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
+import { benchArgs } from "./args.js";
 import { cpuMs, median, wrk, type Result } from "./measure.js";
 
 const ROOT = join(__dirname, "..");
 const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
-const { values: args } = parseArgs({
-  strict: false,
-  options: { "cache-seconds": { type: "string", default: "8" }, rounds: { type: "string", default: "2" }, connections: { type: "string", default: "32" }, threads: { type: "string", default: "1" }, out: { type: "string", default: join(ROOT, "bench/results") } },
-});
-const SECONDS = Number(args["cache-seconds"]);
-const ROUNDS = Number(args.rounds);
-const CONNECTIONS = Number(args.connections);
+const args = benchArgs(process.argv.slice(2));
+const SECONDS = args["cache-seconds"];
+const ROUNDS = args.rounds;
+const CONNECTIONS = args.connections;
 const work = mkdtempSync(join(tmpdir(), "rpcstack-bench-cache-"));
 const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,7 +63,7 @@ async function startGw(name: string, upstream: string, cache: GatewayOptions["ca
   const opts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
     certFile: join(work, "both.pem"), filesDir: join(work, name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
-    checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: Number(args.threads), maxConnections: 4000,
+    checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: args.threads, maxConnections: 4000,
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache,
   };
   const build = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: upstream } }], [{ name: "bench", key: KEY }], opts);
@@ -193,7 +190,7 @@ async function main() {
       },
     };
 
-    const results = existsSync(join(args.out as string, "latest.json")) ? JSON.parse(readFileSync(join(args.out as string, "latest.json"), "utf8")) : { date: new Date().toISOString() };
+    const results = existsSync(join(args.out, "latest.json")) ? JSON.parse(readFileSync(join(args.out, "latest.json"), "utf8")) : { date: new Date().toISOString() };
     results.ratios = {
       ...results.ratios,
       cache: {
@@ -206,8 +203,8 @@ async function main() {
       },
     };
     results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, raw: runs };
-    mkdirSync(args.out as string, { recursive: true });
-    writeFileSync(join(args.out as string, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+    mkdirSync(args.out, { recursive: true });
+    writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
 
     console.log(`\nRead mix on hardhat (${head} blocks, ${txs.length} transactions), ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
     console.log("| case                  |    req/s | p50 ms  | p99 ms  | vs node | hit ratio | CPU us/req |");
@@ -223,7 +220,7 @@ async function main() {
     console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
     const sm = memory.small;
     console.log(`memory, small answers: budget ${sm.budgetBytes} bytes; ${sm.answers} answers (${sm.offeredBytes} bytes) offered; held ${sm.heldBytes} bytes in ${sm.entries} entries after ${sm.evictions} evictions; Lua state ${Math.round(sm.luaMemoryBytes / 1024)} KiB; HAProxy RSS ${sm.haproxyRssKiB} KiB`);
-    console.log(`wrote ratios.cache and cache into ${join(args.out as string, "latest.json")}`);
+    console.log(`wrote ratios.cache and cache into ${join(args.out, "latest.json")}`);
   } finally {
     await node.stop();
   }

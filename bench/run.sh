@@ -2,6 +2,9 @@
 # npm run bench: installs the load tool and the reference proxies from Debian (not in CI), then runs the benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The arguments are checked before anything is installed or started; --help stops here.
+for a in "$@"; do case "$a" in -h|--help) exec npx tsx bench/args.ts --help ;; esac; done
+npx tsx bench/args.ts "$@"
 need=()
 for p in wrk nginx caddy haproxy openssl; do command -v "$p" >/dev/null || need+=("$p"); done
 if [ "${#need[@]}" -gt 0 ]; then

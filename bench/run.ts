@@ -9,7 +9,6 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_pr
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
@@ -17,32 +16,19 @@ import { startHardhat } from "../devtools/hardhat.js";
 import { freePort } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
 import { median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
+import { benchArgs } from "./args.js";
 import { caddyfile, nginxConf } from "./proxies.js";
 
 const ROOT = join(__dirname, "..");
 const KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
 const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: "string", default: "8" },
-    "ws-seconds": { type: "string", default: "5" },
-    rounds: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-    threads: { type: "string", default: "1" },
-    variant: { type: "string" },
-    // name=DIR: the gateway builder of another checkout (DIR/gateway/build.ts), measured as its own case.
-    baseline: { type: "string", multiple: true },
-    // Only these cases (comma-separated), for quicker A/B runs.
-    cases: { type: "string" },
-    out: { type: "string", default: join(ROOT, "bench/results") },
-  },
-});
-const SECONDS = Number(args.seconds);
-const WS_SECONDS = Number(args["ws-seconds"]);
-const ROUNDS = Number(args.rounds);
-const CONNECTIONS = Number(args.connections);
-const PROXY_THREADS = Number(args.threads);
+const args = benchArgs(process.argv.slice(2));
+const SECONDS = args.seconds;
+const WS_SECONDS = args["ws-seconds"];
+const ROUNDS = args.rounds;
+const CONNECTIONS = args.connections;
+const PROXY_THREADS = args.threads;
 const wrk = (url: string, seconds = SECONDS) => wrkFor(url, seconds, CONNECTIONS);
 const wsRoundTrips = (url: string, seconds = WS_SECONDS) => wsFor(url, seconds, CONNECTIONS);
 
@@ -139,7 +125,7 @@ async function main() {
       .replace(`:${gwPort} ssl`, `:${port} ssl`)
       .replace(`:${gwOpts.httpPort}\n`, `:${await freePort()}\n`)
       .replace(`:${gwOpts.metrics.port}\n`, `:${await freePort()}\n`);
-    for (const [from, to] of JSON.parse(args.variant) as [string, string][]) {
+    for (const [from, to] of args.variant) {
       if (!cfg.includes(from)) throw new Error(`--variant: "${from}" is not in the generated config`);
       cfg = cfg.replace(from, to);
     }
@@ -149,9 +135,7 @@ async function main() {
 
   // Baselines: the same options through another checkout's builder (e.g. the config before a change).
   const baselines: Record<string, { port: number; pid?: number }> = {};
-  for (const spec of args.baseline ?? []) {
-    const [name, dir] = spec.split("=");
-    if (!name || !dir) throw new Error(`--baseline expects name=DIR, got "${spec}"`);
+  for (const { name, dir } of args.baseline) {
     const { buildGateway: buildOther } = await import(join(dir, "gateway/build.ts"));
     const port = await freePort();
     // Its own Lua programs too, where it has them as files (gateway/lua/).
@@ -174,7 +158,7 @@ async function main() {
   await sleep(1500);
 
   const path = `/gateway/eth/rpc-http/${KEY}`;
-  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.split(",").includes(k))) : cases);
+  const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.includes(k))) : cases);
   const httpCases: Record<string, string> = only({
     direct: `http://127.0.0.1:${upPort}/`,
     gateway: `https://127.0.0.1:${gwPort}${path}`,
@@ -263,9 +247,9 @@ async function main() {
     },
     raw: { http, ws },
   };
-  mkdirSync(args.out!, { recursive: true });
-  writeFileSync(join(args.out!, "latest.json"), JSON.stringify(results, null, 2) + "\n");
-  writeFileSync(join(args.out!, "latest.svg"), chart(H as Figures, W as Figures, results.date));
+  mkdirSync(args.out, { recursive: true });
+  writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(join(args.out, "latest.svg"), chart(H as Figures, W as Figures, results.date));
 
   const row = (name: string, r: Result, ref: Result) =>
     `| ${name.padEnd(8)} | ${String(r.rps).padStart(8)} | ${r.p50ms.toFixed(2).padStart(7)} | ${r.p99ms.toFixed(2).padStart(7)} | ${ratio(r.rps, ref.rps).toFixed(3).padStart(9)} | ${String(r.cpuUsPerRequest ?? "-").padStart(10)} |`;
@@ -280,7 +264,7 @@ async function main() {
   console.log(`\nratios (HTTP req/s): gateway/direct ${results.ratios.gatewayOverDirect}, gateway/nginx ${results.ratios.gatewayOverNginx}, gateway/caddy ${results.ratios.gatewayOverCaddy}`);
   console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
   if (evmFigures) console.log(`real EVM node (hardhat): direct ${evmFigures.direct.rps} req/s, through the gateway ${evmFigures.gateway.rps} req/s`);
-  console.log(`\nwrote ${join(args.out!, "latest.json")} and latest.svg`);
+  console.log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
 }
 
 main()

@@ -1,6 +1,6 @@
 /**
  * What each node the package can deploy needs, per network: disk at sync, growth per month, memory
- * and disk I/O, each with its source and date. Pure data; config/sizing.ts adds it up and README's
+ * and disk I/O, each with its source and date. Pure data; config/sizing.ts adds it up and docs/sizing.md's
  * table is rendered from it (test/sizing.test.ts keeps them equal).
  *
  * Units: GB = 10^9 bytes (a source's GiB figure is converted, 1 GiB = 1.074 GB), memory in GiB
@@ -117,7 +117,7 @@ export function diskAtSync(needs: ClientNeeds, history: HistoryMode): number {
   return typeof needs.diskGB === "number" ? needs.diskGB : needs.diskGB[history];
 }
 
-/** README's resource table, rendered from RESOURCES (test/sizing.test.ts keeps README equal to it). */
+/** docs/sizing.md's resource table, rendered from RESOURCES (test/sizing.test.ts keeps the page equal to it). */
 export function resourceTableMarkdown(): string {
   const disk = (n: ClientNeeds) =>
     typeof n.diskGB === "number" ? `${n.diskGB}` : `${n.diskGB.all} all / ${n.diskGB.postmerge} postmerge / ${n.diskGB.postprague} postprague`;

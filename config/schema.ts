@@ -1,9 +1,9 @@
 /**
  * JSON schema of the `rpcstack:` stack configuration, the one list of its keys: which keys
- * are secrets, which are structured, and the README's configuration table (checked by a test)
+ * are secrets, which are structured, and the configuration table of docs/configuration.md (checked by a test)
  * follow from it. Annotations: `x-hint`, read by the error formatter: the sentence an operator
  * sees when a pattern or format does not match; `x-secret`, a key that must be set with
- * `pulumi config set --secret`; `x-key`, how the README names the free-form keys of a map.
+ * `pulumi config set --secret`; `x-key`, how the configuration table names the free-form keys of a map.
  * `default` holds each default that does not depend on the network; resolve() reads it there.
  */
 import { TIER_NAMES } from "./tiers.js";
@@ -275,7 +275,7 @@ export const STRUCTURED_KEYS: ReadonlySet<string> = new Set(topLevel.filter(([, 
 /** Keys that must be set with `pulumi config set --secret`. */
 export const SECRET_KEYS: readonly TopLevel[] = topLevel.filter(([, s]) => s["x-secret"] === true).map(([k]) => k);
 
-/** The schema's `default` of every key that has one, by README key name. */
+/** The schema's `default` of every key that has one, by the configuration table's key name. */
 export function configDefaults(schema: Record<string, any> = configSchema, prefix = ""): Record<string, unknown> {
   const at = (k: string) => (prefix ? `${prefix}.${k}` : k);
   const props = Object.entries((schema.properties ?? {}) as Record<string, Record<string, any>>);
@@ -287,7 +287,7 @@ export function configDefaults(schema: Record<string, any> = configSchema, prefi
 }
 
 /**
- * Every key an operator can set, as the README's table names them: `host.region`,
+ * Every key an operator can set, as the configuration table names them: `host.region`,
  * `gateway.chains[]`, `gateway.chains[].path`, `gateway.methodPolicy.<path>`.
  */
 export function configKeys(schema: Record<string, any> = configSchema, prefix = ""): string[] {

@@ -2,13 +2,14 @@
  * `npm run export -- --stack testnet --out DIR`: writes dc-l1.yaml, dc-l2.yaml and
  * dc-gateway.yaml (and the files they mount) from the same specs `pulumi up` deploys.
  */
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { bundleSource } from "../components/bundle.js";
 import { ConfigError, loadConfig } from "../config/index.js";
 import { exportCompose, type ExportOptions } from "./compose.js";
-import { readStackFile, readStackFilePath } from "./stackFile.js";
+import { systemReason } from "../cli/errors.js";
+import { FileProblem, readFlagFile, readStackFile, readStackFilePath } from "./stackFile.js";
 
 const ROOT = join(__dirname, "..");
 
@@ -40,7 +41,7 @@ function parsePublish(specs: readonly string[]): NonNullable<ExportOptions["publ
  * `pulumi config set --secret projectKeys` would be); errors never echo a key.
  */
 function readKeysText(file: string | undefined): string | undefined {
-  const text = file !== undefined ? readFileSync(file, "utf8") : process.env.RPCSTACK_PROJECT_KEYS;
+  const text = file !== undefined ? readFlagFile("--keys-file", file) : process.env.RPCSTACK_PROJECT_KEYS;
   if (text === undefined || !text.trim()) return undefined;
   try {
     JSON.parse(text);
@@ -93,23 +94,39 @@ export function runExport(argv: string[]): number {
     const projectKeys = keys === undefined ? undefined : [...settings.projectKeys];
     out = exportCompose(settings, { projectKeys, namePrefix: prefix, publish });
   } catch (e) {
-    if (e instanceof UsageError) {
-      console.error(`rpcstack export: ${e.message}\n${USAGE}`);
+    if (e instanceof UsageError || e instanceof FileProblem) {
+      console.error(`rpcstack export: ${e.message}${e instanceof UsageError ? `\n${USAGE}` : ""}`);
       return 2;
     }
     console.error(e instanceof ConfigError ? e.message : `rpcstack export: ${(e as Error).message}`);
     return 1;
   }
   const dir = resolve(values.out);
-  mkdirSync(dir, { recursive: true });
   const write = (path: string, mode: number, put: (target: string) => void) => {
     const target = join(dir, path);
-    mkdirSync(dirname(target), { recursive: true });
-    put(target);
-    // Explicit modes: an operator's umask must not hide the scripts from the containers' users.
-    chmodSync(target, mode);
+    try {
+      mkdirSync(dirname(target), { recursive: true });
+      put(target);
+      // Explicit modes: an operator's umask must not hide the scripts from the containers' users.
+      chmodSync(target, mode);
+    } catch (e) {
+      throw new FileProblem(`cannot write ${target} (--out ${values.out}): ${systemReason(e)}`);
+    }
     console.log(`wrote ${target}`);
   };
+  try {
+    writeAll(out, write);
+  } catch (e) {
+    if (!(e instanceof FileProblem)) throw e;
+    console.error(`rpcstack export: ${e.message}`);
+    return 1;
+  }
+  for (const [name, why] of Object.entries(out.skipped)) console.log(`not written: ${name}: ${why}`);
+  return 0;
+}
+
+/** The compose files, then every file they mount, through `write`. */
+function writeAll(out: ReturnType<typeof exportCompose>, write: (path: string, mode: number, put: (target: string) => void) => void): void {
   for (const [name, text] of Object.entries(out.files)) write(name, 0o644, (t) => writeFileSync(t, text));
   for (const f of out.mounted) {
     const from = f.from;
@@ -117,8 +134,6 @@ export function runExport(argv: string[]): number {
       "copy" in from ? copyFileSync(join(ROOT, from.copy), t) : writeFileSync(t, "bundle" in from ? bundleSource(from.bundle) : from.text, { mode: f.mode }),
     );
   }
-  for (const [name, why] of Object.entries(out.skipped)) console.log(`not written: ${name}: ${why}`);
-  return 0;
 }
 
 if (require.main === module) process.exit(runExport(process.argv.slice(2)));

@@ -8,7 +8,8 @@ import { parseArgs } from "node:util";
 import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
 import { RESULT_PREFIX } from "./result.js";
 import { describeState, type NodeState, type Observation } from "./syncState.js";
-import { numberArg, thresholdArgs, UsageError } from "./args.js";
+import { systemReason } from "../cli/errors.js";
+import { numberArg, serveUntilSignal, thresholdArgs, UsageError } from "./args.js";
 import { describeUse, parseVolumeArg, volumeUse, type DiskThresholds } from "./disk.js";
 
 export { RESULT_PREFIX };
@@ -111,7 +112,7 @@ export function parseCli(argv: string[]): CliOptions {
     timeoutMs: num("timeout-minutes", values["timeout-minutes"], 60, 0) * 60_000,
     intervalMs: num("interval-seconds", values["interval-seconds"], 10, 0.05) * 1000,
     reportOnly: values["report-only"] ?? false,
-    serve: values.serve === undefined ? undefined : { port: num("serve", values.serve, 0, 1), host: values["serve-host"] ?? "0.0.0.0" },
+    serve: values.serve === undefined ? undefined : { port: numberArg("serve", values.serve, 0, { min: 1, max: 65535, integer: true }), host: values["serve-host"] ?? "0.0.0.0" },
     disks: (values.disk ?? []).map((d) => parseVolumeArg(d) ?? badDisk(d)),
     diskThresholds: disk,
   };
@@ -124,7 +125,10 @@ function badDisk(v: string): never {
 /** One line per data volume; "warning:" above the warn threshold, naming the gateway's stop threshold. */
 async function reportDisks(opts: CliOptions, out: NodeJS.WritableStream): Promise<void> {
   for (const d of opts.disks) {
-    const line = await volumeUse(d.name, d.path).then((u) => describeUse(u, opts.diskThresholds), (e) => `volume ${d.name}: cannot measure (${(e as Error).message})`);
+    const line = await volumeUse(d.name, d.path).then(
+      (u) => describeUse(u, opts.diskThresholds),
+      (e) => `volume ${d.name}: cannot measure ${d.path} (${systemReason(e)})`,
+    );
     out.write(`rpcstack-ready: ${line}\n`);
   }
 }
@@ -255,9 +259,10 @@ export function serveHealth(opts: CliOptions): { server: Server; stop: () => voi
     const ok = Object.values(states).every((s) => s.status === "synced");
     res.writeHead(ok ? 200 : 503, { "Content-Type": "application/json" }).end(JSON.stringify(states));
   });
-  const ready = new Promise<number>((resolve) =>
-    server.listen(opts.serve!.port, opts.serve!.host, () => resolve((server.address() as { port: number }).port)),
-  );
+  const ready = new Promise<number>((resolve, reject) => {
+    server.once("error", (e) => reject(new UsageError(`cannot serve on ${opts.serve!.host}:${opts.serve!.port} (--serve, --serve-host): ${systemReason(e)}`)));
+    server.listen(opts.serve!.port, opts.serve!.host, () => resolve((server.address() as { port: number }).port));
+  });
   return {
     server,
     ready,
@@ -282,13 +287,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (opts.serve) {
-    const h = serveHealth(opts);
-    const port = await h.ready;
-    process.stdout.write(`rpcstack-ready: serving /ready/l1, /ready/l2, /ready on ${opts.serve.host}:${port}\n`);
-    await new Promise<void>((resolve) => {
-      for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => (h.stop(), resolve()));
-    });
-    return 0;
+    const host = opts.serve.host;
+    return serveUntilSignal("rpcstack-ready", serveHealth(opts), (port) => `serving /ready/l1, /ready/l2, /ready on ${host}:${port}`);
   }
   return runWait(opts);
 }

@@ -6,7 +6,8 @@
  */
 import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
-import { numberArg, thresholdArgs, UsageError } from "./args.js";
+import { systemReason } from "../cli/errors.js";
+import { numberArg, serveUntilSignal, thresholdArgs, UsageError } from "./args.js";
 import { describeUse, metricsText, parseCheckArg, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
 
 const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [--check ...] [options]
@@ -91,7 +92,9 @@ export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => vo
   let uses: VolumeUse[] = [];
   const said = new Map<string, string>();
   const measure = async () => {
-    uses = await Promise.all(opts.volumes.map((v) => volumeUse(v.name, v.path)));
+    uses = await Promise.all(opts.volumes.map((v) => volumeUse(v.name, v.path).catch((e) => {
+      throw new UsageError(`volume ${v.name}: cannot measure ${v.path} (--volume): ${systemReason(e)}`);
+    })));
     for (const u of uses) {
       // Said once per change of verdict, not every interval.
       const v = verdict(u, opts.thresholds);
@@ -118,7 +121,11 @@ export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => vo
     const answer = gate ? check(gate) : Promise.resolve(json(404, { error: `no such check: ${path}` }));
     void answer.then(([status, headers, body]) => res.writeHead(status, headers).end(body));
   });
-  const port = measure().then(() => new Promise<number>((resolve) => server.listen(opts.port, opts.host, () => resolve((server.address() as { port: number }).port))));
+  // A volume that cannot be measured or an address that cannot be served is a bad argument: said at start.
+  const port = measure().then(() => new Promise<number>((resolve, reject) => {
+    server.once("error", (e) => reject(new UsageError(`cannot serve on ${opts.host}:${opts.port} (--host, --port): ${systemReason(e)}`)));
+    server.listen(opts.port, opts.host, () => resolve((server.address() as { port: number }).port));
+  }));
   return {
     port,
     measure,
@@ -143,12 +150,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const w = startDiskWatch(opts);
-  const port = await w.port;
-  process.stdout.write(`rpcstack-disk: /metrics and /check/{${opts.checks.map((c) => c.name).join(",")}} on ${opts.host}:${port}\n`);
-  await new Promise<void>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => (w.stop(), resolve()));
-  });
-  return 0;
+  const checks = opts.checks.map((c) => c.name).join(",");
+  const host = opts.host;
+  return serveUntilSignal("rpcstack-disk", { ready: w.port, stop: w.stop }, (port) => `/metrics and /check/{${checks}} on ${host}:${port}`);
 }
 
 if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));

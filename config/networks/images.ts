@@ -1,6 +1,6 @@
 /**
  * Image pins shared by both networks. Bump them here, never to a moving tag, together with the
- * flag list the pin is checked against (test/fixtures/flags/) and README's pin table; release
+ * flag list the pin is checked against (test/fixtures/flags/) and the pin table of docs/configuration.md; release
  * floors and version-dependent flags live in config/releases.ts.
  */
 export const IMAGES = {

@@ -25,7 +25,7 @@ export interface DevChains {
   readonly l2BlockSeconds: number;
   /** What the host needs instead of a hardware tier (the `tier` key does not apply). */
   readonly requirements: Tier;
-  /** Printed by `pulumi up` and shown in the README: this is not a public network. */
+  /** Printed by `pulumi up` and shown in README and docs/deploying.md: this is not a public network. */
   readonly banner: string;
 }
 
