@@ -99,11 +99,16 @@ export async function startGateway(
   runner.check(cfg);
   const child: Child = runner.start(cfg, HAPROXY_ENVIRONMENT);
   try {
+    // Ready once its own runtime socket answers: HAProxy opens it after binding every listener, and
+    // a port that answers could be another test's HAProxy that took the port first.
     await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve, reject) => {
       if (child.proc.exitCode !== null) return reject(new Error(`haproxy exited with ${child.proc.exitCode}`));
-      const s = connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
+      const s = opts.adminSocket ? connect(opts.adminSocket, () => s.end("show info\n")) : connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
+      let info = "";
+      s.on("data", (d) => (info += d));
+      s.on("end", () => resolve(info.includes("Name: HAProxy") || undefined));
       s.on("error", () => resolve(undefined));
-    }), 15_000);
+    }), 30_000);
   } catch (e) {
     await child.stop();
     throw new Error(`${(e as Error).message}\n${child.output()}`);
