@@ -190,6 +190,8 @@ export const configSchema = {
         wrongKeysPerMinute: { type: "integer", minimum: 0, maximum: 1000000, default: 60 },
         maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 1000000, default: 64 },
         wsMaxConnectionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 100 },
+        wsMaxSubscriptionsPerSocket: { type: "integer", minimum: 1, maximum: 1000000, default: 32 },
+        wsMaxSubscriptionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 1000 },
         wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400, default: 300 },
         methodPolicy: {
           type: "object",

@@ -65,6 +65,8 @@ export interface GatewayLimits {
   readonly wrongKeysPerMinute: number;
   readonly maxConnectionsPerAddress: number;
   readonly wsMaxConnectionsPerKey: number;
+  readonly wsMaxSubscriptionsPerSocket: number;
+  readonly wsMaxSubscriptionsPerKey: number;
   readonly wsIdleTimeoutSeconds: number;
   /** Per chain path: methods (or `prefix_` families) opened or refused beyond the kind's defaults. */
   readonly methodPolicy: Readonly<Record<string, { readonly allowMethods?: readonly string[]; readonly denyMethods?: readonly string[] }>>;

@@ -184,6 +184,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wrongKeysPerMinute: raw.gateway?.wrongKeysPerMinute ?? G.wrongKeysPerMinute.default,
       maxConnectionsPerAddress: raw.gateway?.maxConnectionsPerAddress ?? G.maxConnectionsPerAddress.default,
       wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? G.wsMaxConnectionsPerKey.default,
+      wsMaxSubscriptionsPerSocket: raw.gateway?.wsMaxSubscriptionsPerSocket ?? G.wsMaxSubscriptionsPerSocket.default,
+      wsMaxSubscriptionsPerKey: raw.gateway?.wsMaxSubscriptionsPerKey ?? G.wsMaxSubscriptionsPerKey.default,
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? G.wsIdleTimeoutSeconds.default,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
       cache: {

@@ -13,6 +13,7 @@ import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
 import { anon, useBackend, type Cond, type Rule, type Section } from "./model.js";
 import { ChainBackends, backendName, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
+import { WS_HANDSHAKE } from "./upgrades.js";
 
 export interface ChainRoutes {
   readonly backends: Section[];
@@ -73,8 +74,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcWs) {
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
-    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts)]);
-    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...anon("hdr(upgrade)", "-i", "websocket")]), gate(ws, on(c, "rpc")));
+    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts, c.path)]);
+    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), gate(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc", backend: ws, detail: `WebSocket -> ${c.upstreams.rpcWs}` });
   }
@@ -84,7 +85,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const hn = c.hostnames ?? {};
   const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
     // Tendermint RPC hosts relay /websocket too: its messages count against the address (sc1).
-    const filters = role === "tendermintRpc" ? [wsFilter(opts, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
+    const filters = role === "tendermintRpc" ? [wsFilter(opts, c.path, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
     const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
     hostUses.push(useBackend(backend, hostIs(name)));
