@@ -31,39 +31,27 @@ const GIB = 1024 ** 3;
 const JUNO_DOCS = "NethermindEth/juno docs/docs/snapshots.md";
 const PATHFINDER_DOCS = "software-mansion/pathfinder docs/docs/database-snapshots.md";
 
+/** Juno's weekly .tar.zst of one network, `name` in its URL; the docs print Content-Length / 1024^3 and call it GB: GiB. */
+const juno = (name: string, gib: number): PublishedSnapshot => ({
+  url: `https://juno-snapshots.nethermind.io/files/${name}/latest`,
+  format: { kind: "tar.zst" },
+  everyDays: 7,
+  archiveBytes: { bytes: Math.round(gib * GIB), date: "2025-08-26" },
+  source: `${JUNO_DOCS}: weekly, .tar.zst, streamable into the database folder`,
+});
+
+/** Pathfinder's weekly zstd-compressed SQLite file for one network (its name is the file's). */
+const pathfinder = (name: string): PublishedSnapshot => ({
+  url: `https://rpc.pathfinder.swmansion.com/snapshots/latest/${name}`,
+  format: { kind: "zst", file: `${name}.sqlite` },
+  everyDays: 7,
+  source: `${PATHFINDER_DOCS}: weekly, one zstd-compressed SQLite file (not a tar); SHA-256 and sizes on the download page`,
+});
+
 /** Per client and public network; a missing entry means no published snapshot. */
 export const PUBLISHED_SNAPSHOTS: Readonly<Partial<Record<L2ClientName, Readonly<Partial<Record<NetworkName, PublishedSnapshot>>>>>> = {
-  juno: {
-    mainnet: {
-      url: "https://juno-snapshots.nethermind.io/files/mainnet/latest",
-      format: { kind: "tar.zst" },
-      everyDays: 7,
-      // The docs print Content-Length / 1024^3 and call it GB: these are GiB.
-      archiveBytes: { bytes: Math.round(195.13 * GIB), date: "2025-08-26" },
-      source: `${JUNO_DOCS}: weekly, .tar.zst, streamable into the database folder`,
-    },
-    testnet: {
-      url: "https://juno-snapshots.nethermind.io/files/sepolia/latest",
-      format: { kind: "tar.zst" },
-      everyDays: 7,
-      archiveBytes: { bytes: Math.round(32.84 * GIB), date: "2025-08-26" },
-      source: `${JUNO_DOCS}: weekly, .tar.zst, streamable into the database folder`,
-    },
-  },
-  pathfinder: {
-    mainnet: {
-      url: "https://rpc.pathfinder.swmansion.com/snapshots/latest/mainnet",
-      format: { kind: "zst", file: "mainnet.sqlite" },
-      everyDays: 7,
-      source: `${PATHFINDER_DOCS}: weekly, one zstd-compressed SQLite file (not a tar); SHA-256 and sizes on the download page`,
-    },
-    testnet: {
-      url: "https://rpc.pathfinder.swmansion.com/snapshots/latest/testnet-sepolia",
-      format: { kind: "zst", file: "testnet-sepolia.sqlite" },
-      everyDays: 7,
-      source: `${PATHFINDER_DOCS}: weekly, one zstd-compressed SQLite file (not a tar); SHA-256 and sizes on the download page`,
-    },
-  },
+  juno: { mainnet: juno("mainnet", 195.13), testnet: juno("sepolia", 32.84) },
+  pathfinder: { mainnet: pathfinder("mainnet"), testnet: pathfinder("testnet-sepolia") },
 };
 
 /** Where Pathfinder keeps its database per PATHFINDER_NETWORK (crates/pathfinder/src/bin/pathfinder/main.rs). */
