@@ -7,7 +7,7 @@
  */
 import { CHECK_AGENT, parseUpstream } from "./upstreams.js";
 import { anon, req, type Directive, type Rule } from "./model.js";
-import { exactPath, on } from "./routes.js";
+import { NODE_DOWN, exactPath, on } from "./routes.js";
 import { CACHE_LUA } from "./cacheLua.js";
 import { luaLiteral } from "./luaLiteral.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
@@ -144,7 +144,7 @@ export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): 
         ["lua.rpc_cache_lookup", c.path],
         // Only bodies that name a cacheable method reach Lua (a cheap native test; a body that
         // spells its method otherwise simply goes to the node).
-        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...anon("req.body", "-m", "sub", ...Object.keys(CACHE_POLICY[c.kind as "evm" | "starknet"]))],
+        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...(c.statusUrl ? ["!", ...NODE_DOWN] : []), ...anon("req.body", "-m", "sub", ...Object.keys(CACHE_POLICY[c.kind as "evm" | "starknet"]))],
         i ? undefined : "Response cache: after the policy, key, rate and health checks (a hit skips none of them).",
       ),
     ),
