@@ -13,12 +13,13 @@ const fs = require("fs");
 const https = require("https");
 const path = require("path");
 
-function createSnapshotServer({ dir, cert, rate = 1 << 20 }) {
+function createSnapshotServer({ dir, cert, rate = 1 << 20, onRequest = () => {} }) {
   const requests = [];
   const cut = new Set();
   const server = https.createServer({ cert, key: cert }, (req, res) => {
     const url = new URL(req.url, "https://x");
     requests.push({ method: req.method, path: url.pathname, range: req.headers.range || null });
+    onRequest(requests[requests.length - 1]);
     if (url.pathname === "/requests") return void res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(requests));
     const m = /^\/(plain|noranges|cut|cutnoranges|slow)\/([A-Za-z0-9._-]+)$/.exec(url.pathname);
     const file = m && path.join(dir, m[2]);
@@ -63,7 +64,9 @@ if (require.main === module) {
     const i = process.argv.indexOf(`--${name}`);
     return i > 0 ? process.argv[i + 1] : fallback;
   };
-  const { server } = createSnapshotServer({ dir: arg("dir", "/srv"), cert: fs.readFileSync(arg("cert", "/cert.pem")), rate: Number(arg("rate", String(1 << 20))) });
+  // One JSON line per request on stdout: what `docker logs` shows a test.
+  const onRequest = (r) => process.stdout.write(`request ${JSON.stringify(r)}\n`);
+  const { server } = createSnapshotServer({ dir: arg("dir", "/srv"), cert: fs.readFileSync(arg("cert", "/cert.pem")), rate: Number(arg("rate", String(1 << 20))), onRequest });
   const port = Number(arg("port", "8443"));
   server.listen(port, "0.0.0.0", () => process.stdout.write(`snapshot server on :${port}\n`));
   for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
