@@ -17,6 +17,7 @@ const USAGE = `usage: rpcstack-restore --url URL --dest DIR --format FORMAT --ne
   --size-bytes N          the archive's size; another is refused
   --owner UID:GID         give the restored files to the node's user
   --retries N             resumes or restarts after a dropped connection (5)
+  --stall-seconds N       a download silent this long counts as dropped (60)
   --progress-seconds N    between progress lines (10)
   --help                  this text
 Exit: 0 restored, or the volume already held a database; 1 failed (the volume is empty again, the
@@ -37,6 +38,7 @@ export function parseRestoreCli(argv: string[]): Omit<RestoreOptions, "log"> | "
         owner: { type: "string" },
         retries: { type: "string" },
         "progress-seconds": { type: "string" },
+        "stall-seconds": { type: "string" },
         help: { type: "boolean" },
       },
     }));
@@ -60,6 +62,7 @@ export function parseRestoreCli(argv: string[]): Omit<RestoreOptions, "log"> | "
     ...(values["size-bytes"] !== undefined ? { sizeBytes: numberArg("size-bytes", values["size-bytes"], 0, { min: 1, integer: true }) } : {}),
     ...(owner ? { owner: { uid: Number(owner[1]), gid: Number(owner[2]) } } : {}),
     retries: numberArg("retries", values.retries, 5, { min: 0, max: 1000, integer: true }),
+    stallMs: numberArg("stall-seconds", values["stall-seconds"], 60, { min: 0.1, max: 3600 }) * 1000,
     progressMs: numberArg("progress-seconds", values["progress-seconds"], 10, { min: 0.1, max: 3600 }) * 1000,
   };
 }
@@ -100,4 +103,12 @@ export async function main(argv: string[]): Promise<number> {
   return result.outcome === "failed" ? 1 : 0;
 }
 
-if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));
+// No process.exit: it can hang for good while zstd work from a destroyed stream is still on the
+// thread pool (seen with Node 24.19 as a container's PID 1); the loop drains and ends by itself,
+// and an unref'd timer ends what lingers past 30 s.
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+    setTimeout(() => process.exit(code), 30_000).unref();
+  });
+}

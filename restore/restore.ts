@@ -37,12 +37,16 @@ export interface RestoreOptions {
   readonly owner?: { readonly uid: number; readonly gid: number };
   /** Resumes (or restarts) after a dropped connection, in all. */
   readonly retries: number;
+  /** A download that sends nothing for this long counts as dropped. */
+  readonly stallMs: number;
   readonly progressMs: number;
   readonly log: (line: string) => void;
 }
 
 /** A failure with its cause in words: what the operator reads. */
 export class RestoreFailure extends Error {}
+/** The server could not be reached: fatal for the first request, a dropped line to resume after later. */
+class Unreachable extends RestoreFailure {}
 
 /** ext4 makes it at the root of every file system: not a database. */
 const IGNORED = new Set(["lost+found"]);
@@ -153,31 +157,45 @@ async function attempt(o: RestoreOptions, stage: string, started: number, counte
 
   async function* download(): AsyncGenerator<Buffer> {
     let validator: string | undefined;
+    // After the first answer: the file `latest` redirected to, so a resume cannot land on next week's snapshot.
+    let url = o.url;
     for (;;) {
-      const res = await get(o.url, done, validator);
-      if (done === 0) {
-        total = lengthOf(res);
-        validator = res.headers.get("etag") ?? res.headers.get("last-modified") ?? undefined;
-        if (o.sizeBytes !== undefined && total !== undefined && total !== o.sizeBytes) {
-          throw new RestoreFailure(`the server offers ${total} bytes but rpcstack:l2.snapshot.sizeBytes says ${o.sizeBytes}: not the expected archive`);
-        }
-        total ??= o.sizeBytes;
-      }
+      // A connection that stays open without sending is as lost as one that broke.
+      const stalled = new AbortController();
+      let watchdog = setTimeout(() => stalled.abort(), o.stallMs);
       let lost: string | undefined;
       try {
+        const res = await get(url, done, validator, stalled.signal);
+        if (done === 0) {
+          url = res.url || o.url;
+          total = lengthOf(res);
+          validator = res.headers.get("etag") ?? res.headers.get("last-modified") ?? undefined;
+          if (o.sizeBytes !== undefined && total !== undefined && total !== o.sizeBytes) {
+            throw new RestoreFailure(`the server offers ${total} bytes but rpcstack:l2.snapshot.sizeBytes says ${o.sizeBytes}: not the expected archive`);
+          }
+          total ??= o.sizeBytes;
+        }
         for await (const chunk of Readable.fromWeb(res.body as any) as AsyncIterable<Buffer>) {
+          clearTimeout(watchdog);
+          watchdog = setTimeout(() => stalled.abort(), o.stallMs);
           hash.update(chunk);
           done += chunk.length;
           yield chunk;
         }
       } catch (e) {
-        lost = `the connection broke after ${formatBytes(done)} (${(e as Error).message})`;
+        // Unreachable on the first request is a failure; later, a dropped line to resume after.
+        if (e instanceof Restart || (e instanceof RestoreFailure && !(e instanceof Unreachable && done > 0))) throw e;
+        lost = stalled.signal.aborted ? `the download stalled (no data for ${o.stallMs / 1000} s) after ${formatBytes(done)}` : `the connection broke after ${formatBytes(done)} (${(e as Error).message})`;
+      } finally {
+        clearTimeout(watchdog);
       }
       if (lost === undefined && (total === undefined || done >= total)) return;
       lost ??= `the server ended the download after ${formatBytes(done)} of ${formatBytes(total!)}`;
       counters.resumes++;
       if (counters.resumes > o.retries) throw new RestoreFailure(`truncated: ${lost}, and ${o.retries} retries are spent`);
-      o.log(`rpcstack-restore: ${lost}; resuming at byte ${done} (retry ${counters.resumes} of ${o.retries})`);
+      const wait = Math.min(30_000, 1000 * 2 ** (counters.resumes - 1));
+      o.log(`rpcstack-restore: ${lost}; resuming at byte ${done} in ${wait / 1000} s (retry ${counters.resumes} of ${o.retries})`);
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 
@@ -238,14 +256,14 @@ function zstdDecompressor(): Transform {
   return make();
 }
 
-async function get(url: string, from: number, validator: string | undefined): Promise<Response> {
+async function get(url: string, from: number, validator: string | undefined, signal: AbortSignal): Promise<Response> {
   const headers: Record<string, string> = from ? { Range: `bytes=${from}-`, ...(validator ? { "If-Range": validator } : {}) } : {};
   let res: Response;
   try {
-    res = await fetch(url, { headers, redirect: "follow" });
+    res = await fetch(url, { headers, redirect: "follow", signal });
   } catch (e) {
     const err = e as Error & { cause?: { code?: string; message?: string } };
-    throw new RestoreFailure(`cannot reach ${new URL(url).host}: ${err.cause?.code ?? err.cause?.message ?? err.message}`);
+    throw new Unreachable(`cannot reach ${new URL(url).host}: ${err.cause?.code ?? err.cause?.message ?? err.message}`);
   }
   if (from && res.status === 200) {
     await res.body?.cancel();

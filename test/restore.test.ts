@@ -137,7 +137,16 @@ describe("rpcstack-restore", () => {
     expect(gets.map((g) => g.range)).toEqual([null, expect.stringMatching(/^bytes=[1-9]\d*-$/)]);
     // Where the cut connection stopped (the server cut at half; bytes in flight are lost with it).
     expect(Number(/bytes=(\d+)-/.exec(gets[1].range!)![1])).toBeLessThanOrEqual(Math.floor(archive.length / 2));
-    expect(r.out).toMatch(/the connection broke after .*; resuming at byte \d+ \(retry 1 of 5\)/);
+    expect(r.out).toMatch(/the connection broke after .*; resuming at byte \d+ in 1 s \(retry 1 of 5\)/);
+    expect(digests(dest)).toEqual(dbDigests);
+  });
+
+  it("a download that stalls (the connection open, nothing sent) counts as dropped and resumes", async () => {
+    const dest = volume();
+    const r = await runRestore(restoreArgs(dest, "/stall/db.tar.zst", ["--stall-seconds", "1"]));
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/the download stalled \(no data for 1 s\) after .*; resuming at byte [1-9]\d* in 1 s \(retry 1 of 5\)/);
+    expect(requestsFor("/stall/db.tar.zst").map((g) => g.range)).toEqual([null, expect.stringMatching(/^bytes=[1-9]\d*-$/)]);
     expect(digests(dest)).toEqual(dbDigests);
   });
 

@@ -20,7 +20,7 @@ import { freePort } from "../support/net.js";
 import { caDir, issueCert } from "../support/tls.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
 import { nodeRuntimeImage } from "./images/nodeRuntime.js";
-import { engineMissing, inspect, must, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
+import { engineMissing, inspect, must, run, smallVolume, type SmallVolume } from "./docker.js";
 
 const missing = engineMissing();
 /** The head the stand-in database was restored at: the Juno stand-in continues from it. */
@@ -76,10 +76,20 @@ if (missing) {
     const onVolume = (cmd: string) => must("docker", ["run", "--rm", "--user", "0", "--entrypoint", "sh", "-v", `${volume}:/data`, images.node, "-c", cmd]);
     const serverRequests = () =>
       run("docker", ["logs", server]).stdout.split("\n").filter((l) => l.startsWith("request ")).map((l) => JSON.parse(l.slice(8)) as { method: string; path: string; range: string | null });
-    const headBlock = async () => {
-      const r = await fetch(`http://127.0.0.1:${ports.junoHttp}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "starknet_blockNumber", params: [] }) });
-      return (await r.json()).result as number;
+    /** A JSON-RPC result from `url` once it answers (the nodes' Docker health checks first run 30 s after the start). */
+    const rpcAnswers = async (url: string, method: string, boundMs = 60_000): Promise<unknown> => {
+      const t0 = Date.now();
+      for (;;) {
+        const r = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })
+          .then((res) => res.json() as Promise<{ result?: unknown }>)
+          .catch(() => ({ result: undefined }));
+        if (r.result !== undefined) return r.result;
+        if (Date.now() - t0 > boundMs) throw new Error(`${url} did not answer ${method} within ${boundMs / 1000} s`);
+        await new Promise((res) => setTimeout(res, 500));
+      }
     };
+    /** The L2 node's head through its published port. */
+    const headBlock = async () => (await rpcAnswers(`http://127.0.0.1:${ports.junoHttp}`, "starknet_blockNumber")) as number;
 
     beforeAll(async () => {
       images = buildTestImages((s) => console.log(`e2e images: ${s}`));
@@ -105,11 +115,12 @@ if (missing) {
       // L1 first (the Juno stand-in checks the L1 chain id), on the network the L1 file creates.
       const l1 = exportWith("base", { url: "https://snapshots:8443/plain/db.tar.zst", unpackedGB: 1 });
       must("docker-compose", ["-p", projectName("dc-l1.yaml", prefix), "-f", "dc-l1.yaml", "up", "-d"], { cwd: l1, timeoutMs: 300_000 });
-      await waitHealthy([c("geth"), c("lighthouse")], 240_000);
+      // geth answering is enough (the Juno stand-in asks it for the chain id); its health check first runs only 30 s in.
+      await rpcAnswers(`http://127.0.0.1:${ports.gethHttp}`, "eth_chainId", 120_000);
       must("docker", [
         "run", "-d", "--name", server, "--network", `${prefix}rpcstack`, "--network-alias", "snapshots",
         "-v", `${srv}:/srv:ro`, "-v", `${join(dir, "cert.pem")}:/cert.pem:ro`, "--entrypoint", "node", images.juno,
-        "/opt/standins/snapshot-server.js", "--dir", "/srv", "--cert", "/cert.pem", "--port", "8443", "--rate", String(8 << 20),
+        "/opt/standins/snapshot-server.js", "--dir", "/srv", "--cert", "/cert.pem", "--port", "8443",
       ]);
     }, 900_000);
 
@@ -135,12 +146,11 @@ if (missing) {
       const out = exportWith("ok", { url: "https://snapshots:8443/plain/db.tar.zst", unpackedGB: 1 });
       const up = l2Up(out);
       expect(up.status, up.stderr + up.stdout).toBe(0);
-      await waitHealthy([c("juno")], 120_000);
       expect(inspect(c("l2-restore"), "{{.State.Status}} {{.State.ExitCode}}")).toBe("exited 0");
       const logs = restoreLogs();
       const summary = /restored ([\d.]+ MB) from snapshots:8443\/plain\/db\.tar\.zst \(([\d.]+ MB) written\) in (\d+)s, ([\d.]+ MB)\/s/.exec(logs);
       expect(summary, logs).not.toBeNull();
-      console.log(`e2e restore: ${summary![1]} archive (${archiveBytes} bytes), ${summary![2]} written, in ${summary![3]} s: ${summary![4]}/s (publisher capped at 8.4 MB/s)`);
+      console.log(`e2e restore: ${summary![1]} archive (${archiveBytes} bytes), ${summary![2]} written, in ${summary![3]} s: ${summary![4]}/s (publisher on the same engine, not throttled)`);
       // The node started after the restore had finished.
       expect(Date.parse(inspect(c("juno"), "{{.State.StartedAt}}"))).toBeGreaterThanOrEqual(Date.parse(inspect(c("l2-restore"), "{{.State.FinishedAt}}")));
       expect(await headBlock()).toBeGreaterThanOrEqual(RESTORED_HEAD);
@@ -152,9 +162,8 @@ if (missing) {
       const out = exportWith("cut", { url: "https://snapshots:8443/cut/db.tar.zst", unpackedGB: 1 });
       const up = l2Up(out);
       expect(up.status, up.stderr + up.stdout).toBe(0);
-      expect(restoreLogs()).toMatch(/the connection broke after .*; resuming at byte \d+ \(retry 1 of 5\)/);
+      expect(restoreLogs()).toMatch(/the connection broke after .*; resuming at byte \d+ in 1 s \(retry 1 of 5\)/);
       expect(serverRequests().filter((r) => r.path === "/cut/db.tar.zst").map((r) => r.range)).toEqual([null, expect.stringMatching(/^bytes=\d+-$/)]);
-      await waitHealthy([c("juno")], 120_000);
       expect(await headBlock()).toBeGreaterThanOrEqual(RESTORED_HEAD);
       expect(l2Down(out).status).toBe(0);
     }, 300_000);
@@ -188,7 +197,6 @@ if (missing) {
       expect(up.status, up.stderr + up.stdout).toBe(0);
       expect(restoreLogs()).toMatch(/\/data holds a database \(3 entries\): left as it is, no snapshot restored/);
       expect(serverRequests().length).toBe(gets);
-      await waitHealthy([c("juno")], 120_000);
       // The node runs on the data it had (head 777 and on), not on the snapshot's.
       const head = await headBlock();
       expect(head).toBeGreaterThanOrEqual(777);

@@ -7,6 +7,8 @@
 //   cut          like plain, but the first full download is cut after half of the file
 //   cutnoranges  like noranges, but the first download is cut after half of the file
 //   slow         like plain, at --rate bytes per second (so a test can watch a restore run)
+//   stall        like plain, but the first full download stops sending after half of the file and
+//                keeps the connection open
 // Plain JavaScript for Debian's Node 18 (the end-to-end image) and the tests' own Node.
 "use strict";
 const fs = require("fs");
@@ -21,7 +23,7 @@ function createSnapshotServer({ dir, cert, rate = 1 << 20, onRequest = () => {} 
     requests.push({ method: req.method, path: url.pathname, range: req.headers.range || null });
     onRequest(requests[requests.length - 1]);
     if (url.pathname === "/requests") return void res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(requests));
-    const m = /^\/(plain|noranges|cut|cutnoranges|slow)\/([A-Za-z0-9._-]+)$/.exec(url.pathname);
+    const m = /^\/(plain|noranges|cut|cutnoranges|slow|stall)\/([A-Za-z0-9._-]+)$/.exec(url.pathname);
     const file = m && path.join(dir, m[2]);
     if (!m || !fs.existsSync(file)) return void res.writeHead(404, { "Content-Type": "text/plain" }).end("not found\n");
     const [, mode, name] = m;
@@ -39,23 +41,30 @@ function createSnapshotServer({ dir, cert, rate = 1 << 20, onRequest = () => {} 
       res.writeHead(200, { ...headers, "Content-Length": size });
     }
     if (req.method === "HEAD") return void res.end();
-    const cutAt = mode.startsWith("cut") && !range && !cut.has(url.pathname) ? (cut.add(url.pathname), Math.floor(size / 2)) : undefined;
-    stream(fs.createReadStream(file, { start, end: (cutAt ?? size) - 1, highWaterMark: 64 << 10 }), res, mode === "slow" ? rate : 0, cutAt !== undefined);
+    const cutAt = (mode.startsWith("cut") || mode === "stall") && !range && !cut.has(url.pathname) ? (cut.add(url.pathname), Math.floor(size / 2)) : undefined;
+    const end = cutAt === undefined ? "end" : mode === "stall" ? "stall" : "cut";
+    stream(fs.createReadStream(file, { start, end: (cutAt ?? size) - 1, highWaterMark: 64 << 10 }), res, mode === "slow" ? rate : 0, end);
   });
   return { server, requests };
 }
 
-/** Sends a file stream, at `rate` bytes/s when given; `cut` drops the connection at its end. */
-function stream(src, res, rate, cut) {
+/** Sends a file stream, at `rate` bytes/s when given; at its end: "end" the response, "cut" the connection, or "stall" (send nothing more). */
+function stream(src, res, rate, end) {
   const t0 = Date.now();
   let sent = 0;
+  // After each chunk: wait for the socket, then for the clock where a rate is set.
+  const next = () => {
+    const ahead = rate ? (sent / rate) * 1000 - (Date.now() - t0) : 0;
+    if (ahead > 0) setTimeout(() => src.resume(), ahead);
+    else src.resume();
+  };
   src.on("data", (chunk) => {
     sent += chunk.length;
-    if (!res.write(chunk)) src.pause(), res.once("drain", () => src.resume());
-    const ahead = rate ? (sent / rate) * 1000 - (Date.now() - t0) : 0;
-    if (ahead > 0) src.pause(), setTimeout(() => src.resume(), ahead);
+    src.pause();
+    if (res.write(chunk)) next();
+    else res.once("drain", next);
   });
-  src.on("end", () => (cut ? res.socket.destroy() : res.end()));
+  src.on("end", () => (end === "cut" ? res.socket.destroy() : end === "end" ? res.end() : undefined));
   src.on("error", () => res.socket.destroy());
 }
 
