@@ -1,6 +1,6 @@
 /**
  * The L2 restore from a snapshot on a real Docker engine, from the package's compose export: a
- * local HTTPS publisher (a container on the stack's network, test/support/standins/snapshot-server.js)
+ * local HTTPS publisher (a container on the stack's network, test/support/snapshotServer.js)
  * serves a generated .tar.zst of a stand-in Juno database; the export's l2-restore init service
  * (the bundled program, on the pinned Node release) restores it before the Juno stand-in starts,
  * which then continues from the restored head. Cut, corrupt, truncated, already-filled and too-small
@@ -119,8 +119,9 @@ if (missing) {
       await rpcAnswers(`http://127.0.0.1:${ports.gethHttp}`, "eth_chainId", 120_000);
       must("docker", [
         "run", "-d", "--name", server, "--network", `${prefix}rpcstack`, "--network-alias", "snapshots",
-        "-v", `${srv}:/srv:ro`, "-v", `${join(dir, "cert.pem")}:/cert.pem:ro`, "--entrypoint", "node", images.juno,
-        "/opt/standins/snapshot-server.js", "--dir", "/srv", "--cert", "/cert.pem", "--port", "8443",
+        // Debian's Node image with the script from this checkout (the stand-in images stay as main builds them).
+        "-v", `${srv}:/srv:ro`, "-v", `${join(dir, "cert.pem")}:/cert.pem:ro`, "-v", `${join(ROOT, "test/support/snapshotServer.js")}:/opt/snapshot-server.js:ro`,
+        "--entrypoint", "node", images.node, "/opt/snapshot-server.js", "--dir", "/srv", "--cert", "/cert.pem", "--port", "8443",
       ]);
     }, 900_000);
 
