@@ -228,19 +228,40 @@ async function attempt(o: RestoreOptions, stage: string, started: number, counte
 function sink(o: RestoreOptions, stage: string): Writable {
   const dir = join(stage, "db");
   if (o.format.kind === "zst") return createWriteStream(join(dir, o.format.file));
-  // The archive's owners mean nothing here (the node's user is set afterwards); paths stay inside dir.
-  const unpack = untar({ cwd: dir, strict: true, preserveOwner: false });
   let failed: Error | undefined;
+  // A write waiting for 'drain' when the unpacker gives up is released with the failure.
+  let waiting: ((e?: Error) => void) | undefined;
+  // Every warning fails the restore (a damaged archive, a write error such as ENOSPC), except
+  // node-tar's notes (TAR_ENTRY_INFO: e.g. a leading "/" stripped from a link target), which are logged.
+  // The archive's owners mean nothing here (the node's user is set afterwards); paths stay inside dir.
+  const unpack = untar({
+    cwd: dir,
+    strict: false,
+    preserveOwner: false,
+    onwarn: (code: string, message: string | Error, data?: unknown) => {
+      if (code === "TAR_ENTRY_INFO") return o.log(`rpcstack-restore: note: ${message instanceof Error ? message.message : message}`);
+      if (failed) return;
+      const cause = (data as { error?: Error })?.error ?? (data instanceof Error ? data : message instanceof Error ? message : undefined);
+      failed = cause ?? Object.assign(new Error(`${code}: ${String(message)}`), { tarCode: code });
+      if (!(failed as Error & { tarCode?: string }).tarCode && !(failed as NodeJS.ErrnoException).code) Object.assign(failed, { tarCode: code });
+      unpack.abort(failed);
+      waiting?.(failed);
+    },
+  });
   const closed = new Promise<void>((resolve, reject) => {
-    unpack.on("close", resolve);
-    unpack.on("error", (e: Error) => reject((failed = e)));
+    unpack.on("close", () => (failed ? reject(failed) : resolve()));
+    unpack.on("error", (e: Error) => reject((failed ??= e)));
   });
   closed.catch(() => undefined);
   return new Writable({
     write(chunk: Buffer, _enc, cb) {
       if (failed) return cb(failed);
-      if (unpack.write(chunk)) cb();
-      else unpack.once("drain", () => cb(failed));
+      if (unpack.write(chunk)) return cb();
+      waiting = cb;
+      unpack.once("drain", () => {
+        waiting = undefined;
+        cb(failed);
+      });
     },
     final(cb) {
       unpack.end();

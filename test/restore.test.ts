@@ -105,6 +105,12 @@ beforeAll(async () => {
   // A valid zstd stream of a tar that stops at a file boundary, without the end-of-archive blocks.
   writeFileSync(join(srv, "noend.tar.zst"), zstd(tarOf(db, false)));
   writeFileSync(join(srv, "mainnet.sqlite.zst"), zstd(Buffer.concat([Buffer.from("SQLite format 3\0"), randomBytes(200_000)])));
+  // GNU tar keeps a symlink's absolute target; node-tar notes that it strips the leading "/".
+  const linked = join(work, "linked");
+  mkdirSync(linked);
+  writeFileSync(join(linked, "CURRENT"), "MANIFEST-000002\n");
+  execFileSync("ln", ["-s", "/var/lib/juno/CURRENT", join(linked, "LINK")]);
+  writeFileSync(join(srv, "linked.tar.zst"), zstd(tarOf(linked)));
   writeFileSync(join(srv, "big.tar.zst"), zstd(execFileSync("tar", ["-C", db, "-cf", "-", "000001.sst"], { maxBuffer: 1 << 30 })));
   server = createSnapshotServer({ dir: srv, cert: issueCert(["localhost"]), rate: 4 << 20 });
   await new Promise<void>((r) => server.server.listen(0, "127.0.0.1", r));
@@ -173,6 +179,14 @@ describe("rpcstack-restore", () => {
     expect(r.out).toMatch(message);
     expect(r.result?.outcome).toBe("failed");
     expect(readdirSync(dest)).toEqual([]);
+  });
+
+  it("an archive node-tar only has a note about (an absolute link target) restores, with the note logged", async () => {
+    const dest = volume();
+    const r = await runRestore(restoreArgs(dest, "/plain/linked.tar.zst"));
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/rpcstack-restore: note: stripping \/ from absolute linkpath/);
+    expect(readdirSync(dest).sort()).toEqual(["CURRENT", "LINK"]);
   });
 
   it("the right checksum and size pass", async () => {

@@ -80,7 +80,8 @@ if (missing) {
     const rpcAnswers = async (url: string, method: string, boundMs = 60_000): Promise<unknown> => {
       const t0 = Date.now();
       for (;;) {
-        const r = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })
+        // A stand-in that is still starting may take the connection and not answer yet.
+        const r = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }), signal: AbortSignal.timeout(5000) })
           .then((res) => res.json() as Promise<{ result?: unknown }>)
           .catch(() => ({ result: undefined }));
         if (r.result !== undefined) return r.result;
