@@ -272,9 +272,10 @@ function sink(o: RestoreOptions, stage: string): Writable {
 
 /** Node's own zstd (22.15 / 23.8 and later; the pinned Node image is 24). */
 function zstdDecompressor(): Transform {
-  const make = (zlib as unknown as { createZstdDecompress?: () => Transform }).createZstdDecompress;
+  const make = (zlib as unknown as { createZstdDecompress?: (o: { chunkSize: number }) => Transform }).createZstdDecompress;
   if (!make) throw new RestoreFailure(`this Node.js (${process.version}) cannot decompress zstd; run the restore with Node.js 22.15 or later`);
-  return make();
+  // 1 MiB output chunks (zlib's default is 16 KiB): fewer, larger writes through tar to the disk.
+  return make({ chunkSize: 1 << 20 });
 }
 
 async function get(url: string, from: number, validator: string | undefined, signal: AbortSignal): Promise<Response> {
