@@ -44,7 +44,7 @@ export class L2Node extends pulumi.ComponentResource {
     const volumes = createVolumes(ctx, role.volumes);
     this.volumes = volumes;
     const { restore, node } = role.services;
-    if (restore) pulumi.log.info(`rpcstack: the L2 node's volume is restored from ${restore.command[restore.command.indexOf("--url") + 1]} first, if it holds no database; watch it with: docker logs -f ${restore.containerName}`, this);
+    if (role.restoreNotice) pulumi.log.info(role.restoreNotice, this);
     const gates = restore ? { node: (before: ReadonlyMap<string, docker.Container>) => this.restoredGate(name, before.get(RESTORE_SERVICE.name)!) } : {};
     this.container = createContainers(ctx, { ...(restore ? { restore } : {}), node }, volumes, { waitHealthy: ["node"], gates, everyUpdate: ["restore"] }).node;
     this.rpcHttpUrl = pulumi.output(role.urls.rpcHttp);

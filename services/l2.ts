@@ -196,7 +196,12 @@ export function indexer(settings: StackSettings, node: ServiceSpec): ServiceSpec
  * The L2 node's containers by role (the restore from a snapshot first, where one is set), and the
  * line `pulumi up` says about how the node was configured.
  */
-export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & { readonly urls: L2Urls; readonly notice?: string };
+export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & {
+  readonly urls: L2Urls;
+  readonly notice?: string;
+  /** Said before a restore from a snapshot: from where, and how to watch it. */
+  readonly restoreNotice?: string;
+};
 
 export function l2Role(settings: StackSettings): L2Role {
   const plain = l2Node(settings);
@@ -209,5 +214,8 @@ export function l2Role(settings: StackSettings): L2Role {
     volumes: l2Volumes(settings),
     urls: l2Urls(settings),
     ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
+    ...(restore && l2.snapshot
+      ? { restoreNotice: `rpcstack: the L2 node's volume is restored from ${l2.snapshot.url} first, if it holds no database; watch it with: docker logs -f ${restore.containerName}` }
+      : {}),
   };
 }
