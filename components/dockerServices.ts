@@ -30,6 +30,9 @@ export interface DeployContext extends DockerTarget {
   readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
+/** Changes with every run of the program: what makes an every-update service differ each time. */
+const RUN_ID = String(Date.now());
+
 /** The containers of a role, under the names the role gives its services. */
 export type RoleContainers<S extends RoleServices> = {
   readonly [K in keyof S]: undefined extends S[K] ? docker.Container | undefined : docker.Container;
@@ -54,7 +57,17 @@ export function createContainers<S extends RoleServices>(
   ctx: DeployContext,
   services: S,
   volumes: ReadonlyMap<string, docker.Volume>,
-  options: { waitHealthy?: readonly (keyof S)[] } = {},
+  options: {
+    waitHealthy?: readonly (keyof S)[];
+    /**
+     * A resource a service's container waits for, made from the containers created before it (by
+     * service name): a gate that fails stops the update before the container exists. A dependency
+     * only, never an input, so the container does not change when the gate is made anew.
+     */
+    gates?: { readonly [K in keyof S]?: (before: ReadonlyMap<string, docker.Container>) => pulumi.Resource };
+    /** One-shot services run again on every update (replaced, the old container removed first), as compose runs them on every `up`. */
+    everyUpdate?: readonly (keyof S)[];
+  } = {},
 ): RoleContainers<S> {
   const images = new Map<string, docker.RemoteImage>();
   const containers = new Map<string, docker.Container>();
@@ -70,6 +83,7 @@ export function createContainers<S extends RoleServices>(
     }
     const waitHealthy = options.waitHealthy?.includes(role) ?? false;
     const oneShot = svc.restart === "no";
+    const everyUpdate = oneShot && (options.everyUpdate?.includes(role) ?? false);
     const container = new docker.Container(
       `${ctx.prefix}-${svc.name}`,
       {
@@ -77,7 +91,7 @@ export function createContainers<S extends RoleServices>(
         image: image.imageId,
         entrypoints: svc.entrypoint ? [...svc.entrypoint] : undefined,
         command: [...svc.command],
-        envs: environment(ctx, svc),
+        envs: everyUpdate ? pulumi.output(environment(ctx, svc)).apply((e) => [...e, `RPCSTACK_RUN=${RUN_ID}`]) : environment(ctx, svc),
         ports: svc.ports
           .filter((p) => p.publish)
           .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
@@ -112,7 +126,13 @@ export function createContainers<S extends RoleServices>(
       },
       {
         ...opts,
-        dependsOn: [...(ctx.dependsOn ?? []), ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name))],
+        dependsOn: [
+          ...(ctx.dependsOn ?? []),
+          ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name)),
+          ...(options.gates?.[role] ? [options.gates[role]!(containers)] : []),
+        ],
+        // The container name is fixed: the old one must go before its replacement is created.
+        ...(everyUpdate ? { deleteBeforeReplace: true } : {}),
       },
     );
     containers.set(svc.name, container);

@@ -2,6 +2,7 @@ import type { FromSchema } from "json-schema-to-ts";
 import type { configSchema } from "./schema.js";
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
 import type { HistoryMode } from "./resources.js";
+import type { SnapshotSettings } from "./snapshots.js";
 import type { Tier, TierName } from "./tiers.js";
 
 /**
@@ -144,6 +145,8 @@ interface L2Common {
   readonly image: string;
   readonly release: string;
   readonly pendingPollInterval: string;
+  /** Restore the database from this snapshot before the node's first start; absent: sync from genesis. */
+  readonly snapshot?: SnapshotSettings;
 }
 
 /** The L2 node; Juno carries the flag its release takes the poll interval under, decided once in resolution. */

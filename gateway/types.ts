@@ -13,6 +13,11 @@ export interface GatewayChain {
   readonly upstreams: { readonly rpcHttp?: string; readonly rpcWs?: string; readonly rest?: string; readonly grpc?: string };
   /** An HTTP URL that answers 200 only while the node is synced (live gating). */
   readonly healthUrl?: string;
+  /**
+   * Asked, while the node is out, for the body of the chain's 503 (a JSON-RPC style error saying
+   * why: restoring from a snapshot and how far, disk full, not synced). Without it: a fixed body.
+   */
+  readonly statusUrl?: string;
   readonly hostnames?: { readonly tendermintRpc?: string; readonly rest?: string; readonly grpc?: string };
   /** JSON-RPC methods (or `prefix_` families) served although the kind's default list denies them. */
   readonly allowMethods?: readonly string[];

@@ -33,10 +33,10 @@ export interface TestImages {
   readonly starknetDevnet: string;
 }
 
-const docker = (args: string[], input?: Buffer | string) =>
+export const docker = (args: string[], input?: Buffer | string) =>
   execFileSync("docker", args, { encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"], maxBuffer: 64 << 20, env: { ...process.env, DOCKER_BUILDKIT: "0" } }).trim();
 
-const imageExists = (ref: string) => {
+export const imageExists = (ref: string) => {
   try {
     docker(["image", "inspect", "--format", "{{.Id}}", ref]);
     return true;
