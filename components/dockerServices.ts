@@ -30,6 +30,9 @@ export interface DeployContext extends DockerTarget {
   readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
+/** Changes with every run of the program: what makes an every-update service differ each time. */
+const RUN_ID = String(Date.now());
+
 /** The containers of a role, under the names the role gives its services. */
 export type RoleContainers<S extends RoleServices> = {
   readonly [K in keyof S]: undefined extends S[K] ? docker.Container | undefined : docker.Container;
@@ -58,6 +61,14 @@ export function createContainers<S extends RoleServices>(
     waitHealthy?: readonly (keyof S)[];
     /** Per role: values whose change replaces the container (a one-shot runs again), as a label. */
     replaceWhen?: { readonly [K in keyof S]?: pulumi.Input<string>[] };
+    /**
+     * A resource a service's container waits for, made from the containers created before it (by
+     * service name): a gate that fails stops the update before the container exists. A dependency
+     * only, never an input, so the container does not change when the gate is made anew.
+     */
+    gates?: { readonly [K in keyof S]?: (before: ReadonlyMap<string, docker.Container>) => pulumi.Resource };
+    /** One-shot services run again on every update (replaced, the old container removed first), as compose runs them on every `up`. */
+    everyUpdate?: readonly (keyof S)[];
   } = {},
 ): RoleContainers<S> {
   const images = new Map<string, docker.RemoteImage>();
@@ -75,6 +86,7 @@ export function createContainers<S extends RoleServices>(
     const waitHealthy = options.waitHealthy?.includes(role) ?? false;
     const replaceWhen = options.replaceWhen?.[role as keyof S];
     const oneShot = svc.restart === "no";
+    const everyUpdate = oneShot && (options.everyUpdate?.includes(role) ?? false);
     const container = new docker.Container(
       `${ctx.prefix}-${svc.name}`,
       {
@@ -82,7 +94,7 @@ export function createContainers<S extends RoleServices>(
         image: image.imageId,
         entrypoints: svc.entrypoint ? [...svc.entrypoint] : undefined,
         command: [...svc.command],
-        envs: environment(ctx, svc),
+        envs: everyUpdate ? pulumi.output(environment(ctx, svc)).apply((e) => [...e, `RPCSTACK_RUN=${RUN_ID}`]) : environment(ctx, svc),
         ports: svc.ports
           .filter((p) => p.publish)
           .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
@@ -121,7 +133,13 @@ export function createContainers<S extends RoleServices>(
       },
       {
         ...opts,
-        dependsOn: [...(ctx.dependsOn ?? []), ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name))],
+        dependsOn: [
+          ...(ctx.dependsOn ?? []),
+          ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name)),
+          ...(options.gates?.[role] ? [options.gates[role]!(containers)] : []),
+        ],
+        // The container name is fixed: the old one must go before its replacement is created.
+        ...(everyUpdate ? { deleteBeforeReplace: true } : {}),
       },
     );
     containers.set(svc.name, container);

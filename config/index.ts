@@ -8,3 +8,4 @@ export * from "./releases.js";
 export * from "./publicHost.js";
 export * from "./resources.js";
 export * from "./sizing.js";
+export * from "./snapshots.js";

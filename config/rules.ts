@@ -11,6 +11,7 @@ import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { parseVersion, unpinnedReason } from "./versions.js";
+import { snapshotRefusal } from "./snapshots.js";
 
 const OPEN_CIDRS = new Set(["0.0.0.0/0", "::/0"]);
 
@@ -71,6 +72,11 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
   const named = raw.l2?.client === undefined || raw.l2.client === l2Client;
   const notJuno = named && Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
   if (notJuno && raw.l2?.pendingPollInterval !== undefined) out.push(problem(["l2", "pendingPollInterval"], notJuno));
+  const snapshot = isObj(raw.l2?.snapshot) ? raw.l2.snapshot : undefined;
+  if (snapshot && network && named) {
+    const refused = snapshotRefusal(l2Client, network.name, isStr(snapshot.url) ? snapshot.url : "");
+    if (refused) out.push(problem(refused.key, refused.why));
+  }
 
   // Host kinds.
   if (secretsAvailable && hostKind === "ssh" && raw.sshPrivateKey === undefined) {

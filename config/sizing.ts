@@ -40,7 +40,9 @@ export function stackSizing(s: StackSettings): StackSizing | undefined {
   if (!clients.length || s.network.name === "devnet") return undefined;
   const table = RESOURCES[s.network.name];
   const history: HistoryMode = s.l1.history ?? "all";
-  const nodes = clients.map((client) => need(client, table[client], history));
+  // A restored database may be bigger than the table says: the operator's unpackedGB counts then.
+  const restored = s.l2.snapshot?.unpackedGB ?? 0;
+  const nodes = clients.map((client) => need(client, table[client], history)).map((n) => (n.client === s.l2.client && restored > n.diskGB ? { ...n, diskGB: restored } : n));
   const growth = sum(nodes.map((n) => n.growthGBPerMonth));
   const diskOverride = s.host.diskGB;
   return {
@@ -67,7 +69,8 @@ const need = (client: SizedClient, n: ClientNeeds, history: HistoryMode): NodeNe
 export function sizingProblems(s: StackSettings): string[] {
   const z = stackSizing(s);
   if (!z || z.needGB <= z.capacityGB) return [];
-  const parts = z.nodes.map((n) => `${n.client} ${n.diskGB} GB${n.client === "geth" ? ` (history ${s.l1.history})` : ""}`);
+  const note = (n: NodeNeed) => (n.client === "geth" ? ` (history ${s.l1.history})` : n.client === s.l2.client && s.l2.snapshot ? ` (restored from a snapshot: ${s.l2.snapshot.unpackedFrom})` : "");
+  const parts = z.nodes.map((n) => `${n.client} ${n.diskGB} GB${note(n)}`);
   const has = z.capacityKey === "tier" ? `tier ${s.tier.name}'s ${z.capacityGB} GB` : `the ${z.capacityGB} GB of rpcstack:host.diskGB`;
   const ways = [
     "a bigger tier or disk (rpcstack:tier, rpcstack:host.diskGB)",

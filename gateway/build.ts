@@ -9,12 +9,14 @@ import { createHash } from "node:crypto";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
+import { normalizeRules } from "./normalize.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
-import { policyData, policyRules } from "./policy.js";
+import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
-import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
+import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
+import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
@@ -45,22 +47,19 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const routes: Route[] = per.flatMap(({ r }) => r.routes);
   const hostnames = chains.flatMap((c) => Object.values(c.hostnames ?? {}));
   const grpcHosts = chains.flatMap((c) => (c.hostnames?.grpc ? [c.hostnames.grpc] : []));
+  const tendermintHosts = chains.flatMap((c) => (c.hostnames?.tendermintRpc && c.upstreams.rpcHttp ? [c.hostnames.tendermintRpc] : []));
 
   const gw: Cond = ["gateway_path"];
   const served: Cond = ["served"];
   const keyed: Cond = ["gateway_path", ...anon("var(txn.keyname)", "-m", "found")];
-  const ws: Cond = ["gateway_path", ...anon("var(txn.iface)", "-m", "str", "rpc"), ...anon("hdr(upgrade)", "-i", "websocket")];
-  // gRPC streams and WebSocket upgrades are not bodies to wait for.
-  const bodied: Cond = [...(grpcHosts.length ? ["!", ...hostIs(...grpcHosts)] : []), "!", ...anon("hdr(upgrade)", "-m", "found")];
+  const ws: Cond = ["gateway_path", ...WS_HANDSHAKE];
+  // gRPC streams and WebSocket handshakes are not bodies to wait for.
+  const bodied: Cond = [...(grpcHosts.length ? ["!", ...hostIs(...grpcHosts)] : []), "!", ...WS_HANDSHAKE];
 
   const rules: Rule[] = [
     ...connectionRules(opts),
-    // Each pass only where it can change something: a rewrite costs more than the test.
-    req(["normalize-uri", "path-merge-slashes"], anon("path", "-m", "sub", "//"), "Paths are normalised before routing: no // or .. (plain or %2e) reaches an upstream's base path."),
-    // `strict` also makes the conditional form work: without it, `percent-decode-unreserved if ...`
-    // is parsed but never decodes (2.6.12 and 3.2.0 alike); a bad %-sequence gets 400.
-    req(["normalize-uri", "percent-decode-unreserved", "strict"], anon("path", "-m", "sub", "%")),
-    req(["normalize-uri", "path-strip-dotdot", "full"], anon("path", "-m", "sub", "/.")),
+    ...headerRules(),
+    ...normalizeRules(),
     ...corsRules(opts.corsOrigins, served),
     req(["set-var(txn.chain)", "path,field(3,/)"], gw),
     req(["set-var(txn.iface)", "path,field(4,/)"], gw),
@@ -69,6 +68,8 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     // What the access log shows: the chain and interface when they are known ones, else "-".
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),
+    ...handshakeRules(tendermintHosts.length ? hostIs(...tendermintHosts) : undefined),
+    ...inProgressRules(opts, ["gateway_path", "!public_host", "!", ...WS_HANDSHAKE], ["public_host", "!", ...WS_HANDSHAKE]),
     req(["track-sc1", "src", "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
     // An address already over its rate is refused before its body is waited for (this request's
     // batch calls are counted after the policy, in rateRules).
@@ -111,10 +112,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), cache: cacheData(chains, opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile }),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits)];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : [])];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -124,6 +125,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...cacheSections(chains, opts),
     ...httpSections(opts, hostnames),
     metricsSection(opts, cacheMetricsDirectives(chains, opts)),
+    ...certSections(opts),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

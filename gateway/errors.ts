@@ -26,17 +26,23 @@ const ERROR_STATUSES: Record<number, [string, number, string]> = {
   504: ["Gateway Timeout", -32054, "upstream node timed out"],
 };
 
+/** Statuses only the gateway's own rules answer: HAProxy has no error file for them. */
+const RULE_STATUSES: Record<number, [string, number, string]> = {
+  431: ["Request Header Fields Too Large", -32031, "request headers too large"],
+};
+const STATUSES = { ...ERROR_STATUSES, ...RULE_STATUSES };
+
 export const ERROR_STATUS_CODES = Object.keys(ERROR_STATUSES);
 export const JSON_TYPE = "application/json";
 export const ERRORS_SECTION = "json-errors";
 
 export const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
 /** The body of the gateway's own answer with this status, as its error file has it. */
-export const statusBody = (status: number) => errorBody(ERROR_STATUSES[status][1], ERROR_STATUSES[status][2]);
+export const statusBody = (status: number) => errorBody(STATUSES[status][1], STATUSES[status][2]);
 
 /** The words of an `http-request return` of a JSON-RPC style error. */
 export function jsonReturnAction(status: number, message: string): string[] {
-  const [, code] = ERROR_STATUSES[status];
+  const [, code] = STATUSES[status];
   return ["return", "status", String(status), "content-type", JSON_TYPE, "string", errorBody(code, message)];
 }
 

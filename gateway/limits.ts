@@ -30,6 +30,7 @@ const HOT_BUFFERS = 16;
  * releases HAPROXY_ENVIRONMENT keeps glibc from returning them.
  */
 export const tuneDirectives = (o: GatewayOptions): Directive[] => [
+  ["tune.h2.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
   ["tune.buffers.limit", String(bufferLimit(o))],
@@ -47,11 +48,41 @@ export const HAPROXY_ENVIRONMENT: Readonly<Record<string, string>> = {
   GLIBC_TUNABLES: `glibc.malloc.mmap_threshold=${32 * 1024 * 1024}:glibc.malloc.trim_threshold=${2 * BUFFER_MEMORY}`,
 };
 
+/**
+ * Headers are bounded apart from bodies: the buffers that hold a whole body would otherwise let
+ * about a megabyte of headers through to a node. 16 KiB is what HAProxy's default buffers allowed.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+export const headerRules = (): Rule[] => [refuse(431, "request headers too large", anon("req.hdrs,length", "gt", String(MAX_HEADER_BYTES)))];
+
 /** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
 export const connectionRules = (o: GatewayOptions): Rule[] => [
   { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
   { phase: "tcp-request connection", action: ["reject"], cond: anon("sc_conn_cur(2)", "gt", String(o.maxConnectionsPerAddress)) },
 ];
+
+/**
+ * HTTP/2 streams one connection may have open (HAProxy's default is 100): clients queue past it.
+ * The per-address bound below is what keeps one address's share of the buffers small.
+ */
+export const H2_STREAMS_PER_CONNECTION = 32;
+
+/**
+ * Requests in progress per address, whatever the framing: HTTP/1.1 allows one per connection, so
+ * HTTP/2 streams get the same bound as connections (maxConnectionsPerAddress). A request waiting
+ * for its body holds a buffer (bufferSize) for up to BODY_TIMEOUT: without this bound, slow
+ * streams from one address took every buffer and stalled everyone. A request is tracked until it
+ * ends: on gateway paths by sc1 (free there but for WebSocket handshakes, which hold no buffer
+ * while idle and are bounded per key), on public hostnames by sc0 (no key there).
+ */
+export function inProgressRules(o: GatewayOptions, gateway: Cond, publicHost: Cond): Rule[] {
+  const over = (sc: 0 | 1) => anon(`sc_conn_cur(${sc})`, "gt", String(o.maxConnectionsPerAddress));
+  return [
+    req(["track-sc1", "src", "table", "st_requests"], gateway, "Requests in progress per address (HTTP/2 streams count one each)."),
+    req(["track-sc0", "src", "table", "st_requests"], publicHost),
+    refuse(429, "too many requests in progress from this address", [...gateway, ...over(1), "or", ...publicHost, ...over(0)]),
+  ];
+}
 
 /** Key guessing: an address past its wrong-key budget gets 429 before the key map is read. */
 export function guessRules(o: GatewayOptions, gateway: Cond): Rule[] {
@@ -105,15 +136,19 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
   return [
     req(["track-sc1", "var(txn.keyname)", "table", "st_ws"], ws),
     refuse(429, "too many WebSocket connections for this project key", [...ws, ...anon("sc_conn_cur(1)", "gt", String(o.wsMaxConnectionsPerKey))]),
-    req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-i", "websocket")),
+    req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-m", "found")),
   ];
 }
 
 /**
- * Frames inside a relayed WebSocket (ws_limit in gateway/lua/limits.lua): messages up to maxBodyBytes, each
- * counted against the rate of the stick counter `sc` (0: the key; 1: the address on public hostnames).
+ * Messages inside a relayed WebSocket (ws_limit in gateway/lua/limits.lua): up to maxBodyBytes,
+ * read with the chain's method policy, each call counted against the rate of the stick counter
+ * `sc` (0: the key; 1: the address on public hostnames), subscriptions capped per socket and per
+ * key (per address on public hostnames).
  */
-export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), callsPerWindow(o), String(sc)];
+export const wsFilter = (o: GatewayOptions, chain: string, sc: 0 | 1): Directive => [
+  "filter", "lua.ws_limit", chain, String(o.maxBodyBytes), callsPerWindow(o), String(sc), String(o.wsMaxSubscriptionsPerSocket), String(o.wsMaxSubscriptionsPerKey),
+];
 
 /*
  * With a data filter in the tunnel, HAProxy no longer switches to `timeout tunnel` (src/stream.c
@@ -121,15 +156,19 @@ export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", 
  * idleness instead (traffic either way keeps a socket open, checked on 2.6.12). So a WebSocket
  * backend's server timeout is the idle timeout, and the client timeout is never shorter.
  */
-export const wsBackendDirectives = (o: GatewayOptions): Directive[] => [wsFilter(o, 0), ["timeout", "server", `${o.wsIdleTimeoutSeconds}s`]];
+export const wsBackendDirectives = (o: GatewayOptions, chain: string): Directive[] => [wsFilter(o, chain, 0), ["timeout", "server", `${o.wsIdleTimeoutSeconds}s`]];
 export const clientTimeout = (o: GatewayOptions) => `${Math.max(60, o.wsIdleTimeoutSeconds)}s`;
 
-/** gRPC messages (grpc_limit in gateway/lua/limits.lua) up to maxBodyBytes each: gRPC bodies are streams. */
-export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
+/**
+ * gRPC request streams (grpc_limit in gateway/lua/limits.lua), which are relayed, not waited for:
+ * up to maxBodyBytes a stream, each message counted against the address's rate (sc1).
+ */
+export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes), callsPerWindow(o), "1"];
 
 export const tables = (): Section[] => [
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
   { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
+  { header: ["backend", "st_requests"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
 ];

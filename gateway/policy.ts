@@ -4,13 +4,15 @@
  * `allowMethods` opens and `denyMethods` extends. An entry ending in `_` is a family
  * (`debug_`), any other entry one method; matching ignores case, as some servers do.
  *
- * Enforced on JSON-RPC POST bodies, single calls and every call of a batch:
+ * Enforced on JSON-RPC bodies (POSTs, and any body sent to a chain's rpc-http paths or a Tendermint
+ * RPC hostname whatever its method), single calls and every call of a batch:
  * - a body that is one JSON object without a backslash and with one "method" key is checked
  *   natively (json_query), which costs little on the common path;
  * - anything else (batches, escapes, repeated or differently cased keys, which Go's decoder
  *   would match case-insensitively and take the last of) is parsed whole by the Lua action in
  *   gateway/lua/policy.lua: it counts the calls, checks each method, and refuses what it cannot parse.
- * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: see README.
+ * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: the ws_limit filter
+ * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
  */
 import { refuse } from "./errors.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
@@ -41,12 +43,12 @@ export function methodPolicy(c: GatewayChain): MethodPolicy {
 const split = (xs: readonly string[]) => ({ families: xs.filter((m) => m.endsWith("_")), names: xs.filter((m) => !m.endsWith("_")) });
 
 /**
- * "`fetch` is in this list": ACL words, or never when the list is empty. `prefix` is what comes
- * before a method name in the fetched text ("/" for a Tendermint URI call's path).
+ * "`fetch` is in this list": ACL words, or never when the list is empty. `prefixes` are what may
+ * come before a method name in the fetched text (a Tendermint URI call's path: see URI_PREFIXES).
  */
-function matches(list: readonly string[], fetch = "var(txn.rpc_method)", prefix = ""): Cond[] {
+function matches(list: readonly string[], fetch = "var(txn.rpc_method)", prefixes: readonly string[] = [""]): Cond[] {
   const { families, names } = split(list);
-  const words = (xs: string[]) => xs.map((x) => prefix + x);
+  const words = (xs: string[]) => prefixes.flatMap((p) => xs.map((x) => p + x));
   return [
     ...(families.length ? [anon(fetch, "-i", "-m", "beg", ...words(families))] : []),
     ...(names.length ? [anon(fetch, "-i", "-m", "str", ...words(names))] : []),
@@ -54,16 +56,28 @@ function matches(list: readonly string[], fetch = "var(txn.rpc_method)", prefix 
 }
 
 /** Denied unless an allow entry matches: one term per deny matcher, each allowed alternative negated in it. */
-const deniedTerms = (p: MethodPolicy, fetch?: string, prefix?: string): Cond[] => {
-  const allowed = matches(p.allow, fetch, prefix);
-  return matches(p.deny, fetch, prefix).map((d) => [...d, ...allowed.flatMap((a) => ["!", ...a])]);
+const deniedTerms = (p: MethodPolicy, fetch?: string, prefixes?: readonly string[]): Cond[] => {
+  const allowed = matches(p.allow, fetch, prefixes);
+  return matches(p.deny, fetch, prefixes).map((d) => [...d, ...allowed.flatMap((a) => ["!", ...a])]);
 };
+
+/**
+ * CometBFT serves each method as a URI call at /<method> and, from v1.0, at /v1/<method>
+ * (rpc/jsonrpc/server/rpc_func.go, RegisterRPCFuncs).
+ */
+const URI_PREFIXES = ["/", "/v1/"];
 
 /** A single JSON-RPC object whose one "method" key json_query reads as Go and JS servers do. */
 const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"method")`;
 
-/** The one chain-independent test: "this request is a JSON-RPC POST to a gateway chain". */
-const RPC_POST = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "METH_POST", ...exactPath, "known_chain"];
+/**
+ * What the policy checks: a JSON-RPC POST to a gateway chain, and any request with a body on a
+ * chain's rpc-http paths or a Tendermint RPC hostname. CometBFT runs a JSON-RPC body sent to / or
+ * /v1 whatever the HTTP method (rpc/jsonrpc/server/http_json_handler.go reads it for GET too).
+ */
+const RPC_HTTP = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "known_chain"];
+const HAS_BODY = anon("req.body_len", "gt", "0");
+const RPC_POST = [...RPC_HTTP, "METH_POST", ...exactPath];
 const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
 /** A single call whose method json_query read (the raw name: lists match ignoring case). */
 const simple = anon("var(txn.rpc_method)", "-m", "found");
@@ -75,9 +89,12 @@ const simple = anon("var(txn.rpc_method)", "-m", "found");
 export function policyRules(chains: readonly GatewayChain[], maxBatch: number): Rule[] {
   const rpcChains = chains.filter((c) => c.upstreams.rpcHttp);
   const rules: Rule[] = [
-    req(["set-var(txn.rpc)", "var(txn.chain)"], RPC_POST, "Method policy: JSON-RPC POSTs only."),
-    // A Tendermint RPC hostname takes JSON-RPC POSTs too: the same policy, as its chain's.
-    ...chains.flatMap((c) => (c.hostnames?.tendermintRpc && c.upstreams.rpcHttp ? [req(["set-var(txn.rpc)", `str(${c.path})`], [...hostIs(c.hostnames.tendermintRpc), "METH_POST"])] : [])),
+    req(["set-var(txn.rpc)", "var(txn.chain)"], [...RPC_POST, "or", ...RPC_HTTP, ...HAS_BODY], "Method policy: JSON-RPC POSTs, and bodies sent with any other method."),
+    // A Tendermint RPC hostname takes JSON-RPC too: the same policy, as its chain's.
+    ...chains.flatMap((c) => {
+      const host = c.hostnames?.tendermintRpc && c.upstreams.rpcHttp ? hostIs(c.hostnames.tendermintRpc) : undefined;
+      return host ? [req(["set-var(txn.rpc)", `str(${c.path})`], [...host, "METH_POST", "or", ...host, ...HAS_BODY])] : [];
+    }),
     req(["set-var(txn.rpc_method)", "req.body,json_query('$.method')"], [...isRpc(), ...anon("req.body", "-m", "reg", SIMPLE_BODY)], "Single calls: json_query reads the method natively."),
   ];
   for (const c of rpcChains) {
@@ -100,11 +117,27 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
     // The same lists for Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...): the
     // method is the path, so an allowed name opens its URI call too.
     const p = methodPolicy(c);
-    for (const d of deniedTerms(p, "var(txn.rest)", "/")) rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...d]));
-    if (c.hostnames?.tendermintRpc) for (const d of deniedTerms(p, "path", "/")) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...d]));
+    for (const d of deniedTerms(p, "var(txn.rest)", URI_PREFIXES)) rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...d]));
+    if (c.hostnames?.tendermintRpc) for (const d of deniedTerms(p, "path", URI_PREFIXES)) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...d]));
   }
   return rules;
 }
 
 /** What policy.lua reads from the stack's data (gateway_data.lua): each chain's lists (lower case; "x_" is a family). */
 export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy> => Object.fromEntries(chains.map((c) => [c.path, methodPolicy(c)]));
+
+/** The methods that open a subscription over a WebSocket, as prefixes of the lower-cased name. */
+export const SUBSCRIBE_METHODS: Record<ChainKind, readonly string[]> = {
+  evm: ["eth_subscribe"],
+  // starknet_subscribeNewHeads, ...Events, ...TransactionStatus, ...NewTransactions, ... (WS API 0.8+).
+  starknet: ["starknet_subscribe"],
+  // Tendermint's /websocket: subscribe (unsubscribe and unsubscribe_all close them).
+  cosmos: ["subscribe"],
+};
+
+/**
+ * What ws_limit (gateway/lua/limits.lua) reads from the stack's data: per chain, the same lists
+ * as HTTP calls, the batch limit, and which methods open a subscription.
+ */
+export const wsPolicyData = (chains: readonly GatewayChain[], maxBatch: number) =>
+  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), subscribe: SUBSCRIBE_METHODS[c.kind], max_batch: maxBatch }]));

@@ -5,6 +5,7 @@
  */
 import { ERRORS_SECTION, errorFilesDirectives, refuse, refuseDirective } from "./errors.js";
 import { anon, req, type Directive, type Section } from "./model.js";
+import { normalizeRules } from "./normalize.js";
 import { clientTimeout, tuneDirectives } from "./limits.js";
 import { hostIs } from "./routes.js";
 import type { GatewayOptions } from "./types.js";
@@ -17,8 +18,8 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
       ["maxconn", String(o.maxConnections)],
       ...(o.runAs ? [["user", o.runAs], ["group", o.runAs]] : []),
       ...(o.threads ? [["nbthread", String(o.threads)]] : []),
-      // The ACME client swaps certificates through this socket (`set/commit ssl cert` need
-      // level admin). The key map holds SHA-256 digests, so `show map` prints no key.
+      // For the operator only: level admin can add keys to the key map or disable servers, so the
+      // ACME client gets certSocket instead. The key map holds SHA-256 digests: `show map` prints no key.
       ...(o.adminSocket ? [["stats", "socket", o.adminSocket, "mode", "600", "level", "admin"]] : []),
       // normalize-uri is marked experimental in HAProxy 2.6 (no longer in later releases).
       ["expose-experimental-directives"],
@@ -34,6 +35,9 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
   };
 }
 
+/** How long a client may take to complete the TLS handshake once connected. */
+export const HANDSHAKE_TIMEOUT = "10s";
+
 export function defaultsSection(o: GatewayOptions): Section {
   return {
     header: ["defaults"],
@@ -43,6 +47,10 @@ export function defaultsSection(o: GatewayOptions): Section {
       ["option", "dontlognull"],
       ["timeout", "connect", "5s"],
       ["timeout", "client", clientTimeout(o)],
+      // The TLS handshake would otherwise have `timeout client`, which WebSockets need long (2.9+).
+      [".if", "version_atleast(2.9)"],
+      ["timeout", "client-hs", HANDSHAKE_TIMEOUT],
+      [".endif"],
       ["timeout", "server", "60s"],
       ["timeout", "http-request", "10s"],
       ["timeout", "http-keep-alive", "15s"],
@@ -67,7 +75,9 @@ export const resolverSections = (o: GatewayOptions): Section[] =>
  * (or the public hostname it matched), never to whatever Host the client sent.
  */
 export function httpSections(o: GatewayOptions, hostnames: readonly string[]): Section[] {
-  const acme = anon("path_beg", "/.well-known/acme-challenge/");
+  // RFC 8555 8.3: a token is base64url; nothing else under the prefix reaches the responder.
+  const acmePath = anon("path_beg", "/.well-known/acme-challenge/");
+  const acme = anon("path", "-m", "reg", String.raw`^/\.well-known/acme-challenge/[A-Za-z0-9_-]+$`);
   const port = o.httpsPort === 443 ? "" : `:${o.httpsPort}`;
   const domain = o.domain ?? "localhost";
   const frontend: Section = {
@@ -79,8 +89,10 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
       ["log-format", "%ci:%cp [%tr] %ft %b/%s %Ta %ST %B %HM"],
     ],
     rules: [
-      req(["normalize-uri", "path-merge-slashes"]),
-      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "/gateway")),
+      ...normalizeRules(),
+      // In any case: a key sent to /GATEWAY/... was sent in clear all the same.
+      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "-i", "/gateway")),
+      refuse(404, "not an ACME challenge", [...acmePath, "!", ...acme]),
       ...hostnames.map((h) => req(["redirect", "prefix", `https://${h}${port}`, "code", "301"], [...hostIs(h), "!", ...acme])),
       req(["redirect", "prefix", `https://${domain}${port}`, "code", "301"], ["!", ...acme]),
       ...(o.acmeResponder ? [{ phase: "use_backend" as const, action: ["be_acme"], cond: acme }] : []),
@@ -89,6 +101,16 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
   const acmeBackend: Section[] = o.acmeResponder ? [{ header: ["backend", "be_acme"], directives: [["server", "acme", o.acmeResponder]] }] : [];
   return [frontend, ...acmeBackend];
 }
+
+/** The ACME client's socket: it can hand over a certificate for certFile, and nothing else (gateway/lua/certs.lua). */
+export const certSections = (o: GatewayOptions): Section[] =>
+  o.certSocket
+    ? [{
+        header: ["frontend", "cert_update"],
+        comment: "Certificate renewals from the ACME client: the only thing its socket can ask.",
+        directives: [["mode", "tcp"], ["bind", o.certSocket, "mode", "600"], ["no", "log"], ["tcp-request", "content", "use-service", "lua.cert_update"]],
+      }]
+    : [];
 
 export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = []): Section => ({
   header: ["frontend", "metrics"],

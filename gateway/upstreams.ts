@@ -44,6 +44,17 @@ function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expec
   return { target: u, send: ["meth", "GET", "uri", `${u.basePath}/health`, "hdr", "Host", u.host, "hdr", "User-Agent", CHECK_AGENT], expect: ["status", "200"] };
 }
 
+/**
+ * How often a node's health is checked, and how long a check may wait for its answer (without
+ * `timeout check` it waits `inter`). A node that accepts connections but never answers is marked
+ * down after two failed checks, within FROZEN_NODE_DOWN_MS of freezing; calls it holds then end
+ * (502), and later calls get 503 at once.
+ */
+export const HEALTH_CHECK_INTERVAL_MS = 2000;
+export const CHECK_TIMEOUT_MS = 2000;
+const FAST_INTERVAL_MS = 500;
+export const frozenNodeDownMs = (intervalMs: number) => intervalMs + 2 * CHECK_TIMEOUT_MS + FAST_INTERVAL_MS;
+
 export const backendName = (chain: string, what: string) => `be_${chain}_${what}`;
 
 /** Builds a chain's backends: one health check, and route backends that follow it. */
@@ -58,13 +69,14 @@ export class ChainBackends {
     // within about a second of it being noticed, while one slow answer on a busy host does not
     // take a live node out. Requests to a node that refuses connections get 503 at once anyway
     // (retries 0 below).
-    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", "500", "downinter", "1000", "fall", "2", "rise", "2"];
+    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", `${FAST_INTERVAL_MS}`, "downinter", "1000", "fall", "2", "rise", "2"];
     this.sections.push({
       header: ["backend", hc],
       comment: `${c.chainId}: health of the node behind /gateway/${c.path}`,
-      directives: [["option", "httpchk"], ["http-check", "send", ...check.send], ["http-check", "expect", ...check.expect], this.server(check.target, checkWords)],
+      directives: [["option", "httpchk"], ["timeout", "check", `${CHECK_TIMEOUT_MS}ms`], ["http-check", "send", ...check.send], ["http-check", "expect", ...check.expect], this.server(check.target, checkWords)],
     });
-    this.track = ["track", `${hc}/s1`];
+    // A node marked down ends the calls it holds: a frozen node would keep them until `timeout server`.
+    this.track = ["track", `${hc}/s1`, "on-marked-down", "shutdown-sessions"];
   }
 
   private server(u: Upstream, extra: string[] = []): Directive {
@@ -73,6 +85,30 @@ export class ChainBackends {
       ...(u.tls ? ["ssl", "verify", "required", "ca-file", this.opts.caFile, "sni", `str(${u.host})`] : []),
       ...extra,
     ];
+  }
+
+  /**
+   * The backend that answers for the chain while its node is out: the request becomes a GET of
+   * `statusUrl`, whose body (why the node is out) goes back with status 503.
+   */
+  addDown(statusUrl: string): string {
+    const u = parseUpstream(statusUrl);
+    const name = backendName(this.c.path, "down");
+    this.sections.push({
+      header: ["backend", name],
+      comment: `${this.c.chainId}: why the node is out, while it is`,
+      directives: [
+        ["retries", "0"],
+        ["http-request", "set-method", "GET"],
+        ["http-request", "set-uri", u.basePath || "/"],
+        ["http-request", "set-header", "Host", `${u.host}:${u.port}`],
+        ["http-request", "set-header", "User-Agent", CHECK_AGENT],
+        // The status server may have seen the node come back meanwhile: the route is still closed.
+        ["http-response", "set-status", "503"],
+        this.server(u),
+      ],
+    });
+    return name;
   }
 
   /** A backend relaying to `url` after `rewrite`; its server follows the chain's health. */

@@ -2,6 +2,7 @@
 import type { StackSettings } from "../config/index.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
+import { HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
 import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT } from "../services/index.js";
 
 /** How HAProxy is configured inside its container. */
@@ -18,6 +19,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
     resolver: "127.0.0.11:53",
     adminSocket: GATEWAY_PATHS.adminSocket,
+    certSocket: GATEWAY_PATHS.certSocket,
     rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
     maxBodyBytes: settings.gateway.maxBodyKiB * 1024,
     domain: settings.gateway.domain,
@@ -26,8 +28,10 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     wrongKeysPerMinute: settings.gateway.wrongKeysPerMinute,
     maxConnectionsPerAddress: settings.gateway.maxConnectionsPerAddress,
     wsMaxConnectionsPerKey: settings.gateway.wsMaxConnectionsPerKey,
+    wsMaxSubscriptionsPerSocket: settings.gateway.wsMaxSubscriptionsPerSocket,
+    wsMaxSubscriptionsPerKey: settings.gateway.wsMaxSubscriptionsPerKey,
     wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
-    checkIntervalMs: 5000,
+    checkIntervalMs: HEALTH_CHECK_INTERVAL_MS,
     caFile: "/etc/ssl/certs/ca-certificates.crt",
     maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",

@@ -3,6 +3,7 @@ import { describeJunoPoll, type L2Settings, type StackSettings } from "../config
 import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
+import { l2Restore, RESTORE_SERVICE } from "./restore.js";
 import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
 
 const P = PORTS;
@@ -191,16 +192,30 @@ export function indexer(settings: StackSettings, node: ServiceSpec): ServiceSpec
   };
 }
 
-/** The L2 node's containers by role, and the line `pulumi up` says about how the node was configured. */
-export type L2Role = Role<{ readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & { readonly urls: L2Urls; readonly notice?: string };
+/**
+ * The L2 node's containers by role (the restore from a snapshot first, where one is set), and the
+ * line `pulumi up` says about how the node was configured.
+ */
+export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & {
+  readonly urls: L2Urls;
+  readonly notice?: string;
+  /** Said before a restore from a snapshot: from where, and how to watch it. */
+  readonly restoreNotice?: string;
+};
 
 export function l2Role(settings: StackSettings): L2Role {
-  const node = l2Node(settings);
+  const plain = l2Node(settings);
+  const restore = l2Restore(settings, plain);
+  // The node starts only after the restore exited 0: restored, or the volume already held a database.
+  const node = restore ? { ...plain, dependsOn: [...plain.dependsOn, { service: RESTORE_SERVICE.name, condition: "service_completed_successfully" as const }] } : plain;
   const l2 = settings.l2;
   return {
-    services: { node, ...(settings.indexer.enabled ? { indexer: indexer(settings, node) } : {}) },
+    services: { ...(restore ? { restore } : {}), node, ...(settings.indexer.enabled ? { indexer: indexer(settings, node) } : {}) },
     volumes: l2Volumes(settings),
     urls: l2Urls(settings),
     ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
+    ...(restore && l2.snapshot
+      ? { restoreNotice: `rpcstack: the L2 node's volume is restored from ${l2.snapshot.url} first, if it holds no database; watch it with: docker logs -f ${restore.containerName}` }
+      : {}),
   };
 }

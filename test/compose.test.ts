@@ -50,6 +50,7 @@ const variants: [string, StackName, Record<string, unknown>][] = [
   ["mainnet/juno", "mainnet", {}],
   ["testnet/pathfinder", "testnet", { l2: { client: "pathfinder" } }],
   ["local/no indexer", "local", { indexer: { enabled: false } }],
+  ["testnet/juno restored from a snapshot", "testnet", { l2: { client: "juno", pendingPollInterval: "3s", snapshot: { url: "latest" } } }],
 ];
 
 describe.each(variants)("compose export %s", (_label, stack, extra) => {
@@ -306,7 +307,7 @@ function normalizeCompose(name: string, svc: any, volumes: Record<string, { name
 function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inputs: any } | undefined, deps: readonly string[]) {
   const FILES: Record<string, string> = {
     "jwt-init": "l1", geth: "l1", lighthouse: "l1",
-    juno: "l2", pathfinder: "l2", indexer: "l2",
+    "l2-restore": "l2", juno: "l2", pathfinder: "l2", indexer: "l2",
     "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway",
   };
   const sameFile = (svc: string) => FILES[svc] !== undefined && FILES[svc] === FILES[c.networksAdvanced[0].aliases[0]];
@@ -316,7 +317,8 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
     image: c.image,
     entrypoint: c.entrypoints,
     command: c.command,
-    env: [...c.envs].sort(),
+    // RPCSTACK_RUN makes Pulumi run a one-shot again on every update, as compose does on every `up`.
+    env: [...c.envs].filter((e: string) => !e.startsWith("RPCSTACK_RUN=")).sort(),
     ports: c.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}/${p.protocol}`).sort(),
     volumes: c.volumes.map((v: any) => `${v.volumeName}:${v.containerPath}:${v.readOnly}`).sort(),
     files: c.uploads.map((u: any) => u.file).sort(),

@@ -60,10 +60,18 @@ describe("Gateway under the mock engine", () => {
     expect(acme.inputs.envs).toEqual(expect.arrayContaining([
       "ACME_DOMAINS=rpc.example.com,cosmoshub-rpc.rpc.example.com,cosmoshub-rest.rpc.example.com,cosmoshub-grpc.rpc.example.com",
       "ACME_EMAIL=ops@example.com",
-      "HAPROXY_SOCKET=/var/run/haproxy/admin.sock",
+      "HAPROXY_CERT_SOCKET=/var/run/haproxy/cert.sock",
     ]));
     expect(acme.inputs.ports).toEqual([]);
-    expect(main.one(CONTAINER, "rpcstack-gateway-haproxy").inputs.uploads.find((u: any) => u.file.endsWith("haproxy.cfg")).content).toContain("server acme acme:8888");
+    const cfg: string = main.one(CONTAINER, "rpcstack-gateway-haproxy").inputs.uploads.find((u: any) => u.file.endsWith("haproxy.cfg")).content;
+    expect(cfg).toContain("server acme acme:8888");
+    // The ACME container reaches the certificate socket, and not the runtime API (level admin: it
+    // could add a key to the key map or disable a server).
+    const shared = (path: string) => (acme.inputs.volumes as { containerPath: string }[]).some((v) => path.startsWith(`${v.containerPath}/`));
+    const admin = /stats socket (\S+) .*level admin/.exec(cfg)![1];
+    const cert = /frontend cert_update[\s\S]*?bind (\S+)/.exec(cfg)![1];
+    expect(shared(cert)).toBe(true);
+    expect(shared(admin)).toBe(false);
 
     const local = await runProgram({ stack: "local" });
     expect(local.byType(CONTAINER).map((c) => c.name)).not.toContain("rpcstack-gateway-acme");

@@ -9,6 +9,7 @@ import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
+import { HEALTH_CHECK_INTERVAL_MS, frozenNodeDownMs } from "../gateway/upstreams.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
@@ -31,10 +32,13 @@ afterAll(async () => {
   await up?.stop();
 });
 
-/** A chunked POST (no Content-Length) of `size` bytes; resolves with the status. */
-function chunkedPost(size: number): Promise<number> {
+/**
+ * A chunked POST (no Content-Length) of `size` bytes; resolves with the status. With `start`, the
+ * body opens with it (a call the policy allows) and the rest follows a moment later.
+ */
+function chunkedPost(size: number, headers: Record<string, string> = {}, start?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json", "Transfer-Encoding": "chunked" } }, (res) => (res.resume(), resolve(res.statusCode!)));
+    const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json", "Transfer-Encoding": "chunked", ...headers } }, (res) => (res.resume(), resolve(res.statusCode!)));
     // HAProxy answers and closes while the client is still sending: the reset can overtake the
     // answer on a busy machine. Give the answer a moment, else report the reset as 0.
     r.on("error", (e: any) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? setTimeout(() => resolve(0), 300) : reject(e)));
@@ -47,20 +51,32 @@ function chunkedPost(size: number): Promise<number> {
       }
       r.end();
     };
-    pump();
+    if (!start) return pump();
+    r.write(start);
+    sent = start.length;
+    setTimeout(pump, 300);
   });
 }
 
 describe("bodies", () => {
-  it("a 5 MiB chunked body gets 413 and never reaches the node", async () => {
-    const before = up.seen.length;
-    const status = await chunkedPost(5 * MiB);
-    // What the client got: 413, or (when the reset overtook it) what the gateway logged it sent.
+  /** What the client got: 413, or (when the reset overtook it) what the gateway logged it sent. */
+  async function expect413(status: number) {
     if (status === 0) await new Promise((r) => setTimeout(r, 200));
     if (status === 0) expect(gw.logs()).toMatch(/ 413 \d+ .*key=bob chain=eth iface=rpc-http POST/);
     else expect(status).toBe(413);
+  }
+
+  it("a 5 MiB chunked body gets 413 and never reaches the node", async () => {
+    const before = up.seen.length;
+    await expect413(await chunkedPost(5 * MiB));
     expect(up.seen.length).toBe(before);
   });
+
+  it("a 64 MiB chunked body with an Upgrade header (not a WebSocket handshake) gets 413 and never reaches the node", async () => {
+    const before = up.seen.length;
+    await expect413(await chunkedPost(64 * MiB, { Upgrade: "websocket" }, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":["'));
+    expect(up.seen.length).toBe(before);
+  }, 30_000);
 
   it("an HTTP/2 body without Content-Length is bounded the same way; a small one is relayed", async () => {
     const h2 = (body: Buffer) => new Promise<number>((resolve, reject) => {
@@ -93,6 +109,38 @@ describe("bodies", () => {
     expect(status).toBe("HTTP/1.1 408 Request Timeout");
     expect(up.seen.length).toBe(before);
   }, 20_000);
+});
+
+describe("headers", () => {
+  const send = (extra: number, http2 = false) => {
+    const headers = { "content-type": "application/json", "x-pad": "p".repeat(extra) };
+    const body = JSON.stringify(call("eth_chainId"));
+    if (!http2) return fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers, body }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    return new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const session = http2Connect(gw.base, { rejectUnauthorized: false });
+      session.on("error", reject);
+      const s = session.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${KEY}`, ...headers });
+      let text = "";
+      let status = 0;
+      s.on("response", (h) => (status = Number(h[":status"])));
+      s.on("data", (d) => (text += d));
+      s.on("end", () => (session.close(), resolve({ status, body: text })));
+      s.on("error", reject);
+      s.end(body);
+    });
+  };
+
+  it("headers over 16 KiB get a JSON 431 and never reach the node, over HTTP/1.1 and HTTP/2; 15 KiB are relayed", async () => {
+    const before = up.seen.length;
+    for (const http2 of [false, true]) {
+      const big = await send(20 * 1024, http2);
+      expect(big.status).toBe(431);
+      expect(JSON.parse(big.body).error.message).toMatch(/headers too large/);
+    }
+    expect(up.seen.length).toBe(before);
+    expect((await send(15 * 1024)).status).toBe(200);
+    expect(up.seen.length).toBe(before + 1);
+  });
 });
 
 describe("WebSockets", () => {
@@ -152,6 +200,88 @@ describe("connections and failover", () => {
       await g.stop();
     }
   });
+});
+
+describe("one address cannot starve the others", () => {
+  it("1,200 HTTP/2 streams with slow bodies from one address (keyed and on a Tendermint hostname) leave another address's call answered at once", async () => {
+    const node = await startRecorder();
+    const host = "rpc.starve.test";
+    // 202 buffers (2 x maxConnections + 2) of 128 KiB: a pool one address could fill before.
+    const g = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url }, hostnames: {} }, { path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url }, hostnames: { tendermintRpc: host } }], KEYS, { maxConnections: 100, maxBodyBytes: 64 * 1024 }, ["localhost", host]);
+    const sessions: ReturnType<typeof http2Connect>[] = [];
+    try {
+      // Streams answered 429 (over the address's bound), reset (over the connection's), or otherwise.
+      const attacker = { tooMany: 0, reset: 0, ended: 0 };
+      for (let c = 0; c < 12; c++) {
+        const name = c % 2 ? host : "localhost";
+        const session = http2Connect(`https://${name}:${g.httpsPort}`, { rejectUnauthorized: false, localAddress: "127.0.0.1", host: "127.0.0.1", servername: name, peerMaxConcurrentStreams: 1000 } as any);
+        session.on("error", () => {});
+        sessions.push(session);
+        for (let i = 0; i < 100; i++) {
+          const s = session.request({ ":method": "POST", ":path": c % 2 ? "/" : `/gateway/eth/rpc-http/${KEY}`, ":authority": name, "content-type": "application/json", "content-length": "60000" });
+          s.on("response", (h) => (h[":status"] === 429 ? attacker.tooMany++ : attacker.ended++));
+          s.on("error", () => attacker.reset++);
+          s.write(`{"jsonrpc":"2.0","id":${i},"method":"eth_chainId","params":["${"x".repeat(1000)}`);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 1500));
+      // Another address: 127.0.0.2 reaches the gateway's 127.0.0.1 listener over loopback.
+      const victim = http2Connect(`https://localhost:${g.httpsPort}`, { rejectUnauthorized: false, localAddress: "127.0.0.2" } as any);
+      sessions.push(victim);
+      const answer = await new Promise<number>((resolve, reject) => {
+        const s = victim.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${KEY}`, "content-type": "application/json" });
+        s.on("response", (h) => resolve(Number(h[":status"])));
+        s.on("error", reject);
+        s.end(JSON.stringify(call("eth_chainId")));
+      });
+      expect(answer).toBe(200);
+      // Answered while the attacker's admitted streams still wait for their bodies (408 after 10 s):
+      // no buffer had to come free. Past the bounds, the attacker's streams were refused.
+      expect(attacker.ended).toBe(0);
+      expect(attacker.tooMany).toBeGreaterThan(0);
+      expect(attacker.reset).toBeGreaterThan(0);
+      expect(node.seen.length).toBe(1);
+    } finally {
+      sessions.forEach((s) => s.destroy());
+      await g.stop();
+      await node.stop();
+    }
+  }, 30_000);
+});
+
+describe("a node that freezes", () => {
+  it("accepting connections but never answering, it is marked down within the check bound: calls it holds end with a JSON 502, later ones get 503 at once", async () => {
+    const node = await startRecorder();
+    const g = await startGateway(chains(node), KEYS, { checkIntervalMs: HEALTH_CHECK_INTERVAL_MS });
+    // One connection per call: a call on a reused connection may be closed unanswered instead (HAProxy lets the client retry it).
+    const send = () => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const r = httpsRequest({ host: "127.0.0.1", port: g.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", agent: false, headers: { "Content-Type": "application/json" } }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      r.on("error", reject);
+      r.end(JSON.stringify(call("eth_chainId")));
+    });
+    try {
+      expect((await send()).status).toBe(200);
+      node.freeze();
+      const t0 = Date.now();
+      const held = await send();
+      expect(held.status).toBe(502);
+      expect(JSON.parse(held.body).error.code).toBe(-32002);
+      // The bound the check settings give (interval, two timed-out checks, the fast interval), plus a second for a loaded machine.
+      expect(Date.now() - t0).toBeLessThan(frozenNodeDownMs(HEALTH_CHECK_INTERVAL_MS) + 1000);
+      const t1 = Date.now();
+      const later = await send();
+      expect(later.status).toBe(503);
+      expect(JSON.parse(later.body).error.message).toMatch(/unavailable/);
+      expect(Date.now() - t1).toBeLessThan(1000);
+    } finally {
+      await g.stop();
+      await node.stop();
+    }
+  }, 30_000);
 });
 
 /** A gateway of its own (limits that would disturb the shared one), stopped with its node. */

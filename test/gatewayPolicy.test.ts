@@ -5,10 +5,12 @@
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { rawExchange } from "./support/http.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
 const KEY = "pol_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj";
@@ -26,7 +28,8 @@ beforeAll(async () => {
     { path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: `${up.url}/tm`, rest: `${up.url}/base` }, hostnames: HOSTS },
     { path: "hubopen", chainId: "HUBOPEN", kind: "cosmos", upstreams: { rpcHttp: `${up.url}/tm` }, allowMethods: ["unsafe_flush_mempool"] },
   ];
-  gw = await startGateway(chains, KEYS, { maxBodyBytes: 1 << 20 }, ["localhost", ...Object.values(HOSTS)]);
+  // The recorder also stands in for the ACME responder behind port 80.
+  gw = await startGateway(chains, KEYS, { maxBodyBytes: 1 << 20, acmeResponder: new URL(up.url).host }, ["localhost", ...Object.values(HOSTS)]);
 }, 60_000);
 
 afterAll(async () => {
@@ -219,6 +222,24 @@ describe("keys in logs and on the runtime API", () => {
     expect(gw.logs()).not.toContain(KEY);
   });
 
+  it("the ACME client's socket takes a certificate and nothing else: runtime API commands are refused and change nothing", async () => {
+    const MALLORY = "mallory_Key_0123456789abcdefghijklmnopq";
+    const ask = (text: string) => new Promise<string>((resolve, reject) => {
+      const s = connect(`${gw.dir}/cert.sock`, () => s.end(text));
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(data));
+      s.on("error", reject);
+    });
+    const digest = createHash("sha256").update(MALLORY).digest("hex").toUpperCase();
+    for (const command of [`add map ${gw.dir}/keys.map ${digest} mallory\n`, "disable server be_eth_rpc/s1\n", `show map ${gw.dir}/keys.map\n`, "set ssl cert /etc/passwd <<\nx\n\n"]) {
+      expect(await ask(command), command).toMatch(/^refused: not a PEM certificate and key/);
+    }
+    expect(await ask("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")).toMatch(/^refused: /);
+    expect((await post(`/gateway/eth/rpc-http/${MALLORY}`, call("eth_chainId"))).status).toBe(401);
+    expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"))).status).toBe(200);
+  });
+
   it("the runtime API's show map prints digests, not keys", async () => {
     const out = await new Promise<string>((resolve, reject) => {
       const s = connect(`${gw.dir}/admin.sock`, () => s.write(`show map ${gw.dir}/keys.map\n`));
@@ -229,5 +250,88 @@ describe("keys in logs and on the runtime API", () => {
     });
     expect(out).toMatch(/alice/);
     expect(out).not.toContain(KEY);
+  });
+});
+
+/** A request as bytes: `parts[0]` carries the head and the start of the body, later parts the rest. */
+function rawRequest(method: string, path: string, host: string, headers: Record<string, string>, body: string[]): string[] {
+  const length = body.reduce((n, b) => n + Buffer.byteLength(b), 0);
+  const head = [`${method} ${path} HTTP/1.1`, `Host: ${host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), ...(length ? [`Content-Length: ${length}`] : []), "", ""].join("\r\n");
+  return [head + (body[0] ?? ""), ...body.slice(1)];
+}
+
+describe("no request skips the body checks", () => {
+  // The first part alone reads as an allowed call; the second repeats "method", and Go's decoder
+  // (geth, CometBFT) takes the last one.
+  const split = (allowed: string, denied: string) => [`{"jsonrpc":"2.0","id":1,"method":"${allowed}","params":[],"pad":"`, `xx","method":"${denied}"}`];
+
+  it("a POST with an Upgrade header (no Connection: upgrade) is waited for whole: a later duplicate method is refused", async () => {
+    expect(await reaching(async () => {
+      const a = await rawExchange(gw.httpsPort, "localhost", rawRequest("POST", `/gateway/eth/rpc-http/${KEY}`, "localhost", { "Content-Type": "application/json", Upgrade: "websocket" }, split("eth_chainId", "debug_traceTransaction")), { gapMs: 400 });
+      expect(a.status).toBe(403);
+      expect(JSON.parse(a.body).error.message).toMatch(/debug_tracetransaction is not served/);
+      const b = await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("POST", "/", HOSTS.tendermintRpc, { "Content-Type": "application/json", Upgrade: "websocket" }, split("status", "unsafe_flush_mempool")), { gapMs: 400 });
+      expect(b.status).toBe(403);
+    })).toBe(0);
+  });
+
+  it("a WebSocket handshake is relayed as one only on a WebSocket route: elsewhere the node sees a plain GET", async () => {
+    const handshake = { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" };
+    for (const path of [`/gateway/hub/rpc-http/${KEY}/websocket`, `/gateway/hub/rest/${KEY}/websocket`]) {
+      const a = await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", path, "localhost", handshake, []), { waitMs: 1500 });
+      expect(a.status, path).toBe(200);
+      expect(up.seen.at(-1)!.headers.upgrade, path).toBeUndefined();
+    }
+  });
+});
+
+describe("Tendermint RPC: a body is checked whatever the method", () => {
+  const body = (method: string) => JSON.stringify(call(method));
+
+  it("GET or HEAD with a JSON-RPC body, and /v1 paths (CometBFT 1.x), are refused like a POST of the same call", async () => {
+    expect(await reaching(async () => {
+      for (const method of ["GET", "HEAD"]) {
+        for (const path of ["/", "/v1", "/v1/"]) {
+          const a = await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest(method, path, HOSTS.tendermintRpc, { "Content-Type": "application/json" }, [body("unsafe_flush_mempool")]), { waitMs: 1500 });
+          expect(a.status, `${method} ${path}`).toBe(403);
+        }
+      }
+      const batch = JSON.stringify(Array.from({ length: 1001 }, (_, i) => call("status", i)));
+      expect((await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("GET", "/", HOSTS.tendermintRpc, {}, [batch]), { waitMs: 1500 })).status).toBe(413);
+      expect((await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("GET", "/v1/unsafe_flush_mempool", HOSTS.tendermintRpc, {}, []), { waitMs: 1500 })).status).toBe(403);
+      expect((await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", `/gateway/hub/rpc-http/${KEY}/v1`, "localhost", {}, [body("unsafe_flush_mempool")]), { waitMs: 1500 })).status).toBe(403);
+      expect((await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", `/gateway/hub/rpc-http/${KEY}/v1/dial_peers`, "localhost", {}, []), { waitMs: 1500 })).status).toBe(403);
+    })).toBe(0);
+    // An allowed call sent the same way is relayed, body and all.
+    expect(await reaching(async () => expect((await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("GET", "/", HOSTS.tendermintRpc, {}, [body("status")]), { waitMs: 1500 })).status).toBe(200))).toBe(1);
+    expect(up.seen.at(-1)!.body).toContain('"status"');
+  });
+});
+
+describe("port 80 normalises paths before it matches them", () => {
+  const get = (path: string) => new Promise<{ status: number; location?: string }>((resolve, reject) => {
+    const r = httpRequest({ host: "127.0.0.1", port: gw.httpPort, path, headers: { Host: "localhost" } }, (res) => (res.resume(), resolve({ status: res.statusCode!, location: res.headers.location })));
+    r.on("error", reject);
+    r.end();
+  });
+
+  it("/%67ateway/..., /x/../gateway/... and /GATEWAY/... are refused like /gateway/..., never redirected", async () => {
+    expect(await reaching(async () => {
+      for (const p of [`/%67ateway/eth/rpc-http/${KEY}`, `/x/../gateway/eth/rpc-http/${KEY}`, `/GATEWAY/eth/rpc-http/${KEY}`, `/x/%2e%2e/gateway/eth/rpc-http/${KEY}`]) {
+        const a = await get(p);
+        expect(a.status, p).toBe(403);
+        expect(a.location, p).toBeUndefined();
+      }
+    })).toBe(0);
+  });
+
+  it("only /.well-known/acme-challenge/<token> reaches the ACME responder, and as a plain token path", async () => {
+    expect(await reaching(async () => {
+      for (const p of ["/.well-known/acme-challenge/../../etc/passwd", "/.well-known/acme-challenge/..%2f..%2fetc%2fpasswd", "/.well-known/acme-challenge/%2e%2e/%2e%2e/etc", "/.well-known/acme-challenge/a%2fb", "/.well-known/acme-challenge/"]) {
+        expect([301, 404], p).toContain((await get(p)).status);
+      }
+    })).toBe(0);
+    expect(await reaching(async () => expect((await get("/.well-known/acme-challenge/Tk3n_-x9")).status).toBe(200))).toBe(1);
+    expect(up.seen.at(-1)!.url).toBe("/.well-known/acme-challenge/Tk3n_-x9");
   });
 });

@@ -1,6 +1,7 @@
 /** HTTP helpers shared by the gateway tests. */
 import type { Server } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { connect as tlsConnect } from "node:tls";
 import type { AddressInfo } from "node:net";
 import type WebSocket from "ws";
 
@@ -45,4 +46,54 @@ export async function wsRoundTrip(ws: WebSocket, request: object): Promise<any> 
   } finally {
     ws.close();
   }
+}
+
+export interface RawAnswer {
+  /** The status line's code, or 0 when the connection closed without an answer. */
+  readonly status: number;
+  readonly head: string;
+  readonly body: string;
+}
+
+/** Whether `data` holds a whole response (Content-Length or chunked framing; HEAD answers have no body). */
+function complete(data: string, head: boolean): boolean {
+  const end = data.indexOf("\r\n\r\n");
+  if (end < 0) return false;
+  const headers = data.slice(0, end).toLowerCase();
+  if (head || /^http\/1\.1 (1\d\d|204|304)/.test(headers)) return true;
+  const length = /\r\ncontent-length: *(\d+)/.exec(headers);
+  if (length) return Buffer.byteLength(data.slice(end + 4)) >= Number(length[1]);
+  return /\r\ntransfer-encoding: *chunked/.test(headers) && data.endsWith("\r\n0\r\n\r\n");
+}
+
+/**
+ * Writes `parts` over one TLS connection as they are (no client library to fix a path or a
+ * header), `gapMs` apart, and resolves with the first answer once it is whole, or with what came
+ * when the connection closes or `waitMs` after the last part.
+ */
+export function rawExchange(port: number, servername: string, parts: readonly (string | Buffer)[], opts: { gapMs?: number; waitMs?: number } = {}): Promise<RawAnswer> {
+  const head = String(parts[0] ?? "").startsWith("HEAD ");
+  return new Promise((resolve) => {
+    let data = "";
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      s.destroy();
+      const [h, ...rest] = data.split("\r\n\r\n");
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0), head: h ?? "", body: rest.join("\r\n\r\n") });
+    };
+    const s = tlsConnect({ host: "127.0.0.1", port, servername, rejectUnauthorized: false }, async () => {
+      for (const [i, p] of parts.entries()) {
+        if (i > 0) await new Promise((r) => setTimeout(r, opts.gapMs ?? 0));
+        if (!s.destroyed) s.write(p);
+      }
+      timer = setTimeout(done, opts.waitMs ?? 3000);
+    });
+    s.on("data", (d) => {
+      data += d;
+      if (complete(data, head)) done();
+    });
+    s.on("end", done);
+    s.on("error", done);
+  });
 }

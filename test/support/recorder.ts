@@ -20,11 +20,14 @@ export interface Recorder {
   readonly wsUrl: string;
   /** Client requests (the gateway's health checks are left out). */
   readonly seen: Seen[];
-  /** WebSocket messages received, by size. */
+  /** WebSocket messages received, by size, and their text (the first 2000 characters). */
   readonly wsMessages: number[];
+  readonly wsTexts: string[];
   /** The headers of each WebSocket upgrade that reached it. */
   readonly wsHeaders: IncomingMessage["headers"][];
   wsOpen(): number;
+  /** From now on, accept connections and requests (health checks too) but never answer them. */
+  freeze(): void;
   stop(): Promise<void>;
 }
 
@@ -33,8 +36,11 @@ const reply = (call: any) => ({ jsonrpc: "2.0", id: call?.id ?? null, result: "0
 export async function startRecorder(): Promise<Recorder> {
   const seen: Seen[] = [];
   const wsMessages: number[] = [];
+  const wsTexts: string[] = [];
   const wsHeaders: IncomingMessage["headers"][] = [];
+  let frozen = false;
   const server = createServer((req, res) => {
+    if (frozen) return;
     const chunks: Buffer[] = [];
     req.on("data", (d) => chunks.push(d));
     req.on("end", () => {
@@ -53,6 +59,7 @@ export async function startRecorder(): Promise<Recorder> {
     wsHeaders.push(req.headers);
     ws.on("message", (d: Buffer) => {
       wsMessages.push(d.length);
+      wsTexts.push(String(d).slice(0, 2000));
       let call: any;
       try {
         call = JSON.parse(String(d));
@@ -66,8 +73,12 @@ export async function startRecorder(): Promise<Recorder> {
     wsUrl: url.replace(/^http/, "ws"),
     seen,
     wsMessages,
+    wsTexts,
     wsHeaders,
     wsOpen: () => wss.clients.size,
+    freeze: () => {
+      frozen = true;
+    },
     stop: async () => {
       for (const c of wss.clients) c.terminate();
       wss.close();

@@ -19,7 +19,7 @@ const HERE = __dirname;
 const ROOT = resolve(HERE, "../../..");
 /** debootstrap's variant, suite and mirror: the base image's whole recipe (its tag hashes them). */
 const BASE = { variant: "--variant=minbase", suite: "bookworm", mirror: "http://deb.debian.org/debian" } as const;
-const BASE_RECIPE = `debootstrap ${BASE.variant} ${BASE.suite} ${BASE.mirror}`;
+const baseRecipe = (suite: string) => `debootstrap ${BASE.variant} ${suite} ${BASE.mirror}`;
 export const STANDIN_CLIENTS = ["lighthouse", "juno", "pathfinder"] as const;
 
 export interface TestImages {
@@ -37,10 +37,10 @@ export interface TestImages {
   readonly starknetDevnetStalled: string;
 }
 
-const docker = (args: string[], input?: Buffer | string) =>
+export const docker = (args: string[], input?: Buffer | string) =>
   execFileSync("docker", args, { encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"], maxBuffer: 64 << 20, env: { ...process.env, DOCKER_BUILDKIT: "0" } }).trim();
 
-const imageExists = (ref: string) => {
+export const imageExists = (ref: string) => {
   try {
     docker(["image", "inspect", "--format", "{{.Id}}", ref]);
     return true;
@@ -60,14 +60,18 @@ function hashDir(dir: string, h = createHash("sha256"), base = dir) {
   return h;
 }
 
-/** The Debian base image: debootstrap into a temporary root, then `docker import`. */
-function baseImage(log: (s: string) => void): string {
-  const ref = `rpcstack-e2e/debian:${BASE.suite}-${createHash("sha256").update(BASE_RECIPE).digest("hex").slice(0, 12)}`;
+/**
+ * A Debian base image: debootstrap of `suite` into a temporary root, then `docker import` as
+ * `<repo>:<suite>-<hash>` (the end-to-end test's bookworm; other tests keep theirs under their own
+ * repository, which the end-to-end test's clean-up leaves alone).
+ */
+export function debianBase(log: (s: string) => void, suite: string = BASE.suite, repo = "rpcstack-e2e/debian"): string {
+  const ref = `${repo}:${suite}-${createHash("sha256").update(baseRecipe(suite)).digest("hex").slice(0, 12)}`;
   if (imageExists(ref)) return ref;
   const t0 = Date.now();
   const rootfs = mkdtempSync(join(tmpdir(), "rpcstack-e2e-rootfs-"));
   try {
-    execFileSync("debootstrap", [BASE.variant, BASE.suite, rootfs, BASE.mirror], { stdio: "pipe", maxBuffer: 64 << 20 });
+    execFileSync("debootstrap", [BASE.variant, suite, rootfs, BASE.mirror], { stdio: "pipe", maxBuffer: 64 << 20 });
     const tar = execFileSync("tar", ["-C", rootfs, "-c", "."], { maxBuffer: 1 << 30 });
     docker(["import", "-", ref], tar);
   } finally {
@@ -140,7 +144,7 @@ function nodeModulesClosure(): string[] {
 const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
 export function buildTestImages(log: (s: string) => void = console.log): TestImages {
-  const base = baseImage(log);
+  const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   const standinCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   const clientCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
