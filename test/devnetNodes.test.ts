@@ -43,9 +43,15 @@ let l1: string;
 let l2: string;
 let l2Ws: string;
 
+let gethBinary: string;
+// Built from its module when the cache lacks it (.ci/run builds it first): minutes, not the nodes' 30 s.
+beforeAll(() => {
+  gethBinary = clientBinary("geth");
+}, 30 * 60_000);
+
 beforeAll(async () => {
   const [http, ws, metrics, rpc] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  geth = start(clientBinary("geth"), onLoopback(commandOf("geth"), { 8545: http, 8546: ws, 6060: metrics }));
+  geth = start(gethBinary, onLoopback(commandOf("geth"), { 8545: http, 8546: ws, 6060: metrics }));
   // The image's entrypoint puts `--host 0.0.0.0` before the command; here the host is loopback.
   devnet = start(process.execPath, [join(STANDINS, "starknet-devnet.js"), "--host", "127.0.0.1", ...onLoopback(commandOf("starknet-devnet"), { 5050: rpc })]);
   l1 = `http://127.0.0.1:${http}`;
