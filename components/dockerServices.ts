@@ -59,6 +59,8 @@ export function createContainers<S extends RoleServices>(
   volumes: ReadonlyMap<string, docker.Volume>,
   options: {
     waitHealthy?: readonly (keyof S)[];
+    /** Per role: values whose change replaces the container (a one-shot runs again), as a label. */
+    replaceWhen?: { readonly [K in keyof S]?: pulumi.Input<string>[] };
     /**
      * A resource a service's container waits for, made from the containers created before it (by
      * service name): a gate that fails stops the update before the container exists. A dependency
@@ -82,6 +84,7 @@ export function createContainers<S extends RoleServices>(
       images.set(svc.image, image);
     }
     const waitHealthy = options.waitHealthy?.includes(role) ?? false;
+    const replaceWhen = options.replaceWhen?.[role as keyof S];
     const oneShot = svc.restart === "no";
     const everyUpdate = oneShot && (options.everyUpdate?.includes(role) ?? false);
     const container = new docker.Container(
@@ -100,7 +103,9 @@ export function createContainers<S extends RoleServices>(
           containerPath: m.path,
           readOnly: m.readOnly ?? false,
         })),
-        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), executable: f.executable })),
+        // The provider's `executable` gives mode 0744, which a container running as another user
+        // (the indexer, uid 1000) cannot execute: an explicit mode instead.
+        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), permissions: f.executable ? "0755" : "0644" })),
         healthcheck: svc.healthcheck && {
           tests: [...svc.healthcheck.test],
           interval: `${svc.healthcheck.intervalSeconds}s`,
@@ -114,6 +119,8 @@ export function createContainers<S extends RoleServices>(
         stopTimeout: svc.stopGraceSeconds,
         destroyGraceSeconds: svc.stopGraceSeconds,
         networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }],
+        // A container's labels are fixed at creation: a changed label replaces it.
+        labels: replaceWhen ? [{ label: "rpcstack.replace-when", value: pulumi.all(replaceWhen).apply((v) => v.join(",")) }] : undefined,
         logDriver: "json-file",
         logOpts: { ...LOG_OPTIONS },
         removeVolumes: false,

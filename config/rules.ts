@@ -136,8 +136,10 @@ function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined
     out.push(problem(["tier"], `does not apply to network ${name}, which needs ${r.cores} cores, ${r.memoryGiB} GB of memory and ${r.diskGB} GB free; remove the key (or set rpcstack:network to testnet for Sepolia on a tier)`));
   }
   const hostKind = isObj(raw.host) ? raw.host.kind : undefined;
-  if (hostKind !== undefined && hostKind !== "local") {
-    out.push(problem(["host", "kind"], `must be local on network ${name}: it is a private trial chain for this machine, not a network to serve from a server`));
+  if (hostKind === "aws") {
+    out.push(
+      problem(["host", "kind"], `must be local or ssh on network ${name}: it is a private trial chain (on this machine, or rehearsed on a server you already have), not worth an EC2 instance`),
+    );
   }
   if (isObj(raw.readiness) && raw.readiness.l1ReferenceUrl !== undefined) {
     out.push(problem(["readiness", "l1ReferenceUrl"], `does not apply to network ${name}: no public node follows its chain`));
