@@ -15,7 +15,6 @@ const provider = new RpcProvider("rpcstack", {
 export const network = provider.network;
 export const tier = provider.tier;
 export const publicAddress = provider.host.publicAddress;
-export const monthlyCostUsd = provider.host.monthlyCostUsd;
 export const l1RpcUrl = provider.l1.rpcHttpUrl;
 export const l2RpcUrl = provider.l2.rpcHttpUrl;
 export const l1SyncState = provider.readiness.l1State;
@@ -23,3 +22,5 @@ export const l2SyncState = provider.readiness.l2State;
 export const endpoints = provider.gateway.endpoints;
 export const smokeBlockNumbers = provider.smokeTest.blockNumbers;
 export const providerManifest = provider.providerManifest;
+// Only aws hosts have a cost estimate: an export left undefined makes Pulumi warn on every run.
+if (provider.host.monthlyCostUsd) module.exports.monthlyCostUsd = provider.host.monthlyCostUsd;

@@ -117,7 +117,8 @@ async function main() {
   for (const { name, dir } of args.baseline) {
     const { buildGateway: buildOther } = await import(join(dir, "gateway/build.ts"));
     const port = await freePort();
-    const opts = { ...gwOpts, httpsPort: port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() }, filesDir: join(work, `gw-${name}`) };
+    // Its own Lua programs too, where it has them as files (gateway/lua/).
+    const opts = { ...gwOpts, httpsPort: port, httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() }, filesDir: join(work, `gw-${name}`), luaDir: join(dir, "gateway/lua") };
     const b = buildOther([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], opts);
     writeGatewayFiles(opts.filesDir, b);
     writeFileSync(join(work, `haproxy-${name}.cfg`), b.config);

@@ -35,6 +35,9 @@ export interface DeployContext extends DockerTarget {
   readonly known?: ReadonlyMap<string, pulumi.Input<pulumi.Resource>>;
 }
 
+/** Changes with every run of the program: what makes an every-update service differ each time. */
+const RUN_ID = String(Date.now());
+
 /** The containers of a role, under the names the role gives its services. */
 export type RoleContainers<S extends RoleServices> = {
   readonly [K in keyof S]: undefined extends S[K] ? docker.Container | undefined : docker.Container;
@@ -59,7 +62,19 @@ export function createContainers<S extends RoleServices>(
   ctx: DeployContext,
   services: S,
   volumes: ReadonlyMap<string, docker.Volume>,
-  options: { waitHealthy?: readonly (keyof S)[] } = {},
+  options: {
+    waitHealthy?: readonly (keyof S)[];
+    /** Per role: values whose change replaces the container (a one-shot runs again), as a label. */
+    replaceWhen?: { readonly [K in keyof S]?: pulumi.Input<string>[] };
+    /**
+     * A resource a service's container waits for, made from the containers created before it (by
+     * service name): a gate that fails stops the update before the container exists. A dependency
+     * only, never an input, so the container does not change when the gate is made anew.
+     */
+    gates?: { readonly [K in keyof S]?: (before: ReadonlyMap<string, docker.Container>) => pulumi.Resource };
+    /** One-shot services run again on every update (replaced, the old container removed first), as compose runs them on every `up`. */
+    everyUpdate?: readonly (keyof S)[];
+  } = {},
 ): RoleContainers<S> {
   const images = new Map<string, docker.RemoteImage>();
   const containers = new Map<string, docker.Container>();
@@ -76,7 +91,9 @@ export function createContainers<S extends RoleServices>(
       images.set(svc.image, image);
     }
     const waitHealthy = options.waitHealthy?.includes(role) ?? false;
+    const replaceWhen = options.replaceWhen?.[role as keyof S];
     const oneShot = svc.restart === "no";
+    const everyUpdate = oneShot && (options.everyUpdate?.includes(role) ?? false);
     const container = new docker.Container(
       `${ctx.prefix}-${svc.name}`,
       {
@@ -84,7 +101,7 @@ export function createContainers<S extends RoleServices>(
         image: image.imageId,
         entrypoints: svc.entrypoint ? [...svc.entrypoint] : undefined,
         command: [...svc.command],
-        envs: environment(ctx, svc),
+        envs: everyUpdate ? pulumi.output(environment(ctx, svc)).apply((e) => [...e, `RPCSTACK_RUN=${RUN_ID}`]) : environment(ctx, svc),
         ports: svc.ports
           .filter((p) => p.publish)
           .map((p) => ({ internal: p.container, external: p.publish!.port, ip: p.publish!.address, protocol: p.protocol })),
@@ -93,7 +110,9 @@ export function createContainers<S extends RoleServices>(
           containerPath: m.path,
           readOnly: m.readOnly ?? false,
         })),
-        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), executable: f.executable })),
+        // The provider's `executable` gives mode 0744, which a container running as another user
+        // (the indexer, uid 1000) cannot execute: an explicit mode instead.
+        uploads: placeFiles(svc, ctx.generated ?? {}).map((f) => ({ file: f.path, content: fileContent(f), permissions: f.executable ? "0755" : "0644" })),
         healthcheck: svc.healthcheck && {
           tests: [...svc.healthcheck.test],
           interval: `${svc.healthcheck.intervalSeconds}s`,
@@ -107,6 +126,8 @@ export function createContainers<S extends RoleServices>(
         stopTimeout: svc.stopGraceSeconds,
         destroyGraceSeconds: svc.stopGraceSeconds,
         networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }],
+        // A container's labels are fixed at creation: a changed label replaces it.
+        labels: replaceWhen ? [{ label: "rpcstack.replace-when", value: pulumi.all(replaceWhen).apply((v) => v.join(",")) }] : undefined,
         logDriver: "json-file",
         logOpts: { ...LOG_OPTIONS },
         removeVolumes: false,
@@ -119,7 +140,13 @@ export function createContainers<S extends RoleServices>(
       },
       {
         ...opts,
-        dependsOn: [...(ctx.dependsOn ?? []), ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name))],
+        dependsOn: [
+          ...(ctx.dependsOn ?? []),
+          ...svc.dependsOn.map((d) => containerNamed(ctx, containers, d.service, svc.name)),
+          ...(options.gates?.[role] ? [options.gates[role]!(containers)] : []),
+        ],
+        // The container name is fixed: the old one must go before its replacement is created.
+        ...(everyUpdate ? { deleteBeforeReplace: true } : {}),
       },
     );
     containers.set(svc.name, container);

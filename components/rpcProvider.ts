@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { INSTANCE_TYPES, MAIN_HOST, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
 import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
+import { openFilesFor } from "../services/gateway.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
@@ -100,7 +101,15 @@ export class RpcProvider extends pulumi.ComponentResource {
     );
     this.smokeTest = new SmokeTest(
       `${name}-smoke`,
-      { settings: s, checks: smokePlan(plan.gatewayConfig.chains), projectKeys: args.projectKeys, baseUrl: plan.surface.baseUrl, gateway: this.gateway.container },
+      {
+        settings: s,
+        checks: smokePlan(plan.gatewayConfig.chains),
+        projectKeys: args.projectKeys,
+        baseUrl: plan.surface.baseUrl,
+        gateway: this.gateway.container,
+        // Without a domain the gateway's certificate is self-signed: the relays trust exactly it.
+        selfSigned: s.gateway.domain ? undefined : { container: this.gateway.containerName, ssh: s.host.kind === "ssh" ? s.host : undefined },
+      },
       { parent: this },
     );
     this.providerManifest = pulumi.output(providerManifest(s, plan.surface));
@@ -145,7 +154,9 @@ function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource
     case "local": {
       const warn = memoryWarning(z, tier.memoryGiB);
       if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
-      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier }, { parent });
+      const maxConnections = args.settings.gateway.maxConnections;
+      const gateway = { maxConnections, openFiles: openFilesFor(maxConnections) };
+      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, gateway, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier, gateway }, { parent });
     }
   }
 }

@@ -11,8 +11,8 @@ export interface SyncReadinessArgs extends DockerTarget {
   readonly settings: StackSettings;
   /** The readiness role from services/: the disk watcher, the one-shot check, the live health endpoint, its URLs. */
   readonly role: ReadinessRole;
-  /** The node containers the check waits for. */
-  readonly nodes: pulumi.Input<pulumi.Resource>[];
+  /** The node containers the check waits for: a replaced one makes the check run again. */
+  readonly nodes: docker.Container[];
   /** The nodes' data volumes by spec key: the disk watcher and the check mount them read-only. */
   readonly volumes?: ReadonlyMap<string, docker.Volume>;
   /** An external L1's URLs (a Pulumi secret): the checks reach L1 through them. */
@@ -49,7 +49,9 @@ export class SyncReadiness extends pulumi.ComponentResource {
     super("rpcstack:index:SyncReadiness", name, {}, opts);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.nodes, secrets: args.secrets };
     // The disk watcher (first in the role) mounts the nodes' volumes read-only, as does the check.
-    const check = createContainers(ctx, args.role.services, args.volumes ?? new Map()).check;
+    // A one-shot check runs when its container is created: a node replaced by an update (a new
+    // image, a changed flag) replaces the check too, so every such update waits for sync again.
+    const check = createContainers(ctx, args.role.services, args.volumes ?? new Map(), { replaceWhen: { check: args.nodes.map((n) => n.id) } }).check;
     const wait = args.settings.readiness.wait;
 
     const result = pulumi.all([check.exitCode, check.containerLogs]).apply(([code, logs]) => {

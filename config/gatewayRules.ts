@@ -7,7 +7,8 @@ import type { RawConfig } from "./types.js";
 export function gatewayProblems(raw: RawConfig, network: NetworkDefaults | undefined, hostKind: unknown): string[] {
   const out: string[] = [];
   const gw: NonNullable<RawConfig["gateway"]> = isObj(raw.gateway) ? raw.gateway : {};
-  if (hostKind !== undefined && hostKind !== "local" && gw.domain === undefined) {
+  // A devnet trial on an ssh host may go without a domain: its gateway has a self-signed certificate.
+  if (hostKind !== undefined && hostKind !== "local" && gw.domain === undefined && !(network?.dev && hostKind === "ssh")) {
     out.push(problem(["gateway", "domain"], `is required when rpcstack:host.kind is ${String(hostKind)} (the public TLS certificate is issued for it)`));
   }
   if (gw.domain !== undefined && gw.acmeEmail === undefined) {

@@ -9,3 +9,4 @@ export * from "./publicHost.js";
 export * from "./resources.js";
 export * from "./sizing.js";
 export * from "./placement.js";
+export * from "./snapshots.js";

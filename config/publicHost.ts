@@ -1,4 +1,8 @@
 import type { StackSettings } from "./types.js";
 
-/** The name users reach the gateway at: the domain, or `localhost` on a local stack without one. */
-export const publicHost = (settings: StackSettings): string => settings.gateway.domain ?? "localhost";
+/**
+ * The name users reach the gateway at: the domain; without one, `localhost` on a local stack and
+ * the server's address on an ssh host (devnet, with a self-signed certificate for that name).
+ */
+export const publicHost = (settings: StackSettings): string =>
+  settings.gateway.domain ?? (settings.host.kind === "ssh" ? settings.host.address : "localhost");

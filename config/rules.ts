@@ -12,6 +12,7 @@ import type { RawConfig } from "./types.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { parseVersion, unpinnedReason } from "./versions.js";
 import { anyHostOfKind } from "./placement.js";
+import { snapshotRefusal } from "./snapshots.js";
 
 const OPEN_CIDRS = new Set(["0.0.0.0/0", "::/0"]);
 
@@ -72,6 +73,11 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
   const named = raw.l2?.client === undefined || raw.l2.client === l2Client;
   const notJuno = named && Object.hasOwn(POLL_NOT_APPLICABLE, l2Client) ? POLL_NOT_APPLICABLE[l2Client] : undefined;
   if (notJuno && raw.l2?.pendingPollInterval !== undefined) out.push(problem(["l2", "pendingPollInterval"], notJuno));
+  const snapshot = isObj(raw.l2?.snapshot) ? raw.l2.snapshot : undefined;
+  if (snapshot && network && named) {
+    const refused = snapshotRefusal(l2Client, network.name, isStr(snapshot.url) ? snapshot.url : "");
+    if (refused) out.push(problem(refused.key, refused.why));
+  }
 
   // Host kinds.
   if (secretsAvailable && anyHostOfKind(raw, "ssh") && raw.sshPrivateKey === undefined) {
@@ -132,8 +138,10 @@ function networkFitProblems(raw: RawConfig, network: NetworkDefaults | undefined
     out.push(problem(["tier"], `does not apply to network ${name}, which needs ${r.cores} cores, ${r.memoryGiB} GB of memory and ${r.diskGB} GB free; remove the key (or set rpcstack:network to testnet for Sepolia on a tier)`));
   }
   const hostKind = isObj(raw.host) ? raw.host.kind : undefined;
-  if (hostKind !== undefined && hostKind !== "local") {
-    out.push(problem(["host", "kind"], `must be local on network ${name}: it is a private trial chain for this machine, not a network to serve from a server`));
+  if (hostKind === "aws") {
+    out.push(
+      problem(["host", "kind"], `must be local or ssh on network ${name}: it is a private trial chain (on this machine, or rehearsed on a server you already have), not worth an EC2 instance`),
+    );
   }
   if (isObj(raw.readiness) && raw.readiness.l1ReferenceUrl !== undefined) {
     out.push(problem(["readiness", "l1ReferenceUrl"], `does not apply to network ${name}: no public node follows its chain`));

@@ -194,6 +194,18 @@ export const configSchema = {
         image,
         version: release,
         pendingPollInterval: { ...duration, default: "3s" },
+        // Restore the node's database from a snapshot before its first start (config/snapshots.ts).
+        snapshot: {
+          type: "object",
+          properties: {
+            url: { type: "string", pattern: "^(latest|https://[^\\s/?#@]+([/?#][^\\s]*)?)$", "x-hint": 'must be "latest" or an https:// URL (without user:password@)' },
+            sha256: { type: "string", pattern: "^[0-9a-f]{64}$", "x-hint": "must be the archive's SHA-256: 64 lowercase hex digits" },
+            sizeBytes: { type: "integer", minimum: 1 },
+            unpackedGB: { type: "integer", minimum: 1, maximum: 65536 },
+          },
+          required: ["url"],
+          additionalProperties: false,
+        },
       },
       additionalProperties: false,
     },
@@ -225,6 +237,8 @@ export const configSchema = {
         wrongKeysPerMinute: { type: "integer", minimum: 0, maximum: 1000000, default: 60 },
         maxConnectionsPerAddress: { type: "integer", minimum: 1, maximum: 1000000, default: 64 },
         wsMaxConnectionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 100 },
+        wsMaxSubscriptionsPerSocket: { type: "integer", minimum: 1, maximum: 1000000, default: 32 },
+        wsMaxSubscriptionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 1000 },
         wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400, default: 300 },
         methodPolicy: {
           type: "object",

@@ -46,7 +46,9 @@ export function stackSizing(s: StackSettings, host = MAIN_HOST): StackSizing | u
   if (!clients.length || s.network.name === "devnet") return undefined;
   const table = RESOURCES[s.network.name];
   const history: HistoryMode = s.l1.history ?? "all";
-  const nodes = clients.map((client) => need(client, table[client], history));
+  // A restored database may be bigger than the table says: the operator's unpackedGB counts then.
+  const restored = s.l2.snapshot?.unpackedGB ?? 0;
+  const nodes = clients.map((client) => need(client, table[client], history)).map((n) => (n.client === s.l2.client && restored > n.diskGB ? { ...n, diskGB: restored } : n));
   const growth = sum(nodes.map((n) => n.growthGBPerMonth));
   const h = hostOf(s, host);
   const diskOverride = h.config.diskGB;
@@ -82,7 +84,8 @@ function nodeParts(s: StackSettings, nodes: readonly NodeNeed[]): string[] {
   for (const n of nodes) counts.set(n.client, (counts.get(n.client) ?? 0) + 1);
   return [...counts].map(([client, count]) => {
     const n = nodes.find((x) => x.client === client)!;
-    return `${count > 1 ? `${count} × ` : ""}${client} ${n.diskGB} GB${client === "geth" ? ` (history ${s.l1.history})` : ""}`;
+    const note = client === "geth" ? ` (history ${s.l1.history})` : client === s.l2.client && s.l2.snapshot ? ` (restored from a snapshot: ${s.l2.snapshot.unpackedFrom})` : "";
+    return `${count > 1 ? `${count} × ` : ""}${client} ${n.diskGB} GB${note}`;
   });
 }
 

@@ -2,6 +2,7 @@ import type { FromSchema } from "json-schema-to-ts";
 import type { configSchema } from "./schema.js";
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
 import type { HistoryMode } from "./resources.js";
+import type { SnapshotSettings } from "./snapshots.js";
 import type { Tier, TierName } from "./tiers.js";
 
 /**
@@ -77,6 +78,8 @@ export interface GatewayLimits {
   readonly wrongKeysPerMinute: number;
   readonly maxConnectionsPerAddress: number;
   readonly wsMaxConnectionsPerKey: number;
+  readonly wsMaxSubscriptionsPerSocket: number;
+  readonly wsMaxSubscriptionsPerKey: number;
   readonly wsIdleTimeoutSeconds: number;
   /** Per chain path: methods (or `prefix_` families) opened or refused beyond the kind's defaults. */
   readonly methodPolicy: Readonly<Record<string, { readonly allowMethods?: readonly string[]; readonly denyMethods?: readonly string[] }>>;
@@ -158,6 +161,8 @@ interface L2Common {
   readonly image: string;
   readonly release: string;
   readonly pendingPollInterval: string;
+  /** Restore the database from this snapshot before the node's first start; absent: sync from genesis. */
+  readonly snapshot?: SnapshotSettings;
 }
 
 /** The L2 node; Juno carries the flag its release takes the poll interval under, decided once in resolution. */

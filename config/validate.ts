@@ -12,11 +12,12 @@ import { clientImages, crossFieldProblems, l2ClientOf, type ClientImage } from "
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
 import { CACHE_BUDGET_BYTES, TIERS, type TierName } from "./tiers.js";
-import type { L2ClientName } from "./networks/index.js";
+import type { L2ClientName, NetworkName } from "./networks/index.js";
 import type { ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
 import { MAIN_HOST, placementProblems } from "./placement.js";
+import { resolveSnapshot, type RawSnapshot } from "./snapshots.js";
 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
 addFormats(ajv, ["uri", "email"]);
@@ -123,12 +124,14 @@ const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`);
 const dedupe = (xs: string[]) => [...new Set(xs)];
 
 /** The L2 settings, with Juno's poll flag chosen for its release (the rules refused releases without one). */
-function resolveL2(client: L2ClientName, image: string, version: Version, pendingPollInterval: string): L2Settings {
+function resolveL2(client: L2ClientName, image: string, version: Version, pendingPollInterval: string, network: NetworkName, raw?: RawSnapshot): L2Settings {
   const release = formatVersion(version);
-  if (client !== "juno") return { client, image, release, pendingPollInterval };
+  // The rules refused a snapshot on devnet or for a client without one.
+  const snapshot = raw && client !== "starknet-devnet" && network !== "devnet" ? { snapshot: resolveSnapshot(raw, client, network) } : {};
+  if (client !== "juno") return { client, image, release, pendingPollInterval, ...snapshot };
   const poll = junoPollFlag(version);
   if ("error" in poll) throw new Error(`rpcstack:l2.pendingPollInterval: cannot be honoured: ${poll.error}`);
-  return { client, image, release, pendingPollInterval, pollFlag: poll.flag };
+  return { client, image, release, pendingPollInterval, pollFlag: poll.flag, ...snapshot };
 }
 
 // The network-independent defaults live in the schema, beside each key.
@@ -171,7 +174,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       ...(network.dev || external ? {} : { history: raw.l1?.history ?? "postmerge" }),
       external,
     },
-    l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval),
+    l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval, network.name, raw.l2?.snapshot),
     indexer: {
       enabled: raw.indexer?.enabled ?? S.indexer.properties.enabled.default,
       image: raw.indexer?.image ?? network.indexer.image,
@@ -188,6 +191,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wrongKeysPerMinute: raw.gateway?.wrongKeysPerMinute ?? G.wrongKeysPerMinute.default,
       maxConnectionsPerAddress: raw.gateway?.maxConnectionsPerAddress ?? G.maxConnectionsPerAddress.default,
       wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? G.wsMaxConnectionsPerKey.default,
+      wsMaxSubscriptionsPerSocket: raw.gateway?.wsMaxSubscriptionsPerSocket ?? G.wsMaxSubscriptionsPerSocket.default,
+      wsMaxSubscriptionsPerKey: raw.gateway?.wsMaxSubscriptionsPerKey ?? G.wsMaxSubscriptionsPerKey.default,
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? G.wsIdleTimeoutSeconds.default,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
       cache: {

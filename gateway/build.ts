@@ -15,10 +15,10 @@ import { failoverGlobal, retryRules } from "./failover.js";
 import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
-import { policyData, policyRules } from "./policy.js";
+import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
-import { defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
+import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
@@ -115,10 +115,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), cache: cacheData(chains, opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile }),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...failoverGlobal(chains, opts)];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...failoverGlobal(chains, opts)];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -129,6 +129,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...httpSections(opts, hostnames),
     metricsSection(opts, cacheMetricsDirectives(chains, opts), nodeMetricsRoutes(opts)),
     ...nodeMetricsBackend(opts),
+    ...certSections(opts),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

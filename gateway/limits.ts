@@ -141,10 +141,14 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
 }
 
 /**
- * Frames inside a relayed WebSocket (ws_limit in gateway/lua/limits.lua): messages up to maxBodyBytes, each
- * counted against the rate of the stick counter `sc` (0: the key; 1: the address on public hostnames).
+ * Messages inside a relayed WebSocket (ws_limit in gateway/lua/limits.lua): up to maxBodyBytes,
+ * read with the chain's method policy, each call counted against the rate of the stick counter
+ * `sc` (0: the key; 1: the address on public hostnames), subscriptions capped per socket and per
+ * key (per address on public hostnames).
  */
-export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", "lua.ws_limit", String(o.maxBodyBytes), callsPerWindow(o), String(sc)];
+export const wsFilter = (o: GatewayOptions, chain: string, sc: 0 | 1): Directive => [
+  "filter", "lua.ws_limit", chain, String(o.maxBodyBytes), callsPerWindow(o), String(sc), String(o.wsMaxSubscriptionsPerSocket), String(o.wsMaxSubscriptionsPerKey),
+];
 
 /*
  * With a data filter in the tunnel, HAProxy no longer switches to `timeout tunnel` (src/stream.c
@@ -152,11 +156,14 @@ export const wsFilter = (o: GatewayOptions, sc: 0 | 1): Directive => ["filter", 
  * idleness instead (traffic either way keeps a socket open, checked on 2.6.12). So a WebSocket
  * backend's server timeout is the idle timeout, and the client timeout is never shorter.
  */
-export const wsBackendDirectives = (o: GatewayOptions): Directive[] => [wsFilter(o, 0), ["timeout", "server", `${o.wsIdleTimeoutSeconds}s`]];
+export const wsBackendDirectives = (o: GatewayOptions, chain: string): Directive[] => [wsFilter(o, chain, 0), ["timeout", "server", `${o.wsIdleTimeoutSeconds}s`]];
 export const clientTimeout = (o: GatewayOptions) => `${Math.max(60, o.wsIdleTimeoutSeconds)}s`;
 
-/** gRPC messages (grpc_limit in gateway/lua/limits.lua) up to maxBodyBytes each: gRPC bodies are streams. */
-export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes)];
+/**
+ * gRPC request streams (grpc_limit in gateway/lua/limits.lua), which are relayed, not waited for:
+ * up to maxBodyBytes a stream, each message counted against the address's rate (sc1).
+ */
+export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes), callsPerWindow(o), "1"];
 
 export const tables = (): Section[] => [
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },

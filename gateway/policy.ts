@@ -11,7 +11,8 @@
  * - anything else (batches, escapes, repeated or differently cased keys, which Go's decoder
  *   would match case-insensitively and take the last of) is parsed whole by the Lua action in
  *   gateway/lua/policy.lua: it counts the calls, checks each method, and refuses what it cannot parse.
- * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: see README.
+ * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: the ws_limit filter
+ * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
  */
 import { refuse } from "./errors.js";
 import { SEND_PREFIXES, hasNodes } from "./failover.js";
@@ -129,3 +130,19 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
  */
 export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy & { sends?: readonly string[] }> =>
   Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), ...(hasNodes(c) ? { sends: SEND_PREFIXES[c.kind].map((p) => p.toLowerCase()) } : {}) }]));
+
+/** The methods that open a subscription over a WebSocket, as prefixes of the lower-cased name. */
+export const SUBSCRIBE_METHODS: Record<ChainKind, readonly string[]> = {
+  evm: ["eth_subscribe"],
+  // starknet_subscribeNewHeads, ...Events, ...TransactionStatus, ...NewTransactions, ... (WS API 0.8+).
+  starknet: ["starknet_subscribe"],
+  // Tendermint's /websocket: subscribe (unsubscribe and unsubscribe_all close them).
+  cosmos: ["subscribe"],
+};
+
+/**
+ * What ws_limit (gateway/lua/limits.lua) reads from the stack's data: per chain, the same lists
+ * as HTTP calls, the batch limit, and which methods open a subscription.
+ */
+export const wsPolicyData = (chains: readonly GatewayChain[], maxBatch: number) =>
+  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), subscribe: SUBSCRIBE_METHODS[c.kind], max_batch: maxBatch }]));

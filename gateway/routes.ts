@@ -11,7 +11,7 @@
 import { refuse } from "./errors.js";
 import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
 import { RETRY_SAFE, hasNodes } from "./failover.js";
-import { anon, useBackend, type Cond, type Directive, type Rule, type Section } from "./model.js";
+import { anon, req, useBackend, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import { ChainBackends, backendName, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
 import { WS_HANDSHAKE } from "./upgrades.js";
@@ -33,6 +33,8 @@ export const on = (c: GatewayChain, iface: Interface): string[] =>
 export const RPC_BACKEND = "rpc";
 export const rpcBackend = (c: GatewayChain) => backendName(c.path, RPC_BACKEND);
 export const exactPath: Cond = anon("var(txn.rest)", "-m", "len", "0");
+/** Set by a chain's gate when its node is out and it has a status URL: the request goes to its down backend. */
+export const NODE_DOWN: Cond = anon("var(txn.down)", "-m", "bool");
 /** The request's host name without a port: what public hostnames are matched on. */
 export const HOST_FETCH = "req.hdr(host),field(1,:)";
 export const hostIs = (...names: string[]): string[] => anon(HOST_FETCH, "-i", ...names);
@@ -46,7 +48,11 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const hostUses: Rule[] = [];
   const uses: Rule[] = [];
   const routes: Route[] = [];
-  const gate = (backend: string, cond: Cond) => refuse(503, `${c.chainId} node unavailable or not synced`, [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]);
+  const refuseDown = (backend: string, cond: Cond) => refuse(503, `${c.chainId} node unavailable or not synced`, [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]);
+  // With a status URL, HTTP requests to a node that is out are answered by its down backend (why, and how far).
+  const down = c.statusUrl ? be.addDown(c.statusUrl) : undefined;
+  if (down) uses.push(useBackend(down, [...anon("var(txn.chain)", "-m", "str", c.path), ...NODE_DOWN]));
+  const gate = (backend: string, cond: Cond) => (down ? req(["set-var(txn.down)", "bool(true)"], [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]) : refuseDown(backend, cond));
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
@@ -78,8 +84,9 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcWs) {
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
-    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts)], [], "rpcWs");
-    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), gate(ws, on(c, "rpc")));
+    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts, c.path)], [], "rpcWs");
+    // An upgrade cannot become the status GET: a WebSocket to a node that is out gets the plain 503.
+    gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), refuseDown(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc", backend: ws, detail: `WebSocket -> ${c.upstreams.rpcWs}` });
   }
@@ -89,7 +96,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const hn = c.hostnames ?? {};
   const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
     // Tendermint RPC hosts relay /websocket too: its messages count against the address (sc1).
-    const filters = role === "tendermintRpc" ? [wsFilter(opts, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
+    const filters = role === "tendermintRpc" ? [wsFilter(opts, c.path, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
     const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
     hostUses.push(useBackend(backend, hostIs(name)));

@@ -18,8 +18,8 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
       ["maxconn", String(o.maxConnections)],
       ...(o.runAs ? [["user", o.runAs], ["group", o.runAs]] : []),
       ...(o.threads ? [["nbthread", String(o.threads)]] : []),
-      // The ACME client swaps certificates through this socket (`set/commit ssl cert` need
-      // level admin). The key map holds SHA-256 digests, so `show map` prints no key.
+      // For the operator only: level admin can add keys to the key map or disable servers, so the
+      // ACME client gets certSocket instead. The key map holds SHA-256 digests: `show map` prints no key.
       ...(o.adminSocket ? [["stats", "socket", o.adminSocket, "mode", "600", "level", "admin"]] : []),
       // normalize-uri is marked experimental in HAProxy 2.6 (no longer in later releases).
       ["expose-experimental-directives"],
@@ -35,6 +35,9 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
   };
 }
 
+/** How long a client may take to complete the TLS handshake once connected. */
+export const HANDSHAKE_TIMEOUT = "10s";
+
 export function defaultsSection(o: GatewayOptions): Section {
   return {
     header: ["defaults"],
@@ -44,6 +47,10 @@ export function defaultsSection(o: GatewayOptions): Section {
       ["option", "dontlognull"],
       ["timeout", "connect", "5s"],
       ["timeout", "client", clientTimeout(o)],
+      // The TLS handshake would otherwise have `timeout client`, which WebSockets need long (2.9+).
+      [".if", "version_atleast(2.9)"],
+      ["timeout", "client-hs", HANDSHAKE_TIMEOUT],
+      [".endif"],
       ["timeout", "server", "60s"],
       ["timeout", "http-request", "10s"],
       ["timeout", "http-keep-alive", "15s"],
@@ -94,6 +101,16 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
   const acmeBackend: Section[] = o.acmeResponder ? [{ header: ["backend", "be_acme"], directives: [["server", "acme", o.acmeResponder]] }] : [];
   return [frontend, ...acmeBackend];
 }
+
+/** The ACME client's socket: it can hand over a certificate for certFile, and nothing else (gateway/lua/certs.lua). */
+export const certSections = (o: GatewayOptions): Section[] =>
+  o.certSocket
+    ? [{
+        header: ["frontend", "cert_update"],
+        comment: "Certificate renewals from the ACME client: the only thing its socket can ask.",
+        directives: [["mode", "tcp"], ["bind", o.certSocket, "mode", "600"], ["no", "log"], ["tcp-request", "content", "use-service", "lua.cert_update"]],
+      }]
+    : [];
 
 /** `relayed`: paths answered by another service's metrics, through a backend. */
 export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = [], relayed: readonly { path: string; backend: string }[] = []): Section => ({

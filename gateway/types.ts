@@ -13,6 +13,11 @@ export interface GatewayChain {
   readonly upstreams: { readonly rpcHttp?: string; readonly rpcWs?: string; readonly rest?: string; readonly grpc?: string };
   /** An HTTP URL that answers 200 only while the node is synced (live gating). */
   readonly healthUrl?: string;
+  /**
+   * Asked, while the node is out, for the body of the chain's 503 (a JSON-RPC style error saying
+   * why: restoring from a snapshot and how far, disk full, not synced). Without it: a fixed body.
+   */
+  readonly statusUrl?: string;
   readonly hostnames?: { readonly tendermintRpc?: string; readonly rest?: string; readonly grpc?: string };
   /** JSON-RPC methods (or `prefix_` families) served although the kind's default list denies them. */
   readonly allowMethods?: readonly string[];
@@ -60,8 +65,13 @@ export interface GatewayOptions {
   readonly acmeResponder?: string;
   /** DNS resolver for upstream names at run time (Docker's 127.0.0.11:53). */
   readonly resolver?: string;
-  /** Runtime API socket, for certificate updates without a reload. */
+  /** Runtime API socket (level admin), for the operator: never shared with another container. */
   readonly adminSocket?: string;
+  /**
+   * Where the ACME client hands HAProxy a renewed certificate (gateway/lua/certs.lua): the one
+   * thing that can be asked there, so it is this socket, not the runtime API's, that is shared.
+   */
+  readonly certSocket?: string;
   /** Requests (JSON-RPC calls, batches counted call by call) per second one key may make, over 10 s. */
   readonly rateLimitPerSecond: number;
   readonly maxBodyBytes: number;
@@ -75,6 +85,10 @@ export interface GatewayOptions {
   readonly maxConnectionsPerAddress: number;
   /** WebSocket connections one key may hold open. */
   readonly wsMaxConnectionsPerKey: number;
+  /** Subscription calls one WebSocket may make over its life (unsubscribing gives none back: the gateway cannot see whether it worked). */
+  readonly wsMaxSubscriptionsPerSocket: number;
+  /** Subscriptions one key (on Cosmos hostnames, one address) may hold on its open WebSockets together. */
+  readonly wsMaxSubscriptionsPerKey: number;
   /** A WebSocket with no traffic either way for this long is closed. */
   readonly wsIdleTimeoutSeconds: number;
   /** How often upstream health is checked. */
@@ -134,5 +148,7 @@ export const GATEWAY_LIMIT_DEFAULTS = {
   wrongKeysPerMinute: 60,
   maxConnectionsPerAddress: 64,
   wsMaxConnectionsPerKey: 100,
+  wsMaxSubscriptionsPerSocket: 32,
+  wsMaxSubscriptionsPerKey: 1000,
   wsIdleTimeoutSeconds: 300,
 } as const;

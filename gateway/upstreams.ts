@@ -95,6 +95,30 @@ export class ChainBackends {
     ];
   }
 
+  /**
+   * The backend that answers for the chain while its node is out: the request becomes a GET of
+   * `statusUrl`, whose body (why the node is out) goes back with status 503.
+   */
+  addDown(statusUrl: string): string {
+    const u = parseUpstream(statusUrl);
+    const name = backendName(this.c.path, "down");
+    this.sections.push({
+      header: ["backend", name],
+      comment: `${this.c.chainId}: why the node is out, while it is`,
+      directives: [
+        ["retries", "0"],
+        ["http-request", "set-method", "GET"],
+        ["http-request", "set-uri", u.basePath || "/"],
+        ["http-request", "set-header", "Host", `${u.host}:${u.port}`],
+        ["http-request", "set-header", "User-Agent", CHECK_AGENT],
+        // The status server may have seen the node come back meanwhile: the route is still closed.
+        ["http-response", "set-status", "503"],
+        this.server("s1", u),
+      ],
+    });
+    return name;
+  }
+
   /** The route servers of a multi-node chain for the node URLs named by `per` (`url` where a node has none). */
   private nodeServers(url: string, per: "rpcHttp" | "rpcWs", extra: string[] = []): Directive[] {
     return this.servers.map((s) => this.server(s.name, parseUpstream((s.node && s.node[per]) ?? url), [...s.track, ...extra]));

@@ -3,6 +3,7 @@
  * against a tier. The same script runs locally (local host) and over SSH (ssh host).
  */
 import type { Tier } from "../config/index.js";
+import { shellQuote } from "../services/shell.js";
 
 /** Oldest Docker engine the package is tested against (named volumes, healthcheck start period). */
 export const MIN_DOCKER_VERSION = [20, 10] as const;
@@ -24,11 +25,18 @@ fi
 probe=$data_path
 while [ ! -d "$probe" ]; do probe=$(dirname "$probe"); done
 disk_free_kib=$(df -Pk "$probe" | awk 'NR==2 {print $4}')
+# The daemon's hard open-file limit caps every container's (runc cannot raise it): empty when unknown.
+docker_nofile=""
+dockerd_pid=$(pidof dockerd 2>/dev/null | awk '{print $1}' || true)
+if [ -n "$dockerd_pid" ] && [ -r "/proc/$dockerd_pid/limits" ]; then
+  docker_nofile=$(awk '/^Max open files/ {print $5}' "/proc/$dockerd_pid/limits")
+fi
 echo "cores=$cores"
 echo "memory_kib=$mem_kib"
 echo "disk_path=$data_path"
 echo "disk_free_kib=$disk_free_kib"
 echo "docker_version=$docker_version"
+echo "docker_nofile=$docker_nofile"
 `;
 
 export interface HostFacts {
@@ -38,6 +46,8 @@ export interface HostFacts {
   readonly diskFreeKiB: number;
   /** Empty when Docker is not installed (or its daemon does not answer). */
   readonly dockerVersion: string;
+  /** The Docker daemon's hard open-file limit; undefined when unknown or unlimited. */
+  readonly dockerNofile?: number;
 }
 
 export function parsePreflight(stdout: string): HostFacts {
@@ -59,6 +69,7 @@ export function parsePreflight(stdout: string): HostFacts {
     diskPath: kv.get("disk_path") ?? "",
     diskFreeKiB: num("disk_free_kib"),
     dockerVersion: kv.get("docker_version") ?? "",
+    dockerNofile: /^\d+$/.test(kv.get("docker_nofile") ?? "") ? Number(kv.get("docker_nofile")) : undefined,
   };
 }
 
@@ -70,6 +81,8 @@ const KIB_PER_GB = 1e9 / 1024;
 export interface PreflightOptions {
   /** Whether a missing Docker is installed by the package (ssh) or is the operator's to install (local). */
   readonly installsDocker: boolean;
+  /** The gateway container's open-file limit, which the daemon's own limit must allow. */
+  readonly gateway?: { readonly maxConnections: number; readonly openFiles: number };
 }
 
 /** Everything that keeps this host from carrying the tier, one sentence each; empty when it fits. */
@@ -89,6 +102,14 @@ export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: Prefligh
     if (!opts.installsDocker) out.push("Docker is not installed or its daemon is not running (install Docker Engine and start it)");
   } else if (!dockerVersionOk(facts.dockerVersion)) {
     out.push(`host runs Docker ${facts.dockerVersion}, the package needs ${MIN_DOCKER_VERSION.join(".")} or newer`);
+  }
+  const gw = opts.gateway;
+  if (gw && facts.dockerNofile !== undefined && gw.openFiles > facts.dockerNofile) {
+    const fits = Math.floor((facts.dockerNofile - (gw.openFiles - 2 * gw.maxConnections)) / 2);
+    out.push(
+      `the Docker daemon's open-file limit is ${facts.dockerNofile}, and the gateway needs ${gw.openFiles} for rpcstack:gateway.maxConnections ${gw.maxConnections} ` +
+        `(2 per connection + ${gw.openFiles - 2 * gw.maxConnections}): set gateway.maxConnections to ${fits} or less, or raise the daemon's limit (LimitNOFILE in its systemd unit)`,
+    );
   }
   return out;
 }
@@ -113,11 +134,56 @@ export function assertHostFits(hostLabel: string, stdout: string, tier: Tier, op
   return facts;
 }
 
-/** Installs Docker from the distribution's packages when absent; a no-op when present. */
+/** ssh options shared by everything the package runs on an ssh host and its Docker provider: the same client, the same trust. */
+export const SSH_OPTIONS = ["-o", "StrictHostKeyChecking=accept-new"] as const;
+
+/** Where an ssh host is reached. */
+export interface SshTarget {
+  readonly user: string;
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * `ssh` with this machine's client, as the Docker provider connects, running `remote` there:
+ * BatchMode, so a missing key fails instead of asking. `-n` when the remote command reads no input.
+ */
+export function sshCommand(to: SshTarget, remote: readonly string[], opts: { stdin: boolean }): string {
+  const args = ["ssh", ...(opts.stdin ? [] : ["-n"]), "-o", "BatchMode=yes", ...SSH_OPTIONS, "-p", String(to.port), `${to.user}@${to.address}`];
+  // ssh hands the server's shell one string made of the remote words: quote them for that shell
+  // too, or a word with a space in it splits there.
+  return [...args, remote.map(shellQuote).join(" ")].map(shellQuote).join(" ");
+}
+
+/** The command that runs PREFLIGHT_SCRIPT (given on stdin) on an ssh host. */
+export function sshPreflightCommand(user: string, address: string, port: number): string {
+  // ssh's own complaint and exit status go into the report, for sshProblem to name.
+  return `${sshCommand({ user, address, port }, ["sh", "-s"], { stdin: true })} 2>&1; echo "ssh_exit=$?"`;
+}
+
+/** Why the ssh preflight did not run (the ssh client's last words), or undefined when it did. */
+export function sshProblem(stdout: string): string | undefined {
+  const exit = /^ssh_exit=(\d+)$/m.exec(stdout)?.[1];
+  if (exit === undefined || exit === "0") return undefined;
+  const said = stdout.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("ssh_exit=")).pop();
+  return `ssh exited ${exit}${said ? `: ${said}` : ""}`;
+}
+
+/**
+ * Makes Docker usable by the ssh user: a no-op when it already is (the Docker provider needs no
+ * more), else installs it from the distribution's packages when absent and adds the user to the
+ * docker group, with sudo (said plainly when there is none the user may use).
+ */
 export const INSTALL_DOCKER_SCRIPT = String.raw`set -eu
-if command -v docker >/dev/null 2>&1 && sudo docker version >/dev/null 2>&1; then exit 0; fi
-sudo DEBIAN_FRONTEND=noninteractive apt-get update -q
-sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io
-sudo systemctl enable --now docker
+if command -v docker >/dev/null 2>&1 && docker version >/dev/null 2>&1; then exit 0; fi
+if ! command -v sudo >/dev/null 2>&1 || ! sudo -n true 2>/dev/null; then
+  echo "rpcstack: $(id -un) cannot use Docker on this server and cannot sudo without a password to set it up: install Docker Engine and add $(id -un) to the docker group, or allow it sudo" >&2
+  exit 1
+fi
+if ! command -v docker >/dev/null 2>&1 || ! sudo docker version >/dev/null 2>&1; then
+  sudo DEBIAN_FRONTEND=noninteractive apt-get update -q
+  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io
+  sudo systemctl enable --now docker
+fi
 sudo usermod -aG docker "$(id -un)"
 `;

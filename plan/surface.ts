@@ -104,7 +104,14 @@ function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): Gatew
   const volumes = dataVolumes(settings);
   const builtIn: GatewayChain[] = [
     ...(relayL1 ? [{ ...l1, upstreams: l1Upstreams, healthUrl: volumes.l1.length ? diskCheckUrl("l1") : health.l1, ...severalNodes(settings, "l1") }] : []),
-    { ...l2, upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs }, healthUrl: volumes.l2.length ? diskCheckUrl("l2") : health.l2, ...severalNodes(settings, "l2") },
+    // The watcher also says why the node is out (restoring from a snapshot and how far, disk full):
+    // the 503's body. It speaks for the layer's first node only, so not where the layer has several.
+    {
+      ...l2,
+      upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs },
+      ...(volumes.l2.length ? { healthUrl: diskCheckUrl("l2"), ...(servedBySeveral(settings, "l2") ? {} : { statusUrl: diskCheckUrl("l2") }) } : { healthUrl: health.l2 }),
+      ...severalNodes(settings, "l2"),
+    },
   ];
   // The method policy's per-chain additions (gateway.methodPolicy.<path>).
   const policy = settings.gateway.methodPolicy ?? {};

@@ -1,14 +1,18 @@
 /**
  * rpcstack-disk: watches the data volumes (mounted read-only), serves their use as Prometheus
  * gauges on GET /metrics, and answers the gateway's health check for each node on
- * GET /check/<name>: 503 while a volume the node writes is above the stop threshold, else the
- * status of the node's own health URL, asked there and then (so a dead node is seen as fast as before).
+ * GET /check/<name>: 503 while a volume the node writes is being restored from a snapshot or is
+ * above the stop threshold, else the status of the node's own health URL, asked there and then (so
+ * a dead node is seen as fast as before). A 503's body is a JSON-RPC style error saying why (the
+ * gateway relays it as its own 503 for the chain), with how far a restore is.
  */
 import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
 import { systemReason } from "../cli/errors.js";
 import { numberArg, serveUntilSignal, thresholdArgs, UsageError } from "./args.js";
 import { describeUse, metricsText, parseCheckArg, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
+import { describeProgress, readProgress, type RestoreProgress } from "../restore/status.js";
+import { errorBody } from "../gateway/errors.js";
 
 const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [--check ...] [options]
   --volume NAME=PATH         a data volume to watch (repeat for each)
@@ -87,14 +91,22 @@ export interface DiskWatch {
 }
 
 const json = (status: number, body: unknown) => [status, { "Content-Type": "application/json" }, JSON.stringify(body)] as const;
+/** The gateway's 503 code (gateway/errors.ts), the words saying why, and the details under `data`. */
+const out = (message: string, data: Record<string, unknown>) => {
+  const body = JSON.parse(errorBody(-32053, message));
+  return [503, { "Content-Type": "application/json" }, JSON.stringify({ ...body, error: { ...body.error, data } })] as const;
+};
 
 export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): DiskWatch {
   let uses: VolumeUse[] = [];
+  let restores = new Map<string, RestoreProgress>();
   const said = new Map<string, string>();
   const measure = async () => {
     uses = await Promise.all(opts.volumes.map((v) => volumeUse(v.name, v.path).catch((e) => {
       throw new UsageError(`volume ${v.name}: cannot measure ${v.path} (--volume): ${systemReason(e)}`);
     })));
+    const found = await Promise.all(opts.volumes.map(async (v) => [v.name, await readProgress(v.path)] as const));
+    restores = new Map(found.filter((f): f is [string, RestoreProgress] => f[1] !== undefined));
     for (const u of uses) {
       // Said once per change of verdict, not every interval.
       const v = verdict(u, opts.thresholds);
@@ -106,17 +118,27 @@ export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => vo
   const timer = setInterval(() => void measure().catch((e) => log(`rpcstack-disk: cannot measure: ${(e as Error).message}`)), opts.intervalMs);
 
   const check = async (gate: HealthGate) => {
+    // Read now, not at the last measure: a restore that just ended must not keep the route shut.
+    const restoring = (await Promise.all(opts.volumes.filter((v) => gate.volumes.includes(v.name)).map(async (v) => [v.name, await readProgress(v.path)] as const))).find((r) => r[1]);
+    if (restoring) {
+      const [name, p] = restoring as [string, RestoreProgress];
+      return out(`node unavailable: restoring its database from a snapshot: ${describeProgress(p)}`, { status: "restoring", volume: name, restore: p });
+    }
     const full = uses.filter((u) => gate.volumes.includes(u.name) && verdict(u, opts.thresholds) === "full");
-    if (full.length) return json(503, { status: "disk full", volumes: full.map((u) => ({ name: u.name, usedPercent: Number(u.usedPercent.toFixed(1)) })) });
+    if (full.length) {
+      const volumes = full.map((u) => ({ name: u.name, usedPercent: Number(u.usedPercent.toFixed(1)) }));
+      return out(`node unavailable: its data volume is full (${volumes.map((v) => `${v.name} ${v.usedPercent}%`).join(", ")})`, { status: "disk full", volumes });
+    }
     const status = await fetch(gate.url, { signal: AbortSignal.timeout(3000) }).then(
       async (r) => (await r.arrayBuffer().catch(() => undefined), r.status),
       () => 503,
     );
-    return json(status === 200 ? 200 : 503, { status: status === 200 ? "ok" : "node not ready", nodeStatus: status });
+    if (status === 200) return json(200, { status: "ok", nodeStatus: status });
+    return out(`node unavailable or not synced (its readiness check answered ${status})`, { status: "node not ready", nodeStatus: status });
   };
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
-    if (path === "/metrics") return void res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(metricsText(uses, opts.thresholds));
+    if (path === "/metrics") return void res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" }).end(metricsText(uses, opts.thresholds) + restoreMetricsText(opts.volumes.map((v) => v.name), restores));
     const gate = opts.checks.find((c) => path === `/check/${c.name}`);
     const answer = gate ? check(gate) : Promise.resolve(json(404, { error: `no such check: ${path}` }));
     void answer.then(([status, headers, body]) => res.writeHead(status, headers).end(body));
@@ -134,6 +156,27 @@ export function startDiskWatch(opts: DiskWatchOptions, log: (line: string) => vo
       server.close();
     },
   };
+}
+
+/** Prometheus gauges of restores from a snapshot, per volume (0 where none runs). */
+export function restoreMetricsText(volumes: readonly string[], restores: ReadonlyMap<string, RestoreProgress>): string {
+  const gauge = (name: string, help: string, value: (p: RestoreProgress) => number | undefined) => [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} gauge`,
+    ...volumes.map((v) => [v, restores.get(v)] as const).flatMap(([v, p]) => {
+      const n = p ? value(p) : 0;
+      return n === undefined ? [] : [`${name}{volume="${v}"} ${n}`];
+    }),
+  ];
+  const lines = [
+    ...gauge("rpcstack_restore_running", "1 while the volume is being restored from a snapshot (its node is held back, the gateway answers 503).", () => 1),
+    ...gauge("rpcstack_restore_downloaded_bytes", "Archive bytes the running restore has received.", (p) => p.doneBytes),
+    ...gauge("rpcstack_restore_archive_bytes", "The archive's size, when the server said it.", (p) => p.totalBytes),
+    ...gauge("rpcstack_restore_written_bytes", "Bytes the running restore has written to the volume.", (p) => p.unpackedBytes),
+    ...gauge("rpcstack_restore_bytes_per_second", "The running restore's download rate.", (p) => p.bytesPerSecond),
+    ...gauge("rpcstack_restore_eta_seconds", "Seconds the running restore needs at its rate.", (p) => p.etaSeconds),
+  ];
+  return `${lines.join("\n")}\n`;
 }
 
 export async function main(argv: string[]): Promise<number> {

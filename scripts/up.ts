@@ -15,6 +15,7 @@ import { LocalWorkspace, PulumiCommand, type LocalWorkspaceOptions, type OutputM
 import type { SemVer } from "semver";
 import { NETWORKS, type ChainKind, type NetworkName } from "../config/networks/index.js";
 import { headProbe } from "../gateway/heads.js";
+import { INTERFACES } from "../gateway/types.js";
 
 /** The CLI installed when none is on PATH: the release that shipped the SDK in package-lock.json. */
 export const PULUMI_CLI_VERSION = "3.248.0";
@@ -57,8 +58,8 @@ export interface UpDeps {
   readonly findCli: (root?: string) => Promise<PulumiCommand | undefined>;
   /** Pulumi's installer (PulumiCommand.install): downloads the CLI into root. */
   readonly installCli: (opts: { root: string; version: string }) => Promise<PulumiCommand>;
-  /** Whether the CLI is logged in to a backend (`pulumi whoami`). */
-  readonly loggedIn: (cli: PulumiCommand, workDir: string) => Promise<boolean>;
+  /** The backend the CLI is logged in to (`pulumi whoami`'s URL); undefined when it is not. */
+  readonly backendUrl: (cli: PulumiCommand, workDir: string) => Promise<string | undefined>;
   readonly openStack: (workDir: string, opts: LocalWorkspaceOptions) => Promise<UpStack>;
   readonly newKey: () => string;
 }
@@ -72,11 +73,11 @@ export const realDeps = (root: string): UpDeps => ({
   dockerProblem: () => dockerProblem(),
   findCli: (cliRoot) => PulumiCommand.get(cliRoot ? { root: cliRoot, version: semverOf(PULUMI_CLI_VERSION) } : undefined).catch(() => undefined),
   installCli: ({ root: cliRoot, version }) => PulumiCommand.install({ root: cliRoot, version: semverOf(version) }),
-  loggedIn: async (cli, workDir) => {
+  backendUrl: async (cli, workDir) => {
     const ws = await LocalWorkspace.create({ workDir, pulumiCommand: cli });
     return ws.whoAmI().then(
-      () => true,
-      () => false,
+      (who) => who.url ?? "",
+      () => undefined,
     );
   },
   openStack: (workDir, opts) => LocalWorkspace.createOrSelectStack({ stackName: STACK, workDir }, opts),
@@ -138,17 +139,27 @@ async function up(deps: UpDeps): Promise<number> {
   // Without a login, state stays in the checkout; a login (or PULUMI_BACKEND_URL) is respected.
   const envVars: Record<string, string> = {};
   let fileBackend = false;
-  if (!deps.env.PULUMI_BACKEND_URL && !(await deps.loggedIn(cli, deps.root))) {
+  let backend = deps.env.PULUMI_BACKEND_URL || (await deps.backendUrl(cli, deps.root));
+  if (backend === undefined) {
     const dir = join(deps.root, STATE_DIR);
     mkdirSync(dir, { recursive: true });
-    envVars.PULUMI_BACKEND_URL = `file://${dir}`;
-    // A local trial stack; an operator who keeps it sets their own passphrase in the environment.
-    if (deps.env.PULUMI_CONFIG_PASSPHRASE === undefined && deps.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) envVars.PULUMI_CONFIG_PASSPHRASE = "";
+    backend = envVars.PULUMI_BACKEND_URL = `file://${dir}`;
     fileBackend = true;
     say(`no Pulumi login: keeping the stack's state in ${rel(dir)}/ in this checkout`);
   }
+  // A file backend encrypts the stack's secrets with a passphrase, which the CLI refuses to make up:
+  // the trial stack's is empty, unless the operator sets their own in the environment.
+  if (backend.startsWith("file://") && deps.env.PULUMI_CONFIG_PASSPHRASE === undefined && deps.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) {
+    envVars.PULUMI_CONFIG_PASSPHRASE = "";
+    if (!fileBackend) say("file backend without PULUMI_CONFIG_PASSPHRASE: the local stack's secrets use an empty passphrase (set one to keep them)");
+  }
 
-  const stack = await deps.openStack(deps.root, { pulumiCommand: cli, envVars });
+  let stack: UpStack;
+  try {
+    stack = await deps.openStack(deps.root, { pulumiCommand: cli, envVars });
+  } catch (e) {
+    throw new Stop(`could not select or create stack ${STACK}: ${cliSaid(e)}`);
+  }
   say(`stack ${STACK} selected`);
 
   const keyKey = "rpcstack:projectKeys";
@@ -209,10 +220,14 @@ async function hasConfig(stack: UpStack, key: string): Promise<boolean> {
     const text = String((e as Error).message);
     if (/configuration key .* not found/.test(text)) return false;
     // Never guess: a key that cannot be read (a wrong passphrase) must not be replaced.
-    // The CLI's own "error: ..." line, not the SDK's dump of the whole command.
-    const said = text.split("\n").find((l) => /^\s*error:/.test(l))?.trim() ?? firstLine(text);
-    throw new Stop(`could not read ${key} from stack ${STACK}: ${said}`);
+    throw new Stop(`could not read ${key} from stack ${STACK}: ${cliSaid(e)}`);
   }
+}
+
+/** The CLI's own "error: ..." line from a failed Automation API call, not the SDK's dump of the whole command. */
+function cliSaid(e: unknown): string {
+  const text = String((e as Error).message);
+  return text.split("\n").find((l) => /^\s*error:/.test(l))?.trim() ?? firstLine(text);
 }
 
 const backendPrefix = (envVars: Record<string, string>) =>
@@ -251,7 +266,16 @@ export function summary(outputs: OutputMap, readKeyCommand: string, took: string
   for (const e of Object.values(endpoints)) {
     for (const url of Object.values(e.endpoints)) lines.push(`  ${e.chainId.padEnd(8)} ${url}`);
   }
-  const smoke = Object.entries(blocks).flatMap(([id, byIface]) => Object.entries(byIface).map(([iface, n]) => `${id} ${iface} at block ${n}`));
+  // The engine hands outputs back with their keys sorted: say the interfaces in the surface's order.
+  const ifaceOrder = (i: string) => {
+    const k = (INTERFACES as readonly string[]).indexOf(i);
+    return k < 0 ? INTERFACES.length : k;
+  };
+  const smoke = Object.entries(blocks).flatMap(([id, byIface]) =>
+    Object.entries(byIface)
+      .sort(([a], [b]) => ifaceOrder(a) - ifaceOrder(b) || a.localeCompare(b))
+      .map(([iface, n]) => `${id} ${iface} at block ${n}`),
+  );
   if (smoke.length) lines.push("", `Smoke test relays through the gateway: ${smoke.join(", ")}.`);
   lines.push("", "The project key is a Pulumi secret (rpcstack:projectKeys); print it with:", `  ${readKeyCommand}`);
   const target = chains.find((c) => c.kind === "starknet") ?? chains.find((c) => c.kind === "evm");

@@ -8,7 +8,10 @@ export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
   luaDir: "/usr/local/etc/haproxy/lua",
   certFile: "/certs/gateway.pem",
-  adminSocket: "/var/run/haproxy/admin.sock",
+  // In the gateway container only: the runtime API at level admin is never shared.
+  adminSocket: "/var/run/haproxy-admin.sock",
+  // On the volume shared with the ACME client: it can hand over a certificate there, nothing else.
+  certSocket: "/var/run/haproxy/cert.sock",
   acmeDir: "/acme",
 } as const;
 export const METRICS_PORT = 8405;
@@ -28,7 +31,7 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
     { key: "certs", name: "rpcstack-gateway-certs", purpose: "the gateway's TLS certificate", retain: settings.retainData },
     // ACME account and certificates: issuers rate-limit new ones, so they are kept like chain data.
     ...(settings.gateway.domain ? [{ key: "letsencrypt", name: "rpcstack-gateway-acme", purpose: "ACME account and certificates", retain: settings.retainData }] : []),
-    { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "HAProxy runtime API socket, shared with the ACME client", retain: settings.retainData },
+    { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "the socket through which the ACME client hands HAProxy a renewed certificate", retain: settings.retainData },
   ];
 }
 
@@ -66,7 +69,7 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
           ACME_EMAIL: acmeEmail,
           ACME_PORT: String(ACME_PORT),
           CERT_FILE: GATEWAY_PATHS.certFile,
-          HAPROXY_SOCKET: GATEWAY_PATHS.adminSocket,
+          HAPROXY_CERT_SOCKET: GATEWAY_PATHS.certSocket,
         },
         ports: [{ container: ACME_PORT, protocol: "tcp", purpose: "api" }],
         volumes: [

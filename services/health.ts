@@ -1,13 +1,12 @@
 /** Health checks that mean "serving requests", built for what each image ships. */
 import type { HealthCheckSpec } from "./types.js";
+import { shellQuote } from "./shell.js";
 
 const JSONRPC_CONTENT_TYPE = "Content-Type: application/json";
 
 export function jsonRpcBody(method: string): string {
   return JSON.stringify({ jsonrpc: "2.0", method, params: [], id: 1 });
 }
-
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'"'"'`)}'`;
 
 const timing = { intervalSeconds: 30, timeoutSeconds: 10, retries: 5 };
 

@@ -4,6 +4,7 @@ import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
 import { FIRST, named, privatePort, reach, rpcPort } from "./slots.js";
+import { l2Restore, RESTORE_SERVICE } from "./restore.js";
 import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
 
 const P = PORTS;
@@ -207,17 +208,35 @@ export function indexer(settings: StackSettings, node: ServiceSpec): ServiceSpec
   };
 }
 
-/** The L2 node's containers by role, and the line `pulumi up` says about how the node was configured. */
-export type L2Role = Role<{ readonly node: ServiceSpec; readonly indexer?: ServiceSpec; readonly rollout?: ServiceSpec }> & { readonly urls: L2Urls; readonly notice?: string };
+/**
+ * The L2 node's containers by role (the restore from a snapshot first, where one is set), and the
+ * line `pulumi up` says about how the node was configured.
+ */
+export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: ServiceSpec; readonly indexer?: ServiceSpec; readonly rollout?: ServiceSpec }> & {
+  readonly urls: L2Urls;
+  readonly notice?: string;
+  /** Said before a restore from a snapshot: from where, and how to watch it. */
+  readonly restoreNotice?: string;
+};
 
-/** One L2 node's containers (the layer's first unless `slot` names another), with the indexer beside the first. */
+/**
+ * One L2 node's containers (the layer's first unless `slot` names another), with the indexer
+ * beside the first; each node restores its own volume.
+ */
 export function l2Role(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Role {
-  const node = l2Node(settings, slot);
+  const plain = l2Node(settings, slot);
+  const own = l2Restore(settings, plain);
+  const restore = own && { ...own, name: named(RESTORE_SERVICE.name, slot), containerName: named(RESTORE_SERVICE.containerName, slot) };
+  // The node starts only after the restore exited 0: restored, or the volume already held a database.
+  const node = restore ? { ...plain, dependsOn: [...plain.dependsOn, { service: restore.name, condition: "service_completed_successfully" as const }] } : plain;
   const l2 = settings.l2;
   return {
-    services: { node, ...(settings.indexer.enabled && slot.index === 0 ? { indexer: indexer(settings, node) } : {}) },
+    services: { ...(restore ? { restore } : {}), node, ...(settings.indexer.enabled && slot.index === 0 ? { indexer: indexer(settings, node) } : {}) },
     volumes: l2Volumes(settings, slot),
     urls: l2Urls(settings, slot),
     ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
+    ...(restore && l2.snapshot
+      ? { restoreNotice: `rpcstack: the L2 node's volume is restored from ${l2.snapshot.url} first, if it holds no database; watch it with: docker logs -f ${restore.containerName}` }
+      : {}),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The certificate flow for real: HAProxy starts on the self-signed certificate, then the
  * package's ACME script (Debian's certbot) gets one from Pebble over HTTP-01 through HAProxy's
- * port 80, and the deploy hook swaps it in through HAProxy's runtime API, without a restart.
+ * port 80, and the deploy hook swaps it in through HAProxy's certificate socket, without a restart.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -49,7 +49,7 @@ describe("ACME HTTP-01 through the gateway, against Pebble", () => {
     // Start from the package's self-signed certificate, as the container does, swapped in live.
     execFileSync("python3", [join(ROOT, "gateway/acme/selfsigned.py"), join(gw.dir, "selfsigned.pem"), DOMAIN]);
     execFileSync("cp", [join(gw.dir, "selfsigned.pem"), join(gw.dir, "certs/gateway.pem")]);
-    execFileSync("python3", [join(ROOT, "gateway/acme/haproxy_cert.py"), join(gw.dir, "admin.sock"), join(gw.dir, "certs/gateway.pem")]);
+    execFileSync("python3", [join(ROOT, "gateway/acme/haproxy_cert.py"), join(gw.dir, "cert.sock"), join(gw.dir, "certs/gateway.pem")]);
     const before = await peerCert(gw.httpsPort);
     expect(before.issuer.CN).toBe(DOMAIN); // self-signed
 
@@ -101,7 +101,7 @@ describe("ACME HTTP-01 through the gateway, against Pebble", () => {
           ACME_ADDRESS: "127.0.0.1",
           ACME_ONCE: "1",
           CERT_FILE: join(gw.dir, "certs/gateway.pem"),
-          HAPROXY_SOCKET: join(gw.dir, "admin.sock"),
+          HAPROXY_CERT_SOCKET: join(gw.dir, "cert.sock"),
           CERTBOT_DIR: join(gw.dir, "letsencrypt"),
           REQUESTS_CA_BUNDLE: join(caDir(), "ca.pem"),
         },

@@ -52,6 +52,7 @@ const variants: [string, StackName, Record<string, unknown>][] = [
   ["local/no indexer", "local", { indexer: { enabled: false } }],
   // Two nodes per chain: each node's containers, and the rollout step after the first of each layer.
   ["testnet/two nodes per chain", "testnet", { host: { kind: "ssh", address: "203.0.113.10", user: "rpcstack", port: 22, diskGB: 4000 }, nodes: { l1: ["main", "main"], l2: ["main", "main"] } }],
+  ["testnet/juno restored from a snapshot", "testnet", { l2: { client: "juno", pendingPollInterval: "3s", snapshot: { url: "latest" } } }],
 ];
 
 describe.each(variants)("compose export %s", (_label, stack, extra) => {
@@ -315,7 +316,7 @@ function normalizeCompose(name: string, svc: any, volumes: Record<string, { name
 function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inputs: any } | undefined, deps: readonly string[]) {
   const FILES: Record<string, string> = {
     "jwt-init": "l1", geth: "l1", lighthouse: "l1",
-    juno: "l2", pathfinder: "l2", indexer: "l2",
+    "l2-restore": "l2", juno: "l2", pathfinder: "l2", indexer: "l2",
     "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway",
   };
   // A node's second (geth-2) and its rollout step (rollout-geth) live in its first's file.
@@ -327,7 +328,8 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
     image: c.image,
     entrypoint: c.entrypoints,
     command: c.command,
-    env: [...c.envs].sort(),
+    // RPCSTACK_RUN makes Pulumi run a one-shot again on every update, as compose does on every `up`.
+    env: [...c.envs].filter((e: string) => !e.startsWith("RPCSTACK_RUN=")).sort(),
     ports: c.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}/${p.protocol}`).sort(),
     volumes: c.volumes.map((v: any) => `${v.volumeName}:${v.containerPath}:${v.readOnly}`).sort(),
     files: c.uploads.map((u: any) => u.file).sort(),

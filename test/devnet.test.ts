@@ -4,8 +4,10 @@
  * 50 GB free; config refuses what does not fit a trial chain.
  */
 import { describe, expect, it, vi } from "vitest";
-import { ConfigError, DEVNET_IMAGES, IMAGES, NETWORKS, loadConfig } from "../config/index.js";
-import { TEST_PROJECT_KEYS, encodeConfigValue, runProgram, type ProgramRun } from "./harness.js";
+import { ConfigError, DEVNET_IMAGES, IMAGES, NETWORKS, loadConfig, publicHost } from "../config/index.js";
+import { smokeCommand } from "../components/smokeTest.js";
+import { certificateReadCommand, withTrustedCertificate } from "../smoke/trust.js";
+import { TEST_PROJECT_KEYS, TEST_SSH_PRIVATE_KEY, encodeConfigValue, runProgram, type ProgramRun } from "./harness.js";
 
 const CONTAINER = "docker:index/container:Container";
 const GiB_KiB = 1024 * 1024;
@@ -45,7 +47,7 @@ describe("the local stack runs the devnet network", () => {
     ]);
     // No consensus client, JWT or chain-data volume: geth --dev and Devnet keep their chains in memory.
     expect(run.byType("docker:index/volume:Volume").map((v) => v.inputs.name)).toEqual(["rpcstack-gateway-certs", "rpcstack-gateway-run"]);
-    expect(run.one("command:local:Command", "rpcstack-smoke-relays")).toBeDefined();
+    expect(run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN)).toHaveLength(1);
     expect(run.outputs.smokeBlockNumbers).toEqual({ ETHDEV: { "rpc-http": 1, rpc: 1 }, STRKDEV: { "rpc-http": 1, rpc: 1 } });
   });
 
@@ -98,9 +100,9 @@ describe("the local stack runs the devnet network", () => {
     const endpoints = run.outputs.endpoints as Record<string, { chainId: string; endpoints: Record<string, string> }>;
     expect(endpoints.ethdev).toEqual({ chainId: "ETHDEV", endpoints: { rpcHttp: "https://localhost/gateway/ethdev/rpc-http/<KEY>", rpcWs: "wss://localhost/gateway/ethdev/rpc/<KEY>?secret=null" } });
     expect(endpoints.strkdev.endpoints.rpcHttp).toBe("https://localhost/gateway/strkdev/rpc-http/<KEY>");
-    const smoke = run.one("command:local:Command", "rpcstack-smoke-relays");
+    const [smoke] = run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN);
     expect(smoke.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://localhost");
-    expect(smoke.inputs.create).toBe("node -");
+    expect(smoke.inputs.command).toBe(smokeCommand(withTrustedCertificate(certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem"), "node -")));
   });
 
   it("pulumi up warns that devnet is not a public network; the manifest lists no consensus client", async () => {
@@ -118,6 +120,24 @@ describe("the local stack runs the devnet network", () => {
     expect(run.error).toBeUndefined();
     expect(names(run)).toEqual(expect.arrayContaining(["rpcstack-l1-lighthouse", "rpcstack-l1-jwt-init", "rpcstack-l2-juno"]));
     expect(container(run, "rpcstack-l1-geth").inputs.command[0]).toBe("--sepolia");
+  });
+});
+
+describe("devnet on an ssh host (a rehearsal on a server) under the mock engine", () => {
+  it("deploys over ssh:// with a self-signed certificate for the server's address, which the smoke relays read over ssh and trust", async () => {
+    const host = { kind: "ssh", address: "203.0.113.10", user: "ops", port: 2222 };
+    const run = await runProgram({ stack: "local", config: { host }, secrets: { projectKeys: TEST_PROJECT_KEYS, sshPrivateKey: TEST_SSH_PRIVATE_KEY } });
+    expect(run.error).toBeUndefined();
+    expect(run.one("pulumi:providers:docker").inputs.host).toBe("ssh://ops@203.0.113.10:2222");
+    const certInit = run.one("docker:index/container:Container", "rpcstack-gateway-cert-init");
+    expect(certInit.inputs.command).toEqual(["/acme/selfsigned.py", "/certs/gateway.pem", "203.0.113.10"]);
+    const endpoints = run.outputs.endpoints as Record<string, { endpoints: Record<string, string> }>;
+    expect(endpoints.strkdev.endpoints.rpcHttp).toBe("https://203.0.113.10/gateway/strkdev/rpc-http/<KEY>");
+    const [smoke] = run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN);
+    const read = certificateReadCommand("rpcstack-gateway", "/certs/gateway.pem", { user: "ops", address: "203.0.113.10", port: 2222 });
+    expect(read.startsWith("'ssh' '-n' '-o' 'BatchMode=yes' '-o' 'StrictHostKeyChecking=accept-new' '-p' '2222' 'ops@203.0.113.10' ")).toBe(true);
+    expect(smoke.inputs.command).toBe(smokeCommand(withTrustedCertificate(read, "node -")));
+    expect(smoke.inputs.environment.RPCSTACK_SMOKE_BASE).toBe("https://203.0.113.10");
   });
 });
 
@@ -149,11 +169,18 @@ describe("config refuses what does not fit devnet, naming the key", () => {
     ["a hardware tier", { tier: "minimum" }, /^rpcstack:tier: does not apply to network devnet, which needs 2 cores, 2 GB of memory and 10 GB free/],
     ["a consensus client", { l1: { consensusImage: "sigp/lighthouse:v8.0.0" } }, /^rpcstack:l1\.consensusImage: does not apply to network devnet: geth --dev seals its own blocks/],
     ["a checkpoint URL", { l1: { checkpointSyncUrl: "https://sepolia.beaconstate.info" } }, /^rpcstack:l1\.checkpointSyncUrl: does not apply to network devnet/],
-    ["a server host", { host: { kind: "ssh", address: "203.0.113.10", user: "ops" }, gateway: { domain: "rpc.example.com", acmeEmail: "ops@example.com" } }, /^rpcstack:host\.kind: must be local on network devnet/],
+    ["an EC2 host", { host: { kind: "aws", region: "eu-west-1", sshPublicKey: "ssh-ed25519 AAAA ops", allowSshFrom: ["198.51.100.0/24"] } }, /^rpcstack:host\.kind: must be local or ssh on network devnet: .*not worth an EC2 instance/],
     ["a public L1 reference", { readiness: { l1ReferenceUrl: "https://rpc.example.com" } }, /^rpcstack:readiness\.l1ReferenceUrl: does not apply to network devnet/],
     ["a Starknet Devnet release without WebSocket", { l2: { image: "shardlabs/starknet-devnet-rs:0.2.4" } }, /^rpcstack:l2\.image: Starknet Devnet v0\.2\.4 is too old: .*WebSocket.*minimum is v0\.3\.0/],
   ])("%s", (_what, extra, message) => {
     expect(problems(devnet(extra)).some((p) => message.test(p))).toBe(true);
+  });
+
+  it("accepts devnet on an ssh host without a domain: a rehearsal on a server, its gateway named by the server's address", () => {
+    const raw = devnet({ host: { kind: "ssh", address: "203.0.113.10", user: "ops" }, sshPrivateKey: TEST_SSH_PRIVATE_KEY });
+    const entries = Object.fromEntries(Object.entries(raw).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)]));
+    const c = loadConfig({ entries, isSecret: (k) => k === "projectKeys" || k === "sshPrivateKey" });
+    expect(publicHost(c)).toBe("203.0.113.10");
   });
 
   it("an unknown L2 client is named as such, not answered with the default client's poll rule", () => {

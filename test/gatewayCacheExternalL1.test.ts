@@ -11,6 +11,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GATEWAY_PATHS } from "../services/gateway.js";
 import { TEST_PROJECT_KEYS, runProgram, type RecordedResource } from "./harness.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
 import { listenLoopback } from "./support/http.js";
@@ -56,7 +57,8 @@ beforeAll(async () => {
   const moves: [string, string][] = [
     [CONTAINER_DIR, `${dir}/`],
     ["/certs/gateway.pem", join(dir, "gateway.pem")],
-    ["/var/run/haproxy/admin.sock", join(dir, "admin.sock")],
+    [GATEWAY_PATHS.adminSocket, join(dir, "admin.sock")],
+    [GATEWAY_PATHS.certSocket, join(dir, "cert.sock")],
     ["0.0.0.0:443", `127.0.0.1:${https}`],
     ["0.0.0.0:80", `127.0.0.1:${http}`],
     ["0.0.0.0:8405", `127.0.0.1:${metrics}`],

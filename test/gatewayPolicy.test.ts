@@ -5,6 +5,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
@@ -219,6 +220,24 @@ describe("keys in logs and on the runtime API", () => {
     expect(gw.logs()).toMatch(/key=alice chain=eth iface=rpc-http POST/);
     expect(gw.logs()).toMatch(/key=- chain=eth iface=- POST/);
     expect(gw.logs()).not.toContain(KEY);
+  });
+
+  it("the ACME client's socket takes a certificate and nothing else: runtime API commands are refused and change nothing", async () => {
+    const MALLORY = "mallory_Key_0123456789abcdefghijklmnopq";
+    const ask = (text: string) => new Promise<string>((resolve, reject) => {
+      const s = connect(`${gw.dir}/cert.sock`, () => s.end(text));
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(data));
+      s.on("error", reject);
+    });
+    const digest = createHash("sha256").update(MALLORY).digest("hex").toUpperCase();
+    for (const command of [`add map ${gw.dir}/keys.map ${digest} mallory\n`, "disable server be_eth_rpc/s1\n", `show map ${gw.dir}/keys.map\n`, "set ssl cert /etc/passwd <<\nx\n\n"]) {
+      expect(await ask(command), command).toMatch(/^refused: not a PEM certificate and key/);
+    }
+    expect(await ask("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")).toMatch(/^refused: /);
+    expect((await post(`/gateway/eth/rpc-http/${MALLORY}`, call("eth_chainId"))).status).toBe(401);
+    expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"))).status).toBe(200);
   });
 
   it("the runtime API's show map prints digests, not keys", async () => {

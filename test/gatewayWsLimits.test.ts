@@ -4,6 +4,7 @@
  * over the key's rate is forwarded.
  */
 import { connect as http2Connect, createServer as createH2cServer } from "node:http2";
+import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
@@ -115,6 +116,47 @@ describe("WebSocket messages", () => {
     }), 30_000);
 });
 
+describe("subscriptions and the method policy inside WebSockets", () => {
+  const sub = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "eth_subscribe", params: ["newHeads"] });
+  const seen = (node: Recorder) => node.wsTexts.map((t) => JSON.parse(t));
+  const refused = (id: number, method: string) => ({ jsonrpc: "2.0", id, method, params: [] });
+
+  it("subscriptions past wsMaxSubscriptionsPerSocket and wsMaxSubscriptionsPerKey reach the node as a method it does not serve, under their ids; closed sockets give theirs back", () =>
+    withGateway({ wsMaxSubscriptionsPerSocket: 3, wsMaxSubscriptionsPerKey: 5 }, async (g, node) => {
+      const a = await open(g);
+      for (let id = 1; id <= 4; id++) await a.ask(sub(id));
+      expect(seen(node).map((m) => m.method)).toEqual(["eth_subscribe", "eth_subscribe", "eth_subscribe", "rpcstack_subscription_limit_reached"]);
+      expect(seen(node)[3]).toEqual(refused(4, "rpcstack_subscription_limit_reached"));
+      // The socket stays open for other calls.
+      expect(JSON.parse(await a.ask(call(9))).result).toBe("0x1");
+      // The key holds 3; a second socket may open 2 more, then the key's cap refuses.
+      const b = await open(g);
+      for (let id = 5; id <= 7; id++) await b.ask(sub(id));
+      expect(seen(node).slice(5).map((m) => [m.id, m.method])).toEqual([[5, "eth_subscribe"], [6, "eth_subscribe"], [7, "rpcstack_subscription_limit_reached"]]);
+      // One socket cut without a close frame, one closed: the key's subscriptions come back.
+      a.ws.terminate();
+      b.ws.close();
+      await Promise.all([a.closed, b.closed]);
+      for (let i = 0; i < 50 && node.wsOpen() > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      const c = await open(g);
+      await c.ask(sub(8));
+      expect(seen(node).at(-1)).toMatchObject({ id: 8, method: "eth_subscribe" });
+      c.ws.close();
+    }), 30_000);
+
+  it("a call the method policy denies reaches the node as a method it does not serve, under its id; a batch's other calls go through untouched", async () => {
+    const s = await open(gw);
+    const before = up.wsTexts.length;
+    await s.ask(JSON.stringify({ jsonrpc: "2.0", id: "x", method: "debug_traceTransaction", params: ["0x1"] }));
+    await s.ask('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"m\u0065thod":"admin_addPeer","params":["enode://x"]}]');
+    expect(up.wsTexts.slice(before).map((t) => JSON.parse(t))).toEqual([
+      refused("x" as unknown as number, "rpcstack_method_not_served"),
+      [{ jsonrpc: "2.0", id: 1, method: "eth_chainId" }, refused(2, "rpcstack_method_not_served")],
+    ]);
+    s.ws.close();
+  });
+});
+
 /** One client frame (RFC 6455 5.2: masked), a text frame unless `opcode` says otherwise. */
 function clientFrame(payload: Buffer, opcode = 1): Buffer {
   const len = payload.length;
@@ -128,6 +170,30 @@ function clientFrame(payload: Buffer, opcode = 1): Buffer {
   const mask = Buffer.from([0x5a, 0x17, 0xc3, 0x08]);
   return Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]);
 }
+
+describe("WebSocket control frames", () => {
+  it("a ping over 125 bytes (a protocol error) closes the socket; the node sees nothing of it", async () => {
+    const before = up.wsTexts.length;
+    const closed = await new Promise<boolean>((resolve) => {
+      const s = tlsConnect({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", rejectUnauthorized: false }, () => {
+        s.write(`GET /gateway/eth/rpc/${KEY} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      });
+      let upgraded = false;
+      s.on("data", (d) => {
+        if (upgraded || !String(d).startsWith("HTTP/1.1 101")) return;
+        upgraded = true;
+        s.write(clientFrame(Buffer.alloc(126, "p"), 9));
+        s.write(clientFrame(Buffer.from(call(5))));
+      });
+      s.on("close", () => resolve(upgraded));
+      s.on("error", () => {});
+      setTimeout(() => (s.destroy(), resolve(false)), 5000);
+    });
+    expect(closed).toBe(true);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.wsTexts.length).toBe(before);
+  });
+});
 
 describe("WebSocket over HTTP/2 (RFC 8441), as browsers open it when the server offers it", () => {
   it("the gateway offers extended CONNECT; a call is relayed, and an oversized frame ends the stream unforwarded", async () => {
@@ -179,8 +245,11 @@ describe("WebSocket on a Cosmos public hostname", () => {
 });
 
 describe("gRPC messages on a Cosmos gRPC hostname", () => {
-  it("a message over the limit ends the stream before any of it reaches the node; a small one is relayed", async () => {
-    const host = "grpc.cosmos.test";
+  const host = "grpc.cosmos.test";
+  const message = (size: number) => Buffer.concat([Buffer.from([0, size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.alloc(size, 7)]);
+
+  /** An h2c gRPC node that records the bytes each stream delivered, behind a gateway of its own. */
+  async function withGrpc(over: Partial<GatewayOptions>, body: (send: (messages: Buffer[]) => Promise<string>, received: number[]) => Promise<void>) {
     const received: number[] = [];
     const grpc = createH2cServer();
     grpc.on("stream", (stream) => {
@@ -197,9 +266,9 @@ describe("gRPC messages on a Cosmos gRPC hostname", () => {
     await new Promise<void>((r) => grpc.listen(0, "127.0.0.1", r));
     // The chain's Tendermint RPC (a recorder) is what its health check asks.
     const node = await startRecorder();
-    const g = await startGateway([{ path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url, grpc: `http://127.0.0.1:${(grpc.address() as { port: number }).port}` }, hostnames: { grpc: host } }], [{ name: "ws", key: KEY }], { maxBodyBytes: MAX }, ["localhost", host]);
-    const message = (size: number) => Buffer.concat([Buffer.from([0, size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.alloc(size, 7)]);
-    const unary = (body: Buffer) => new Promise<string>((resolve) => {
+    const g = await startGateway([{ path: "hub", chainId: "HUB", kind: "cosmos", upstreams: { rpcHttp: node.url, grpc: `http://127.0.0.1:${(grpc.address() as { port: number }).port}` }, hostnames: { grpc: host } }], [{ name: "ws", key: KEY }], { maxBodyBytes: MAX, ...over }, ["localhost", host]);
+    // One stream carrying `messages`, written one after the other; resolves with its fate.
+    const send = (messages: Buffer[]) => new Promise<string>((resolve) => {
       const session = http2Connect(`https://127.0.0.1:${g.httpsPort}`, { servername: host, rejectUnauthorized: false });
       session.on("error", () => resolve("error"));
       const s = session.request({ ":method": "POST", ":path": "/cosmos.bank.v1beta1.Query/Balance", ":authority": host, "content-type": "application/grpc", te: "trailers" });
@@ -207,21 +276,44 @@ describe("gRPC messages on a Cosmos gRPC hostname", () => {
       s.on("error", () => (session.close(), resolve("reset")));
       s.on("close", () => resolve(s.rstCode ? "reset" : "closed"));
       s.resume();
-      s.end(body);
+      for (const m of messages) s.write(m);
+      s.end();
     });
     try {
-      expect(await unary(message(1024))).toBe("200");
-      expect(received).toEqual([1029]);
-      expect(["reset", "error", "closed"]).toContain(await unary(message(2 << 20)));
-      await new Promise((r) => setTimeout(r, 300));
-      // At most the request's headers reached the node: none of the message's bytes.
-      expect(received.slice(1).every((b) => b === 0)).toBe(true);
+      await body(send, received);
     } finally {
       await g.stop();
       await node.stop();
       grpc.close();
     }
-  }, 30_000);
+  }
+
+  it("a message over the limit ends the stream before any of it reaches the node; a small one is relayed", () =>
+    withGrpc({}, async (send, received) => {
+      expect(await send([message(1024)])).toBe("200");
+      expect(received).toEqual([1029]);
+      expect(["reset", "error", "closed"]).toContain(await send([message(2 << 20)]));
+      await new Promise((r) => setTimeout(r, 300));
+      // At most the request's headers reached the node: none of the message's bytes.
+      expect(received.slice(1).every((b) => b === 0)).toBe(true);
+    }), 30_000);
+
+  it("a stream's messages together are bounded by maxBodyKiB, like a body: the one that would pass it ends the stream unforwarded", () =>
+    withGrpc({}, async (send, received) => {
+      const piece = message(40 * 1024);
+      expect(["reset", "error", "closed"]).toContain(await send([piece, piece, piece, piece]));
+      await new Promise((r) => setTimeout(r, 300));
+      // What reached the node (nothing, when the stream ended before its request went out) is within the bound.
+      expect(received.every((b) => b <= MAX)).toBe(true);
+    }), 30_000);
+
+  it("each message counts against the address's rate: a stream of many small ones is ended past it", () =>
+    withGrpc({ rateLimitPerSecond: 1 }, async (send, received) => {
+      // 1 call/s over 10 s: the request counts one, so at most 9 of these 40 messages may pass.
+      expect(["reset", "error", "closed"]).toContain(await send(Array.from({ length: 40 }, () => message(16))));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(received.every((b) => b <= 9 * 21)).toBe(true);
+    }), 30_000);
 });
 
 describe("idle WebSockets with the filter in the tunnel", () => {

@@ -27,8 +27,18 @@ export interface RecordedResource {
   readonly deleteBeforeReplace: boolean;
 }
 
+/** An invoke the program made (e.g. `command:local:run`): what the mock engine was asked. */
+export interface RecordedInvoke {
+  readonly token: string;
+  /** Arguments with secrets unwrapped to their plain values. */
+  readonly inputs: Record<string, any>;
+  /** Names of the resources whose registration had finished when the invoke was made. */
+  readonly after: readonly string[];
+}
+
 export interface ProgramRun {
   readonly resources: readonly RecordedResource[];
+  readonly invokes: readonly RecordedInvoke[];
   readonly outputs: Record<string, unknown>;
   /** Exported outputs that are secrets (their names). */
   readonly secretOutputs: readonly string[];
@@ -67,6 +77,8 @@ export interface RunOptions {
   readonly state?: (type: string, name: string, inputs: Record<string, any>) => Record<string, any> | undefined;
   /** What the host preflight reports (defaults: a machine that fits every tier). */
   readonly hostFacts?: Partial<HostFactsReport>;
+  /** For ssh hosts: the ssh client fails with this exit status and last line instead of reporting. */
+  readonly sshFails?: { readonly exit: number; readonly said: string };
 }
 
 export interface HostFactsReport {
@@ -75,6 +87,7 @@ export interface HostFactsReport {
   disk_path: string;
   disk_free_kib: number;
   docker_version: string;
+  docker_nofile?: number;
 }
 
 export const BIG_HOST: HostFactsReport = {
@@ -85,16 +98,24 @@ export const BIG_HOST: HostFactsReport = {
   docker_version: "27.5.1",
 };
 
-/** What the mock engine answers for resources whose outputs are not simply their inputs. */
-function defaultState(type: string, inputs: Record<string, any>, facts: HostFactsReport): Record<string, any> {
-  if (type === "command:local:Command" && inputs.environment?.RPCSTACK_SMOKE_PLAN) {
+const factsReport = (facts: HostFactsReport) => Object.entries(facts).map(([k, v]) => `${k}=${v}`).join("\n");
+
+/** What the mock engine answers for invokes: the smoke relays, and the host preflight (local, or over ssh). */
+function invokeResult(token: string, inputs: Record<string, any>, facts: HostFactsReport, sshFails: RunOptions["sshFails"]): Record<string, any> {
+  if (token !== "command:local:run") return inputs;
+  if (inputs.environment?.RPCSTACK_SMOKE_PLAN) {
     // Every planned relay answered with block 1.
     const plan = JSON.parse(inputs.environment.RPCSTACK_SMOKE_PLAN) as { chainId: string; iface: string }[];
     return { stdout: `RPCSTACK_SMOKE ${JSON.stringify({ ok: plan.map((p) => ({ chainId: p.chainId, iface: p.iface, block: 1 })), failed: [] })}\n`, stderr: "" };
   }
-  if (type === "command:local:Command" || type === "command:remote:Command") {
-    return { stdout: Object.entries(facts).map(([k, v]) => `${k}=${v}`).join("\n"), stderr: "" };
+  if (String(inputs.command).startsWith("'ssh'")) {
+    return { stdout: sshFails ? `${sshFails.said}\nssh_exit=${sshFails.exit}\n` : `${factsReport(facts)}\nssh_exit=0\n`, stderr: "" };
   }
+  return { stdout: factsReport(facts), stderr: "" };
+}
+
+/** What the mock engine answers for resources whose outputs are not simply their inputs. */
+function defaultState(type: string, inputs: Record<string, any>): Record<string, any> {
   if (type === "docker:index/remoteImage:RemoteImage") return { imageId: `${inputs.name}` };
   if (type === "docker:index/container:Container" && inputs.attach) {
     // One-shot containers ran to completion; the sync check reports both nodes synced.
@@ -138,17 +159,23 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
   vi.resetModules();
   const pulumi = await import("@pulumi/pulumi");
   const resources: RecordedResource[] = [];
+  const invokes: RecordedInvoke[] = [];
   await pulumi.runtime.setMocks(
     {
       newResource: (args) => ({
         id: args.custom ? `${args.name}-id` : undefined,
         state: {
           ...args.inputs,
-          ...defaultState(args.type, unwrapSecrets(args.inputs), { ...BIG_HOST, ...opts.hostFacts }),
+          ...defaultState(args.type, unwrapSecrets(args.inputs)),
           ...(opts.state?.(args.type, args.name, args.inputs) ?? {}),
         },
       }),
-      call: (args) => ({ id: `${args.token}-result`, ...args.inputs }),
+      call: (args) => {
+        const inputs = unwrapSecrets(args.inputs);
+        // The mock engine gets invoke arguments without their secret marks: invokes keep nothing in the state.
+        invokes.push({ token: args.token, inputs, after: resources.map((r) => r.name) });
+        return invokeResult(args.token, inputs, { ...BIG_HOST, ...opts.hostFacts }, opts.sshFails);
+      },
     },
     "rpcstack",
     opts.stack,
@@ -240,6 +267,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
   const byType = (type: string) => resources.filter((r) => r.type === type);
   return {
     resources,
+    invokes,
     outputs,
     secretOutputs,
     error,

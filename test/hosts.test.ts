@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TIERS } from "../config/index.js";
 import { AWS_SIZING, PUBLIC_PORTS, cloudInitUserData, monthlyCost } from "../hosts/aws.js";
-import { PREFLIGHT_SCRIPT, assertHostFits, dockerVersionOk, parsePreflight, preflightShortfalls, type HostFacts } from "../hosts/preflight.js";
+import { INSTALL_DOCKER_SCRIPT, PREFLIGHT_SCRIPT, assertHostFits, dockerVersionOk, parsePreflight, preflightShortfalls, sshPreflightCommand, type HostFacts } from "../hosts/preflight.js";
 import { BIG_HOST, runProgram } from "./harness.js";
 
 const GiB_KiB = 1024 * 1024;
@@ -57,6 +57,39 @@ describe("preflight rules (pure)", () => {
   });
 });
 
+describe("the ssh host's Docker set-up script, run for real with stand-in docker and sudo", () => {
+  /** Runs INSTALL_DOCKER_SCRIPT with only the given commands on PATH (each a shell script), and `id`. */
+  function install(commands: Record<string, string>) {
+    const bin = mkdtempSync(join(tmpdir(), "rpcstack-install-docker-"));
+    try {
+      execFileSync("ln", ["-s", execFileSync("sh", ["-c", "command -v id"], { encoding: "utf8" }).trim(), join(bin, "id")]);
+      for (const [name, body] of Object.entries(commands)) writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+      writeFileSync(join(bin, "log"), "");
+      const r = spawnSync("/bin/sh", ["-c", INSTALL_DOCKER_SCRIPT], { encoding: "utf8", env: { PATH: bin, LOG: join(bin, "log") } });
+      return { status: r.status, stderr: r.stderr, calls: execFileSync("cat", [join(bin, "log")], { encoding: "utf8" }).trim().split("\n").filter(Boolean) };
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }
+
+  it("a user who can already use Docker (docker group) needs nothing, and no sudo", () => {
+    const r = install({ docker: 'echo "docker $*" >> "$LOG"; exit 0' });
+    expect(r).toMatchObject({ status: 0, calls: ["docker version"] });
+  });
+
+  it("no usable Docker and no sudo: says what to do, exits 1", () => {
+    const r = install({ docker: "exit 1" });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^rpcstack: \S+ cannot use Docker on this server and cannot sudo without a password to set it up: install Docker Engine and add \S+ to the docker group, or allow it sudo$/m);
+  });
+
+  it("Docker installed but not usable by the user: only adds the user to the docker group, with sudo", () => {
+    const r = install({ docker: 'exit 1', sudo: 'echo "sudo $*" >> "$LOG"; [ "$1" = docker ] && exit 0; exit 0' });
+    expect(r.status).toBe(0);
+    expect(r.calls).toEqual(["sudo -n true", "sudo docker version", expect.stringMatching(/^sudo usermod -aG docker \S+$/)]);
+  });
+});
+
 describe("the preflight script, run for real on this machine", () => {
   it("reports this machine's nproc, memory and free disk", () => {
     const out = execFileSync("/bin/sh", ["-c", PREFLIGHT_SCRIPT], { encoding: "utf8" });
@@ -75,15 +108,25 @@ describe("the preflight script, run for real on this machine", () => {
 });
 
 describe("host kinds under the mock engine", () => {
-  it("local: preflight on this machine, Docker provider on the local daemon, address 127.0.0.1", async () => {
+  it("local: preflight on this machine as an invoke (every preview and update, nothing kept in state), Docker provider on the local daemon, address 127.0.0.1", async () => {
     const run = await runProgram({ stack: "local" });
-    const pre = run.one("command:local:Command", "rpcstack-host-preflight");
-    expect(pre.inputs.create).toBe(PREFLIGHT_SCRIPT);
+    expect(run.invokes.filter((i) => i.token === "command:local:run" && i.inputs.command === PREFLIGHT_SCRIPT)).toHaveLength(1);
+    // A command resource with a changing trigger was a change on every preview (the real engine showed it).
+    expect(run.byType("command:local:Command")).toEqual([]);
     const provider = run.one("pulumi:providers:docker");
     expect(provider.inputs.host).toMatch(/^unix:\/\/|^tcp:\/\/|^ssh:\/\//);
-    expect(provider.dependencies).toContain(pre.urn);
     expect(run.outputs.publicAddress).toBe("127.0.0.1");
     expect(run.byType("aws:ec2/instance:Instance")).toHaveLength(0);
+  });
+
+  it("local: a gateway.maxConnections the Docker daemon's open-file limit cannot carry is refused at the preflight, with the figure that fits", async () => {
+    const run = await runProgram({ stack: "local", hostFacts: { docker_nofile: 20000 } });
+    expect(run.error?.message).toContain(
+      "the Docker daemon's open-file limit is 20000, and the gateway needs 41024 for rpcstack:gateway.maxConnections 20000 (2 per connection + 1024): set gateway.maxConnections to 9488 or less",
+    );
+    expect(run.byType("docker:index/container:Container")).toEqual([]);
+    const fits = await runProgram({ stack: "local", config: { gateway: { maxConnections: 9488 } }, hostFacts: { docker_nofile: 20000 } });
+    expect(fits.error).toBeUndefined();
   });
 
   it("local on Sepolia: a machine below the tier stops the deployment with what is short", async () => {
@@ -101,19 +144,29 @@ describe("host kinds under the mock engine", () => {
     expect(small.error?.message).toMatch(/host has 5 GB free on \/var\/lib\/docker, network devnet needs 10 GB/);
   });
 
-  it("ssh: preflight and idempotent Docker install over SSH with the secret key; provider over ssh://", async () => {
+  it("ssh: preflight through this machine's ssh client as the Docker provider connects (every preview and update), idempotent Docker install with the secret key; provider over ssh://", async () => {
     const run = await runProgram({ stack: "testnet" });
-    const pre = run.one("command:remote:Command", "rpcstack-host-preflight");
-    expect(pre.inputs.connection).toMatchObject({ host: "203.0.113.10", port: 22, user: "rpcstack" });
-    expect(pre.secretInputs.some((p) => p.startsWith("connection"))).toBe(true);
+    const pre = run.invokes.filter((i) => i.token === "command:local:run" && i.inputs.stdin === PREFLIGHT_SCRIPT);
+    expect(pre.map((i) => i.inputs.command)).toEqual([sshPreflightCommand("rpcstack", "203.0.113.10", 22)]);
+    expect(pre[0].inputs.command).toContain("'BatchMode=yes' '-o' 'StrictHostKeyChecking=accept-new' '-p' '22' 'rpcstack@203.0.113.10' ");
     const install = run.one("command:remote:Command", "rpcstack-host-install-docker");
+    expect(install.inputs.connection).toMatchObject({ host: "203.0.113.10", port: 22, user: "rpcstack" });
+    expect(install.secretInputs.some((p) => p.startsWith("connection"))).toBe(true);
     expect(install.inputs.create).toContain("command -v docker");
     expect(install.inputs.create).toContain("apt-get install -y -q docker.io");
-    expect(install.dependencies).toContain(pre.urn);
     const provider = run.one("pulumi:providers:docker");
     expect(provider.inputs.host).toBe("ssh://rpcstack@203.0.113.10:22");
+    // Provider configuration reaches the engine JSON-encoded.
+    expect(JSON.parse(provider.inputs.sshOpts)).toEqual(["-o", "StrictHostKeyChecking=accept-new"]);
     expect(provider.dependencies).toContain(install.urn);
     expect(run.outputs.publicAddress).toBe("203.0.113.10");
+  });
+
+  it("ssh: an ssh client without the key stops the update at the preflight, naming the connection and the way out", async () => {
+    const run = await runProgram({ stack: "testnet", sshFails: { exit: 255, said: "rpcstack@203.0.113.10: Permission denied (publickey)." } });
+    expect(run.error?.message).toContain("cannot reach rpcstack@203.0.113.10:22 with this machine's ssh client (ssh exited 255: rpcstack@203.0.113.10: Permission denied (publickey).)");
+    expect(run.error?.message).toContain("ssh-add");
+    expect(run.byType("docker:index/container:Container")).toEqual([]);
   });
 
   it("ssh: a server below the tier stops before Docker is installed", async () => {
@@ -124,9 +177,10 @@ describe("host kinds under the mock engine", () => {
 
   it("the private SSH key never appears outside a secret", async () => {
     const run = await runProgram({ stack: "testnet" });
-    // Exactly the two SSH commands hold it, as their secret connection: none without it, none in the clear.
+    // Exactly the Docker install holds it, as its secret connection: none without it, none in the clear.
     const holders = run.resources.filter((r) => JSON.stringify(r.inputs).includes("BEGIN OPENSSH PRIVATE KEY"));
-    expect(holders.map((r) => [r.name, r.secretInputs]).sort()).toEqual([["rpcstack-host-install-docker", ["connection"]], ["rpcstack-host-preflight", ["connection"]]]);
+    expect(holders.map((r) => [r.name, r.secretInputs]).sort()).toEqual([["rpcstack-host-install-docker", ["connection"]]]);
+    expect(JSON.stringify(run.invokes)).not.toContain("PRIVATE KEY");
     expect(JSON.stringify(run.outputs)).not.toContain("PRIVATE KEY");
   });
 });

@@ -98,7 +98,7 @@ describe.each([
     const idx = container(run, "rpcstack-indexer-indexer");
     expect(idx.inputs.command).toEqual(["/indexer/indexer.sh"]);
     expect(idx.inputs.envs).toContain("L2_RPC_URL=http://juno:6060");
-    expect(idx.inputs.uploads.map((u: any) => [u.file, u.executable])).toEqual([["/indexer/indexer.sh", true], ["/indexer/indexer.mjs", false]]);
+    expect(idx.inputs.uploads.map((u: any) => [u.file, u.permissions])).toEqual([["/indexer/indexer.sh", "0755"], ["/indexer/indexer.mjs", "0644"]]);
     expect(idx.inputs.uploads[0].content).toContain("exec node /indexer/indexer.mjs");
     expect(idx.inputs.ports).toEqual([]);
     expect(idx.dependencies.map((u) => nameOf(run, u))).toContain("rpcstack-l2-juno");

@@ -19,6 +19,11 @@ describe("SyncReadiness under the mock engine", () => {
     const nodeUrns = run.byType(CONTAINER).filter((c) => /L1Node|L2Node/.test(c.parent ?? "")).map((c) => c.urn);
     expect(nodeUrns.length).toBe(4);
     expect(check.dependencies).toEqual(expect.arrayContaining(nodeUrns));
+    // A one-shot runs when created: a replaced node (a new image or flag) replaces the check, so the
+    // update waits for sync again (the real engine showed an image change passing without a check).
+    const nodeIds = run.byType(CONTAINER).filter((c) => /L1Node|L2Node/.test(c.parent ?? "")).map((c) => `${c.name}-id`);
+    expect(check.inputs.labels.map((l: any) => l.label)).toEqual(["rpcstack.replace-when"]);
+    expect(check.inputs.labels[0].value.split(",").sort()).toEqual(nodeIds.sort());
     expect(check.inputs.command).toEqual([
       "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060", "--l2-ready", "http://juno:6060/ready/sync",
       "--tolerance-blocks", "6",

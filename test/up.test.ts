@@ -33,7 +33,8 @@ function localOutputs(): Record<string, unknown> {
     network: settings.network.name,
     endpoints: publicEndpoints(settings),
     providerManifest: providerManifest(settings),
-    smokeBlockNumbers: Object.fromEntries(chains.map((c) => [c.chainId, { "rpc-http": 41, rpc: 41 }])),
+    // As the real engine hands outputs back: keys sorted.
+    smokeBlockNumbers: Object.fromEntries(chains.map((c) => [c.chainId, { rpc: 41, "rpc-http": 41 }])),
   };
 }
 
@@ -48,7 +49,7 @@ interface Run {
  * A checkout in a temp folder, the fake CLI either on "PATH" (found without a root) or only
  * where the fake installer puts it, and the real Automation API in between.
  */
-function setup(opts: { onPath?: boolean; loggedIn?: boolean; installFails?: string; state?: Record<string, unknown>; root?: string; pathCli?: FakePulumi } = {}) {
+function setup(opts: { onPath?: boolean; loggedIn?: boolean; installFails?: string; state?: Record<string, unknown>; root?: string; pathCli?: FakePulumi; env?: Record<string, string> } = {}) {
   const root = opts.root ?? tempDir("rpcstack-up-");
   const pathCli = opts.pathCli ?? (opts.onPath ? makeFakePulumi(tempDir("rpcstack-path-"), { loggedIn: opts.loggedIn ?? false, outputs: localOutputs(), ...opts.state }) : undefined);
   let installed: FakePulumi | undefined;
@@ -57,7 +58,7 @@ function setup(opts: { onPath?: boolean; loggedIn?: boolean; installFails?: stri
   const real = realDeps(root);
   const deps = (out: string[], err: string[]): UpDeps => ({
     ...real,
-    env: {},
+    env: opts.env ?? {},
     out: (s) => void out.push(s),
     err: (s) => void err.push(s),
     now: () => clock.shift() ?? 1_000 + 192_000,
@@ -210,6 +211,44 @@ describe("npm run up with a Pulumi CLI on PATH", () => {
     expect(s.pathCli!.calls().every((c) => c.env.PULUMI_BACKEND_URL === undefined)).toBe(true);
     expect(r.out).toContain("print it with:\n  pulumi config get projectKeys --stack local\n");
     expect(existsSync(join(s.root, CLI_DIR))).toBe(false);
+  });
+});
+
+describe("npm run up on a file backend the operator chose", () => {
+  it("PULUMI_BACKEND_URL=file://… without a passphrase: the trial stack's secrets get the empty one, said once (the CLI refuses to create the stack otherwise)", async () => {
+    const state = tempDir("rpcstack-own-state-");
+    const s = setup({ onPath: true, env: { PULUMI_BACKEND_URL: `file://${state}` } });
+    const r = await s.run();
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("rpcstack: file backend without PULUMI_CONFIG_PASSPHRASE: the local stack's secrets use an empty passphrase (set one to keep them)");
+    expect(r.out).not.toContain("no Pulumi login");
+    expect(s.pathCli!.calls().filter((c) => c.args[0] === "stack").every((c) => c.env.PULUMI_CONFIG_PASSPHRASE === "")).toBe(true);
+  });
+
+  it("a login to a file backend (pulumi login file://…) gets the same; an operator's passphrase is kept", async () => {
+    const s = setup({ onPath: true, loggedIn: true, state: { loginUrl: "file:///srv/pulumi" } });
+    const first = await s.run();
+    expect(first.err).toBe("");
+    expect(first.code).toBe(0);
+    // The CLI inherits the operator's environment, where their passphrase is.
+    process.env.PULUMI_CONFIG_PASSPHRASE = "correct horse";
+    try {
+      const own = setup({ onPath: true, loggedIn: true, state: { loginUrl: "file:///srv/pulumi" }, env: { PULUMI_CONFIG_PASSPHRASE: "correct horse" } });
+      const r = await own.run();
+      expect(r.code).toBe(0);
+      expect(r.out).not.toContain("empty passphrase");
+      expect(own.pathCli!.calls().filter((c) => c.args[0] === "stack").every((c) => c.env.PULUMI_CONFIG_PASSPHRASE === "correct horse")).toBe(true);
+    } finally {
+      delete process.env.PULUMI_CONFIG_PASSPHRASE;
+    }
+  });
+
+  it("a stack the CLI cannot create is said in one line with the CLI's own error, not a stack trace", async () => {
+    const s = setup({ onPath: true, loggedIn: true, state: { stackInitFails: "could not create secrets manager for new stack: open /run/secrets/pass: no such file or directory" } });
+    const r = await s.run();
+    expect(r.code).toBe(1);
+    expect(r.err).toBe("rpcstack: could not select or create stack local: error: could not create secrets manager for new stack: open /run/secrets/pass: no such file or directory\n");
   });
 });
 

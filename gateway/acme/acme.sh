@@ -6,7 +6,7 @@
 #   ACME_SERVER    ACME directory URL (default: Let's Encrypt production)
 #   ACME_PORT      port certbot's standalone responder listens on (HAProxy's be_acme) (8888)
 #   ACME_INTERVAL  seconds between renewal checks (43200); ACME_ONCE=1 runs one round
-#   CERT_FILE, HAPROXY_SOCKET  used by deploy.sh
+#   CERT_FILE, HAPROXY_CERT_SOCKET  used by deploy.sh (the socket takes a certificate, nothing else)
 #   CERTBOT_DIR    config/work/logs root (/etc/letsencrypt)
 set -eu
 : "${ACME_DOMAINS:?set ACME_DOMAINS}" "${ACME_EMAIL:?set ACME_EMAIL}" "${CERT_FILE:?set CERT_FILE}"

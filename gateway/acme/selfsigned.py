@@ -15,6 +15,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
+def san(name: str) -> x509.GeneralName:
+    """An address (a devnet gateway on a server reached by its IP) is an IP SAN, anything else a DNS name."""
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
+
+
 def main() -> int:
     cert_file, names = sys.argv[1], [n for n in sys.argv[2].split(",") if n]
     if os.path.exists(cert_file) and os.path.getsize(cert_file) > 0:
@@ -23,7 +31,9 @@ def main() -> int:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
     now = datetime.datetime.now(datetime.timezone.utc)
-    sans = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    sans = [san(n) for n in names]
+    if x509.IPAddress(ipaddress.ip_address("127.0.0.1")) not in sans:
+        sans.append(x509.IPAddress(ipaddress.ip_address("127.0.0.1")))
     cert = (
         x509.CertificateBuilder()
         .subject_name(subject)

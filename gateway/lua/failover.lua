@@ -11,8 +11,8 @@
 -- itself and no frame is half sent, a close frame goes to the client then.
 -- Loaded by HAProxy's lua-load.
 
-local frames = require('rpcstack.frames')
-local forward, ws_header = frames.forward, frames.ws_header
+local forward = require('rpcstack.stream').forward
+local ws_header = require('rpcstack.ws').header
 
 -- FIN + opcode 8 (close), 2 bytes of payload: the status code.
 local RESTART = string.char(0x88, 0x02) .. string.pack('>I2', 1012)
@@ -35,8 +35,8 @@ end
 
 -- Notes a close frame from the node: then the socket ends as the node meant it to.
 function WsGone:header(_, h)
-  local hlen, len = ws_header(h)
-  if hlen and h:byte(1) & 15 == 8 then self.closed = true end
+  local hlen, len, op = ws_header(h)
+  if op == 8 then self.closed = true end
   return hlen, len
 end
 

@@ -2,67 +2,118 @@
 -- backends that relay WebSockets. After the 101, HAProxy keeps calling a data filter's
 -- `tcp_payload` callback with the client's bytes before it forwards them (src/http_ana.c sets
 -- AN_REQ_FLT_XFER_DATA in the tunnel state; src/filters.c flt_xfer_data, 2.6 and 3.2 alike), so
--- the filter reads each frame header (RFC 6455 5.2) and forwards a frame only once its header has
--- passed:
---   - a message (a frame, or the frames of a fragmented one) over `max` bytes: the socket is
---     closed before any byte of that frame is forwarded;
---   - each complete message adds one to the tracked counter's gpc 0 (the per-key rate that HTTP
---     requests and batch calls share); a message over the rate closes the socket unforwarded;
---   - a control frame over 125 bytes (a protocol error) closes it too.
--- grpc_limit does the same for gRPC messages (length-prefixed, gRPC over HTTP/2) in request
--- bodies, which are streamed rather than waited for: a message over `max` ends the stream.
+-- the filter holds each client message until all its frames are in (RFC 6455 5.2; a message is
+-- at most `max` bytes, which the buffers hold), reads it as the node will (rpcstack/ws.lua) and
+-- only then lets it go on:
+--   - a message over `max` bytes, a control frame over 125 bytes, a message that is not JSON the
+--     gateway can read, or a batch over the chain's maxBatch: the socket is closed, unforwarded;
+--   - each call adds one to the tracked counter's gpc 0 (the per-key rate that HTTP requests and
+--     batch calls share; on Cosmos hostnames the address's); past the rate the socket is closed
+--     before the message is forwarded;
+--   - calls the chain's method policy denies, and subscriptions past the socket's or the key's
+--     cap, are rewritten into calls of a method no node serves, under their own ids: the node
+--     answers each with a JSON-RPC error, and the message's other calls go through.
+-- grpc_limit bounds gRPC request streams (length-prefixed messages, gRPC over HTTP/2), which are
+-- relayed rather than waited for: a message, or a stream's messages together, over `max` bytes
+-- end the stream before they are forwarded, and each message counts against the address's rate.
 -- Closing is `txn:done()`: `return filter.ERROR` does not work from a Lua payload callback (hlua.c
 -- compares the returned -1 with an unsigned length and forwards everything instead).
 -- Data reach the filter through `http_req:body()`, which needs the filter handle that HAProxy
 -- puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
--- Loaded by HAProxy's lua-load; the backends name the filters (gateway/limits.ts).
+-- Loaded by HAProxy's lua-load; the backends name the filters (gateway/limits.ts), and each
+-- chain's WebSocket rules come from the stack's generated data (gateway_data.lua).
+local ws = require 'rpcstack.ws'
+local RULES = require('gateway_data').ws
 
-local frames = require('rpcstack.frames')
-local forward, ws_header = frames.forward, frames.ws_header
+-- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address).
+-- One Lua state serves every thread (lua-load), so this is the whole gateway's count.
+local OPEN = {}
+
+-- Frame headers cost bytes too: a message cut into tiny frames must still fit the buffer.
+local FRAMING_ROOM = 4096
+
+-- Forwards gRPC messages in the first avail bytes of msg as their 5-byte prefixes pass (see
+-- GrpcLimit:header). Returns the bytes that may go on.
+local forward = require('rpcstack.stream').forward
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
 
 function WsLimit:new()
-  return setmetatable({ left = 0, size = 0, max = self.max, rate = self.rate, sc = self.sc }, WsLimit)
+  return setmetatable({
+    subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc,
+    rules = self.rules, socket_max = self.socket_max, key_max = self.key_max,
+  }, WsLimit)
 end
 
 -- Only upgrades are filtered: plain HTTP through the same backend is not touched.
 function WsLimit:start_analyze(txn, chn)
-  if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then filter.register_data_filter(self, chn) end
-end
-
-function WsLimit:header(txn, h)
-  local hlen, len = ws_header(h)
-  if not hlen then return end
-  local b1 = h:byte(1)
-  local op = b1 & 15
-  if op >= 8 then
-    if len > 125 then txn:done() end
-  else
-    self.size = (op == 0 and self.size or 0) + len
-    if len < 0 or self.size > self.max then txn:done() end
-    if b1 >= 128 then
-      txn.f:sc_inc_gpc(0, self.sc)
-      if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
-    end
+  if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then
+    self.who = txn:get_var('txn.keyname') or ('address ' .. tostring(txn.f:src()))
+    filter.register_data_filter(self, chn)
   end
-  return hlen, len
 end
 
+-- The socket is gone: its subscriptions no longer count against the key.
+function WsLimit:end_analyze()
+  if self.subs > 0 then
+    local left = (OPEN[self.who] or 0) - self.subs
+    OPEN[self.who] = left > 0 and left or nil
+    self.subs = 0
+  end
+end
+
+-- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
+-- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
+-- for every piece.
 function WsLimit:tcp_payload(txn, chn)
   local msg = txn.http_req
   msg.__filter = chn.__filter
-  return forward(self, txn, msg, chn:input(), 14)
+  local avail = chn:input()
+  if avail < self.need then return 0 end
+  local data = msg:body(0, avail) or ''
+  local pos = 1
+  while pos <= #data do
+    local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
+    if stop == false then txn:done() end
+    if not stop then
+      self.need = frames
+      return pos - 1
+    end
+    if #frames > 0 then
+      local parts = {}
+      for i, f in ipairs(frames) do parts[i] = ws.unmask(data:sub(f[1], f[1] + f[2] - 1), f[3]) end
+      local open = OPEN[self.who] or 0
+      local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max }
+      local verdict, calls, text, opened = ws.check(table.concat(parts), self.rules, subs)
+      if verdict then txn:done() end
+      for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
+      if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
+      if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
+      if text then
+        -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.
+        local new = ws.frame(text, frames[1][3])
+        msg:set(new, pos - 1, stop - pos)
+        data = data:sub(1, pos - 1) .. new .. data:sub(stop)
+        stop = pos + #new
+      end
+    end
+    pos = stop
+  end
+  self.need = 0
+  return pos - 1
 end
 
 -- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte
--- prefix (flag, 32-bit length) and its bytes; one over max ends the stream before it is forwarded.
+-- prefix (flag, 32-bit length) and its bytes. A message, or the stream's messages together, over
+-- max end the stream before the message is forwarded; each message counts against the rate of
+-- the stick counter `sc` (the address's), one call per started 64 KiB.
 local GrpcLimit = { id = 'rpcstack grpc_limit', flags = filter.FLT_CFG_FL_HTX }
 GrpcLimit.__index = GrpcLimit
+local GRPC_CALL_BYTES = 65536
 
 function GrpcLimit:new()
-  return setmetatable({ left = 0, max = self.max }, GrpcLimit)
+  return setmetatable({ left = 0, total = 0, max = self.max, rate = self.rate, sc = self.sc }, GrpcLimit)
 end
 
 function GrpcLimit:start_analyze(_, chn)
@@ -72,7 +123,10 @@ end
 function GrpcLimit:header(txn, h)
   if #h < 5 then return end
   local len = string.unpack('>I4', h, 2)
-  if len > self.max then txn:done() end
+  self.total = self.total + 5 + len
+  if len > self.max or self.total > self.max then txn:done() end
+  for _ = 0, len // GRPC_CALL_BYTES do txn.f:sc_inc_gpc(0, self.sc) end
+  if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
   return 5, len
 end
 
@@ -80,13 +134,17 @@ function GrpcLimit:http_payload(txn, msg)
   return forward(self, txn, msg, msg:input(), 5)
 end
 
+-- filter lua.grpc_limit <max stream bytes> <calls per 10 s> <stick counter>
 core.register_filter('grpc_limit', GrpcLimit, function(f, args)
-  f.max = tonumber(args[1])
+  f.max, f.rate, f.sc = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
   return f
 end)
 
--- filter lua.ws_limit <max message bytes> <messages + requests per 10 s> <stick counter>
+-- filter lua.ws_limit <chain> <max message bytes> <calls + requests per 10 s> <stick counter>
+--   <subscriptions per socket> <subscriptions per key>
 core.register_filter('ws_limit', WsLimit, function(f, args)
-  f.max, f.rate, f.sc = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
+  f.rules = RULES[args[1]]
+  f.max, f.rate, f.sc = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
+  f.socket_max, f.key_max = tonumber(args[5]), tonumber(args[6])
   return f
 end)

@@ -42,3 +42,19 @@ export async function msUntil<T>(probe: () => Promise<T>, want: T, boundMs: numb
   }
   throw new Error(`no ${String(want)} within ${boundMs} ms`);
 }
+
+/** The HTTP status a WebSocket upgrade to `url` gets from the gateway (101 when it opens). */
+export function upgradeStatus(url: string, ca: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { ca });
+    ws.on("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      ws.terminate();
+    });
+    ws.on("open", () => {
+      resolve(101);
+      ws.close();
+    });
+    ws.on("error", reject);
+  });
+}

@@ -1,10 +1,12 @@
 /**
  * The whole local stack on a real Docker engine, from the package's own compose export: real
- * health checks inside real images (Debian's HAProxy, certbot and Node.js; stand-ins for geth,
- * Lighthouse and Juno, passed through the stack's image keys), relays through the gateway
- * container with the client library, a node stopped and started, volumes kept across
- * `down`/`up`. Every name carries a test prefix, and everything the test creates is removed in
- * afterAll, also when it fails.
+ * health checks inside real images (Debian's HAProxy, certbot and Node.js; geth built from its Go
+ * module at the pin; stand-ins for Lighthouse and Juno, passed through the stack's image keys),
+ * relays through the gateway container with the client library, a node stopped and started,
+ * volumes kept across `down`/`up`. geth cannot reach Sepolia here, so it stays at block 0 with no
+ * peers: the gateway keeps the L1 route at 503 (not synced), which the test checks, and L1 relays
+ * through the gateway are checked on devnet, where geth --dev makes its own blocks. Every name
+ * carries a test prefix, and everything the test creates is removed in afterAll, also when it fails.
  *
  * Without a Docker daemon (or docker-compose) the file holds one test whose name says NOT RUN:
  * it fails where CI is set, and passes with a warning on a developer's machine, so a run without
@@ -18,9 +20,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RelayError, type RpcClient } from "../../client/index.js";
 import { COMPOSE_FILES, projectName } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
-import { freePort } from "../support/net.js";
+import { freePort, jsonRpc } from "../support/net.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
-import { gatewayClient, msUntil } from "./client.js";
+import { gatewayClient, msUntil, upgradeStatus } from "./client.js";
 import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
 import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
 
@@ -49,7 +51,7 @@ if (missing) {
     });
   });
 } else {
-  describe("end-to-end on a real Docker engine (local stack on Sepolia, stand-in images)", () => {
+  describe("end-to-end on a real Docker engine (local stack on Sepolia: real geth offline, stand-in Lighthouse and Juno)", () => {
     const prefix = `e2e${randomBytes(3).toString("hex")}-`;
     const dir = mkdtempSync(join(tmpdir(), "rpcstack-e2e-"));
     const out = join(dir, "compose");
@@ -129,17 +131,24 @@ if (missing) {
       expect(inspect(c("indexer"), "{{.State.Status}} {{.RestartCount}}")).toBe("running 0");
     });
 
-    it("rpcstack-ready says both nodes are synced through the published loopback ports", () => {
-      const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${ports.gethHttp}`, "--l2", `http://127.0.0.1:${ports.junoHttp}`, "--timeout-minutes", "2", "--interval-seconds", "1"], { cwd: ROOT });
+    it("rpcstack-ready through the published loopback ports: L2 synced; real geth, offline, waiting at block 0", () => {
+      const r = run("npx", ["tsx", "readiness/cli.ts", "--l2", `http://127.0.0.1:${ports.junoHttp}`, "--timeout-minutes", "2", "--interval-seconds", "1"], { cwd: ROOT });
       expect(r.status, r.stdout + r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/^rpcstack-ready: synced: l1: synced \| .*; l2: synced \| /m);
+      expect(r.stdout).toMatch(/^rpcstack-ready: synced: l2: synced \| /m);
+      const l1 = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${ports.gethHttp}`, "--report-only"], { cwd: ROOT });
+      expect(l1.status, l1.stdout + l1.stderr).toBe(0);
+      expect(l1.stdout).toMatch(/l1: waiting \| /);
     });
 
-    it("relays through the gateway container over TLS, one call per chain and interface; a wrong key gets 401", async () => {
-      const sep1 = clientFor("SEP1");
+    it("relays through the gateway container over TLS, one call per chain and interface; an L1 that is not synced gets 503; a wrong key gets 401", async () => {
+      const sep1 = clientFor("SEP1", key, 0);
       const strks = clientFor("STRKS");
-      expect(Number(await sep1.sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
-      expect(await sep1.sendRelayWs({ method: "eth_chainId", params: [] })).toBe("0xaa36a7");
+      // The real geth, Sepolia's chain id on its own port, is held out of the gateway until it syncs.
+      expect(await jsonRpc(`http://127.0.0.1:${ports.gethHttp}`, "eth_chainId")).toBe("0xaa36a7");
+      const err = await sep1.sendRelay({ method: "eth_blockNumber", params: [] }).then(() => undefined, (e) => e);
+      expect(err).toBeInstanceOf(RelayError);
+      expect(err.status).toBe(503);
+      expect(await upgradeStatus(`${gatewayUrl.replace(/^https/, "wss")}/gateway/sep1/rpc/${key}?secret=null`, ca)).toBe(503);
       expect(await strks.sendRelay({ method: "starknet_chainId", params: [] })).toBe("0x534e5f5345504f4c4941");
       expect(await strks.sendRelayWs({ method: "starknet_blockNumber", params: [] })).toBeGreaterThan(0);
       for (const chain of ["SEP1", "STRKS"]) {
@@ -165,8 +174,8 @@ if (missing) {
       try {
         const toDown = await until(503, downBound);
         console.log(`e2e: 503 ${toDown} ms after the L2 node stopped (bound ${downBound} ms)`);
-        // The L1 route is untouched.
-        expect(Number(await clientFor("SEP1").sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
+        // The L1 node is untouched.
+        expect(await jsonRpc(`http://127.0.0.1:${ports.gethHttp}`, "eth_chainId")).toBe("0xaa36a7");
       } finally {
         must("docker", ["start", c("juno")]);
       }
@@ -260,7 +269,7 @@ if (missing) {
       must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf });
     }, 400_000);
 
-    it("the default local stack (devnet: geth --dev, Starknet Devnet) runs from its export and relays per chain and interface", async () => {
+    it("the default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) runs from its export and relays per chain and interface", async () => {
       writeDevnetStackFile(dir, images);
       const p: Record<string, number> = {};
       for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();

@@ -28,11 +28,11 @@ export function writeStackFiles(dir: string, images: TestImages): void {
   writeFileSync(join(dir, "Pulumi.e2e-pathfinder.yaml"), stringify(pf));
 }
 
-/** Pulumi.e2e-devnet.yaml in `dir`: the default local stack with the devnet stand-ins. */
+/** Pulumi.e2e-devnet.yaml in `dir`: the default local stack with real geth --dev and the Starknet Devnet stand-in. */
 export function writeDevnetStackFile(dir: string, images: TestImages): void {
   const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
   Object.assign(dev.config, {
-    "rpcstack:l1": { executionImage: images.gethDev },
+    "rpcstack:l1": { executionImage: images.geth },
     "rpcstack:l2": { image: images.starknetDevnet },
     "rpcstack:indexer": { image: images.node },
     "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },

@@ -24,6 +24,10 @@ export interface FakeState {
   upFails?: string;
   /** `config get` fails with this on stderr when set (e.g. a wrong passphrase). */
   configGetFails?: string;
+  /** The backend `whoami` reports when logged in (default Pulumi Cloud). */
+  loginUrl?: string;
+  /** `stack init` fails with this on stderr when set. */
+  stackInitFails?: string;
 }
 
 export interface FakePulumi {
@@ -56,7 +60,7 @@ const is = (...w) => w.every((x, i) => words[i] === x);
 if (is("version")) { process.stdout.write("v3.248.0\n"); process.exit(0); }
 if (is("whoami")) {
   if (!state.loggedIn) fail("PULUMI_ACCESS_TOKEN must be set for login during non-interactive CLI sessions");
-  process.stdout.write(JSON.stringify({ user: "alice", url: "https://app.pulumi.com" }) + "\n");
+  process.stdout.write(JSON.stringify({ user: "alice", url: state.loginUrl || "https://app.pulumi.com" }) + "\n");
   process.exit(0);
 }
 if (is("stack", "select")) {
@@ -66,6 +70,12 @@ if (is("stack", "select")) {
 if (is("stack", "init")) {
   const name = words[2];
   if (state.stacks.includes(name)) fail("stack '" + name + "' already exists");
+  if (state.stackInitFails) fail(state.stackInitFails);
+  // The real CLI's words (v3.248.0) when a file backend's stack would need a passphrase.
+  const backend = process.env.PULUMI_BACKEND_URL || (state.loggedIn ? state.loginUrl || "" : "");
+  if (backend.startsWith("file://") && process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) {
+    fail("could not create secrets manager for new stack: passphrase must be set with PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE environment variables");
+  }
   state.stacks.push(name); state.config[name] = {}; save(); process.exit(0);
 }
 if (is("config", "get")) {

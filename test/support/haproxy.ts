@@ -48,11 +48,26 @@ export function checkContainerFiles(files: Readonly<Record<string, string>>, con
 
 export const haproxyVersion = () => execFileSync("haproxy", ["-v"], { encoding: "utf8" }).split("\n")[0];
 
+/** How a gateway's HAProxy is run: Debian's binary on this machine, or another release (support/haproxy32.ts). */
+export interface HaproxyRunner {
+  version(): string;
+  /** `haproxy -c` on the configuration; throws with what HAProxy said. */
+  check(cfg: string): void;
+  start(cfg: string, env: Readonly<Record<string, string>>): Child;
+}
+
+export const hostHaproxy: HaproxyRunner = {
+  version: haproxyVersion,
+  check: (cfg) => void execFileSync("haproxy", ["-c", "-q", "-f", cfg], { stdio: "pipe" }),
+  start: (cfg, env) => start("haproxy", ["-db", "-f", cfg], { env: { ...process.env, ...env } }),
+};
+
 export async function startGateway(
   chains: readonly GatewayChain[],
   keys: readonly ProjectKey[],
   over: Partial<GatewayOptions> = {},
   certNames: readonly string[] = ["localhost"],
+  runner: HaproxyRunner = hostHaproxy,
 ): Promise<RunningGateway> {
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-gw-"));
   const [httpsPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
@@ -69,6 +84,7 @@ export async function startGateway(
     checkIntervalMs: 300,
     caFile: join(process.env.RPCSTACK_TEST_CA_DIR!, "ca.pem"),
     adminSocket: join(dir, "admin.sock"),
+    certSocket: join(dir, "cert.sock"),
     threads: 1,
     maxConnections: 2000,
     ...GATEWAY_LIMIT_DEFAULTS,
@@ -80,14 +96,19 @@ export async function startGateway(
   writeGatewayFiles(dir, build);
   const cfg = join(dir, "haproxy.cfg");
   writeFileSync(cfg, build.config);
-  execFileSync("haproxy", ["-c", "-q", "-f", cfg], { stdio: "pipe" });
-  const child: Child = start("haproxy", ["-db", "-f", cfg], { env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
+  runner.check(cfg);
+  const child: Child = runner.start(cfg, HAPROXY_ENVIRONMENT);
   try {
+    // Ready once its own runtime socket answers: HAProxy opens it after binding every listener, and
+    // a port that answers could be another test's HAProxy that took the port first.
     await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve, reject) => {
       if (child.proc.exitCode !== null) return reject(new Error(`haproxy exited with ${child.proc.exitCode}`));
-      const s = connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
+      const s = opts.adminSocket ? connect(opts.adminSocket, () => s.end("show info\n")) : connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
+      let info = "";
+      s.on("data", (d) => (info += d));
+      s.on("end", () => resolve(info.includes("Name: HAProxy") || undefined));
       s.on("error", () => resolve(undefined));
-    }), 15_000);
+    }), 30_000);
   } catch (e) {
     await child.stop();
     throw new Error(`${(e as Error).message}\n${child.output()}`);

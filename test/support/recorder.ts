@@ -20,8 +20,9 @@ export interface Recorder {
   readonly wsUrl: string;
   /** Client requests (the gateway's health checks are left out). */
   readonly seen: Seen[];
-  /** WebSocket messages received, by size. */
+  /** WebSocket messages received, by size, and their text (the first 2000 characters). */
   readonly wsMessages: number[];
+  readonly wsTexts: string[];
   /** The headers of each WebSocket upgrade that reached it. */
   readonly wsHeaders: IncomingMessage["headers"][];
   wsOpen(): number;
@@ -35,6 +36,7 @@ const reply = (call: any) => ({ jsonrpc: "2.0", id: call?.id ?? null, result: "0
 export async function startRecorder(): Promise<Recorder> {
   const seen: Seen[] = [];
   const wsMessages: number[] = [];
+  const wsTexts: string[] = [];
   const wsHeaders: IncomingMessage["headers"][] = [];
   let frozen = false;
   const server = createServer((req, res) => {
@@ -57,6 +59,7 @@ export async function startRecorder(): Promise<Recorder> {
     wsHeaders.push(req.headers);
     ws.on("message", (d: Buffer) => {
       wsMessages.push(d.length);
+      wsTexts.push(String(d).slice(0, 2000));
       let call: any;
       try {
         call = JSON.parse(String(d));
@@ -70,6 +73,7 @@ export async function startRecorder(): Promise<Recorder> {
     wsUrl: url.replace(/^http/, "ws"),
     seen,
     wsMessages,
+    wsTexts,
     wsHeaders,
     wsOpen: () => wss.clients.size,
     freeze: () => {

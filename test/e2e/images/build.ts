@@ -1,8 +1,9 @@
 /**
  * Builds the end-to-end test's images without a registry: a Debian bookworm base from
- * debootstrap, Debian's HAProxy, certbot and Node.js on it, and the client stand-ins. Each image
+ * debootstrap, Debian's HAProxy, certbot and Node.js on it, geth built from its Go module
+ * (scripts/clients/build.sh), and stand-ins for the clients that cannot be built here. Each image
  * is tagged with a hash of what went into it, so a machine that keeps its images builds each
- * once; a changed stand-in, Dockerfile or flag fixture gets a new tag.
+ * once; a changed binary, stand-in, Dockerfile or flag fixture gets a new tag.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -12,31 +13,34 @@ import { dirname, join, relative, resolve } from "node:path";
 import { IMAGES } from "../../../config/index.js";
 import { DEVNET_IMAGES } from "../../../config/networks/images.js";
 import { parseImageRef } from "../../../config/versions.js";
+import { clientBinary } from "../../support/clients.js";
 
 const HERE = __dirname;
 const ROOT = resolve(HERE, "../../..");
 /** debootstrap's variant, suite and mirror: the base image's whole recipe (its tag hashes them). */
 const BASE = { variant: "--variant=minbase", suite: "bookworm", mirror: "http://deb.debian.org/debian" } as const;
-const BASE_RECIPE = `debootstrap ${BASE.variant} ${BASE.suite} ${BASE.mirror}`;
-export const STANDIN_CLIENTS = ["geth", "lighthouse", "juno", "pathfinder"] as const;
+const baseRecipe = (suite: string) => `debootstrap ${BASE.variant} ${suite} ${BASE.mirror}`;
+export const STANDIN_CLIENTS = ["lighthouse", "juno", "pathfinder"] as const;
 
 export interface TestImages {
   readonly node: string;
   readonly haproxy: string;
   readonly certbot: string;
+  /** geth at the pin, built from its Go module: the L1 execution client of every network. */
   readonly geth: string;
   readonly lighthouse: string;
   readonly juno: string;
   readonly pathfinder: string;
-  /** The devnet network's L1 and L2. */
-  readonly gethDev: string;
+  /** The devnet network's L2. */
   readonly starknetDevnet: string;
+  /** The same, staying at its genesis block: a node that never syncs. */
+  readonly starknetDevnetStalled: string;
 }
 
-const docker = (args: string[], input?: Buffer | string) =>
+export const docker = (args: string[], input?: Buffer | string) =>
   execFileSync("docker", args, { encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"], maxBuffer: 64 << 20, env: { ...process.env, DOCKER_BUILDKIT: "0" } }).trim();
 
-const imageExists = (ref: string) => {
+export const imageExists = (ref: string) => {
   try {
     docker(["image", "inspect", "--format", "{{.Id}}", ref]);
     return true;
@@ -56,14 +60,18 @@ function hashDir(dir: string, h = createHash("sha256"), base = dir) {
   return h;
 }
 
-/** The Debian base image: debootstrap into a temporary root, then `docker import`. */
-function baseImage(log: (s: string) => void): string {
-  const ref = `rpcstack-e2e/debian:${BASE.suite}-${createHash("sha256").update(BASE_RECIPE).digest("hex").slice(0, 12)}`;
+/**
+ * A Debian base image: debootstrap of `suite` into a temporary root, then `docker import` as
+ * `<repo>:<suite>-<hash>` (the end-to-end test's bookworm; other tests keep theirs under their own
+ * repository, which the end-to-end test's clean-up leaves alone).
+ */
+export function debianBase(log: (s: string) => void, suite: string = BASE.suite, repo = "rpcstack-e2e/debian"): string {
+  const ref = `${repo}:${suite}-${createHash("sha256").update(baseRecipe(suite)).digest("hex").slice(0, 12)}`;
   if (imageExists(ref)) return ref;
   const t0 = Date.now();
   const rootfs = mkdtempSync(join(tmpdir(), "rpcstack-e2e-rootfs-"));
   try {
-    execFileSync("debootstrap", [BASE.variant, BASE.suite, rootfs, BASE.mirror], { stdio: "pipe", maxBuffer: 64 << 20 });
+    execFileSync("debootstrap", [BASE.variant, suite, rootfs, BASE.mirror], { stdio: "pipe", maxBuffer: 64 << 20 });
     const tar = execFileSync("tar", ["-C", rootfs, "-c", "."], { maxBuffer: 1 << 30 });
     docker(["import", "-", ref], tar);
   } finally {
@@ -113,7 +121,7 @@ function removeStale(current: readonly string[], log: (s: string) => void) {
   }
 }
 
-/** Packages the geth stand-in runs from the project's node_modules: hardhat's closure and ws. */
+/** Packages the stand-ins run from the project's node_modules: ws and its closure. */
 function nodeModulesClosure(): string[] {
   const seen = new Set<string>();
   const resolveDep = (name: string, from: string): string | undefined => {
@@ -130,13 +138,10 @@ function nodeModulesClosure(): string[] {
     seen.add(dir);
     const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
     for (const dep of Object.keys({ ...pj.dependencies, ...pj.optionalDependencies })) {
-      // Native builds for other platforms are optional and large: only this machine's.
-      if (/^@nomicfoundation\/edr-/.test(dep) && dep !== `@nomicfoundation/edr-${process.platform}-${process.arch}-gnu`) continue;
       const r = resolveDep(dep, dir);
       if (r) walk(r);
     }
   };
-  walk(join(ROOT, "node_modules/hardhat"));
   walk(join(ROOT, "node_modules/ws"));
   const top = join(ROOT, "node_modules") + "/";
   // Nested packages come along with the package that holds them.
@@ -148,7 +153,7 @@ const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
 /** Debian's Node.js, HAProxy and certbot on the debootstrap base: what every stand-in builds on. */
 export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string } {
-  const base = baseImage(log);
+  const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
     const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: "2.6-", certbot: "2.1-" }, log);
@@ -161,7 +166,10 @@ export function buildDebianImages(log: (s: string) => void = console.log): { rea
 export function buildTestImages(log: (s: string) => void = console.log): TestImages {
   const { base, ...debian } = buildDebianImages(log);
   const standinCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
+  const clientCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
+    cpSync(clientBinary("geth", log), join(clientCtx, "geth"));
+    const clients = buildTargets("clients.Dockerfile", clientCtx, { BASE: base }, { geth: `${parseImageRef(IMAGES.geth).tag}-` }, log);
     cpSync(join(HERE, "standins"), join(standinCtx, "standins"), { recursive: true });
     // The devnet stand-ins the unit tests run on loopback, reused as the containers' entrypoints.
     cpSync(join(ROOT, "test/support/standins"), join(standinCtx, "standins"), { recursive: true });
@@ -176,15 +184,16 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
       "standins.Dockerfile",
       standinCtx,
       { NODE: debian.node },
-      { geth: versionPrefix(IMAGES.geth), lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder),
-        "geth-dev": versionPrefix(IMAGES.geth), "starknet-devnet": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
+      { lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder),
+        "starknet-devnet": versionPrefix(DEVNET_IMAGES.starknetDevnet), "starknet-devnet-stalled": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: standins.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, gethDev: standins["geth-dev"], starknetDevnet: standins["starknet-devnet"] };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: standins["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {
     rmSync(standinCtx, { recursive: true, force: true });
+    rmSync(clientCtx, { recursive: true, force: true });
   }
 }
 

@@ -8,13 +8,6 @@ COPY flags/ /opt/standins/flags/
 # Entry points run through the symlinks below, whatever mode the checkout gave them.
 RUN chmod 0755 /opt/standins/*.js
 
-# geth's image is Alpine: BusyBox wget (its health check uses it), sh, od and tr (jwt-init).
-FROM standins AS geth
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
- && ln -s /opt/standins/geth.js /usr/local/bin/geth
-ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/geth.json
-ENTRYPOINT ["geth"]
-
 # Lighthouse's image has bash and no curl; the command starts with `lighthouse bn`.
 FROM standins AS lighthouse
 RUN ln -s /opt/standins/lighthouse.js /usr/local/bin/lighthouse
@@ -34,15 +27,15 @@ RUN ln -s /opt/standins/pathfinder.js /usr/local/bin/pathfinder \
 ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/pathfinder.json
 ENTRYPOINT ["pathfinder"]
 
-# The devnet network's clients, from the stand-ins in test/support/standins/ (each says what it
-# does not prove): geth --dev (Alpine image: BusyBox wget for its health check) and Starknet
-# Devnet (entrypoint `tini -- starknet-devnet --host 0.0.0.0`; BusyBox wget as well).
-FROM standins AS geth-dev
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
- && ln -s /opt/standins/geth-dev.js /usr/local/bin/geth
-ENTRYPOINT ["geth"]
-
+# The devnet network's L2, from the stand-in in test/support/standins/ (it says what it does not
+# prove): Starknet Devnet (entrypoint `tini -- starknet-devnet --host 0.0.0.0`; BusyBox wget for its
+# health check). Its L1, geth --dev, is the real geth image (clients.Dockerfile).
 FROM standins AS starknet-devnet
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
  && ln -s /opt/standins/starknet-devnet.js /usr/local/bin/starknet-devnet
 ENTRYPOINT ["starknet-devnet", "--host", "0.0.0.0"]
+
+# The same Devnet stand-in, told to stay at its genesis block: a node that never syncs, for the
+# real engine's readiness-timeout test (test/engine/).
+FROM starknet-devnet AS starknet-devnet-stalled
+ENV RPCSTACK_STANDIN_STALLED=1

@@ -177,6 +177,8 @@ server.on("upgrade", (req, sock, head) => {
 });
 
 newBlock();
-if (intervalSeconds) setInterval(newBlock, intervalSeconds * 1000).unref();
+// RPCSTACK_STANDIN_STALLED=1 (set by a test image, never by the package) keeps the chain at its
+// genesis block: a node that never catches up, for the readiness timeout test.
+if (intervalSeconds && process.env.RPCSTACK_STANDIN_STALLED !== "1") setInterval(newBlock, intervalSeconds * 1000).unref();
 for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
 server.listen(port, host, () => process.stdout.write(`Starknet Devnet listening on ${host}:${server.address().port}\n`));

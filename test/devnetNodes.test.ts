@@ -1,8 +1,9 @@
 /**
- * The devnet services' command lines, run by the stand-ins e2e reuses (test/support/standins/):
- * they start from exactly what services/ writes (listen addresses moved to loopback, ports to
- * free ones), produce blocks on their own, and rpcstack-ready calls both synced within seconds,
- * as it will in the containers. The indexer follows the Devnet stand-in.
+ * The devnet services' command lines, run by real geth (built from its Go module at the pin, as the
+ * e2e image has it) and the Starknet Devnet stand-in e2e reuses (test/support/standins/): they
+ * start from exactly what services/ writes (listen addresses moved to loopback, ports to free
+ * ones), produce blocks on their own, and rpcstack-ready calls both synced within seconds, as it
+ * will in the containers. The indexer follows the Devnet stand-in.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/index.js";
 import { buildServices } from "../services/index.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue, stackFileConfig } from "./harness.js";
+import { clientBinary } from "./support/clients.js";
 import { freePort, jsonRpc, start, waitFor, type Child } from "./support/net.js";
 
 const STANDINS = join(ROOT, "test/support/standins");
@@ -19,7 +21,7 @@ const TSX = join(ROOT, "node_modules/.bin/tsx");
 
 const settings = loadConfig({ entries: { ...stackFileConfig("local"), "rpcstack:projectKeys": encodeConfigValue(TEST_PROJECT_KEYS) } });
 const specs = buildServices(settings);
-// Devnet runs one execution client and one L2 node: the roles the stand-ins replace.
+// Devnet runs one execution client and one L2 node.
 const execution = specs.l1.services.execution;
 if (!execution) throw new Error("the local stack's L1 role has no execution client");
 const byName = { geth: execution, "starknet-devnet": specs.l2.services.node } as const;
@@ -41,15 +43,21 @@ let l1: string;
 let l2: string;
 let l2Ws: string;
 
+let gethBinary: string;
+// Built from its module when the cache lacks it (.ci/run builds it first): minutes, not the nodes' 30 s.
+beforeAll(() => {
+  gethBinary = clientBinary("geth");
+}, 30 * 60_000);
+
 beforeAll(async () => {
   const [http, ws, metrics, rpc] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  geth = start(process.execPath, [join(STANDINS, "geth-dev.js"), ...onLoopback(commandOf("geth"), { 8545: http, 8546: ws, 6060: metrics })]);
+  geth = start(gethBinary, onLoopback(commandOf("geth"), { 8545: http, 8546: ws, 6060: metrics }));
   // The image's entrypoint puts `--host 0.0.0.0` before the command; here the host is loopback.
   devnet = start(process.execPath, [join(STANDINS, "starknet-devnet.js"), "--host", "127.0.0.1", ...onLoopback(commandOf("starknet-devnet"), { 5050: rpc })]);
   l1 = `http://127.0.0.1:${http}`;
   l2 = `http://127.0.0.1:${rpc}/rpc`;
   l2Ws = `ws://127.0.0.1:${rpc}/ws`;
-  await waitFor("geth --dev stand-in", () => jsonRpc(l1, "eth_chainId"));
+  await waitFor("geth --dev", () => jsonRpc(l1, "eth_chainId"));
   await waitFor("Starknet Devnet stand-in", () => jsonRpc(l2, "starknet_chainId"));
 }, 30_000);
 afterAll(async () => {
@@ -72,7 +80,7 @@ function healthCheck(name: keyof typeof byName, fromPort: number, toPort: number
   }
 }
 
-describe("devnet stand-ins on the package's own command lines", () => {
+describe("devnet nodes on the package's own command lines", () => {
   it("both chains make a block every 2 s, stamped with the clock", async () => {
     const first = [Number.parseInt(await jsonRpc(l1, "eth_blockNumber"), 16), await jsonRpc(l2, "starknet_blockNumber")];
     await new Promise((r) => setTimeout(r, 4_500));

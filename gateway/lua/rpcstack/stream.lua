@@ -1,4 +1,4 @@
--- Length-prefixed units in a stream the gateway relays (WebSocket frames, gRPC messages), read by
+-- Length-prefixed units in a stream the gateway relays (gRPC messages, WebSocket frames), read by
 -- the Lua filters as the bytes pass (limits.lua, failover.lua).
 --
 --   forward(self, txn, msg, avail, peek) -> bytes
@@ -21,17 +21,4 @@ local function forward(self, txn, msg, avail, peek)
   end
 end
 
--- RFC 6455 5.2: a frame header's length (2 bytes, then a 16- or 64-bit length when the 7-bit one
--- says so, then the mask when the mask bit is set) and its payload length; nothing while not all in.
-local function ws_header(h)
-  if #h < 2 then return end
-  local b2 = h:byte(2)
-  local len, hlen = b2 & 127, 2
-  if len == 126 then hlen = 4 elseif len == 127 then hlen = 10 end
-  if b2 >= 128 then hlen = hlen + 4 end
-  if #h < hlen then return end
-  if len == 126 then len = string.unpack('>I2', h, 3) elseif len == 127 then len = string.unpack('>i8', h, 3) end
-  return hlen, len
-end
-
-return { forward = forward, ws_header = ws_header }
+return { forward = forward }

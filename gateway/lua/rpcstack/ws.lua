@@ -1,0 +1,178 @@
+-- A WebSocket client's messages as the gateway reads them (RFC 6455 5.2): frame headers,
+-- unmasking, and the verdict on a whole message, read as the node will read it (the method
+-- policy's reader, rpcstack/policy.lua).
+--
+--   header(h) -> hlen, len, op, fin, key   a frame's header from its first bytes (up to 14), or
+--       nothing while they are not all in; key is the 4-byte mask, nil on an unmasked frame
+--   unmask(payload, key) -> the payload's text (payload itself when key is nil)
+--   frame(text, key) -> one final text frame carrying text, masked with key when there is one
+--   unit(data, p, max, room) -> stop, frames | nil, need | false
+--       the unit at data[p] (1-based): a control frame on its own, or a whole message, its data
+--       frames and any control frames between them. stop: the index after it; frames: its data
+--       frames as { payload start, length, mask }. nil, need: not all in yet, and the length data
+--       must reach (from p) before it can be. false: a protocol error, or a message over max bytes
+--       (payload) or over max + room (with its frame headers)
+--   check(text, rules, subs) -> verdict, calls, text', opened
+--       rules  { deny = {...}, allow = {...}, subscribe = {...}, max_batch = n } (lower case:
+--              deny and allow as the policy has them, subscribe the prefixes of the methods that
+--              open a subscription)
+--       subs   { socket = n, socket_max = n, key = n, key_max = n }: subscriptions opened on this
+--              socket and on all of the key's sockets, and their caps
+--       verdict  nil, "invalid" (not JSON the gateway can read whole) or "batch" (more than
+--              max_batch calls): the socket is closed on either. The common message (one object,
+--              no backslash, one "method" key) is read without the parser, as the HTTP path reads
+--              it with json_query: cut short, it goes on and the node answers a parse error
+--       calls  the number of calls (a single call is one), for the rate
+--       text'  the message to forward instead, or nil to forward it as it is: each call the policy
+--              denies, and each subscription past a cap, becomes a call of a method no node serves
+--              (DENIED, OVER_CAP), with the call's own id, so the node answers it with a JSON-RPC
+--              error (-32601) in its place and the other calls go through
+--       opened the subscriptions this message opens
+local json = require 'rpcstack.json'
+local policy = require 'rpcstack.policy'
+local byte, char, find, pack, unpack = string.byte, string.char, string.find, string.pack, string.unpack
+local concat = table.concat
+
+local DENIED = 'rpcstack_method_not_served'
+local OVER_CAP = 'rpcstack_subscription_limit_reached'
+
+local function header(h)
+  if #h < 2 then return end
+  local b1, b2 = byte(h, 1, 2)
+  local len, hlen = b2 & 127, 2
+  if len == 126 then hlen = 4 elseif len == 127 then hlen = 10 end
+  local masked = b2 >= 128
+  if masked then hlen = hlen + 4 end
+  if #h < hlen then return end
+  if len == 126 then len = unpack('>I2', h, 3) elseif len == 127 then len = unpack('>i8', h, 3) end
+  return hlen, len, b1 & 15, b1 >= 128, masked and h:sub(hlen - 3, hlen) or nil
+end
+
+-- Eight bytes at a time: the mask repeated twice as one 64-bit word.
+local function unmask(payload, key)
+  if not key then return payload end
+  local k4 = unpack('<I4', key)
+  local k8 = k4 | (k4 << 32)
+  local n = #payload
+  local whole = n - n % 8
+  local out = {}
+  for i = 1, whole, 8 do out[#out + 1] = pack('<i8', unpack('<i8', payload, i) ~ k8) end
+  for i = whole + 1, n do out[#out + 1] = char(byte(payload, i) ~ byte(key, (i - 1) % 4 + 1)) end
+  return concat(out)
+end
+
+local function frame(text, key)
+  local n = #text
+  local mask = key and 128 or 0
+  local head
+  if n < 126 then head = char(0x81, mask | n)
+  elseif n < 65536 then head = char(0x81, mask | 126) .. pack('>I2', n)
+  else head = char(0x81, mask | 127) .. pack('>i8', n) end
+  if not key then return head .. text end
+  return head .. key .. unmask(text, key)
+end
+
+local function unit(data, p, max, room)
+  local start, frames, size, held = p, {}, 0, 0
+  while true do
+    local hlen, len, op, fin, key = header(data:sub(p, p + 13))
+    -- A header is 2 to 14 bytes: wait for one more than there is.
+    if not hlen then return nil, #data - start + 2 end
+    if len < 0 or (op >= 8 and len > 125) then return false end
+    if op < 8 then
+      size, held = size + len, held + hlen + len
+      if size > max or held > max + room then return false end
+    end
+    local e = p + hlen + len
+    if e - 1 > #data then return nil, e - start end
+    if op < 8 then frames[#frames + 1] = { p + hlen, len, key } end
+    p = e
+    if #frames == 0 or (op < 8 and fin) then return p, frames end
+  end
+end
+
+local function starts(m, prefixes)
+  for _, p in ipairs(prefixes) do
+    if m:sub(1, #p) == p then return true end
+  end
+  return false
+end
+
+-- What each call is: 'denied', 'subscribe' or nil, from its methods (every "method" key).
+local function kind(methods, rules)
+  local sub = false
+  for _, m in ipairs(methods) do
+    local lm = m:lower()
+    if policy.listed(lm, rules.deny) and not policy.listed(lm, rules.allow) then return 'denied' end
+    if starts(lm, rules.subscribe) then sub = true end
+  end
+  return sub and 'subscribe' or nil
+end
+
+-- The raw id of the call object at text[i], as Go's decoder takes it: the last key that is "id"
+-- in any case. Nil when it has none (a notification) or is not an object.
+local function id_of(text, i)
+  if byte(text, i) ~= 123 then return nil end
+  local id
+  i = json.skip(text, i + 1)
+  while byte(text, i) == 34 do
+    local k
+    k, i = json.str(text, i)
+    i = json.skip(text, json.skip(text, i) + 1)
+    local e = json.skipv(text, i, 1)
+    if k:lower() == 'id' then id = text:sub(i, e - 1) end
+    i = json.skip(text, e)
+    if byte(text, i) ~= 44 then break end
+    i = json.skip(text, i + 1)
+  end
+  return id
+end
+
+-- The call at text[a] replaced by a call of `method`, under its own id (none: a notification).
+local function replaced(text, a, method)
+  local id = id_of(text, a)
+  return '{"jsonrpc":"2.0",' .. (id and ('"id":' .. id .. ',') or '') .. '"method":"' .. method .. '","params":[]}'
+end
+
+-- The common message, read without the parser: one object with no backslash and one "method" key
+-- in any case, whose value is a string (what the HTTP path reads natively with json_query). Nil
+-- for anything else, which the policy's reader reads whole.
+local function simple(text)
+  local s = json.skip(text, 1)
+  if byte(text, s) ~= 123 or find(text, '\\', s, true) then return nil end
+  local lower = text:lower()
+  local a = find(lower, '"method"', s, true)
+  if not a or find(lower, '"method"', a + 8, true) then return nil end
+  local m = text:match('^%s*:%s*"([^"]*)"', a + 8)
+  return m and { { m } }
+end
+
+local function check(text, rules, subs)
+  local calls = simple(text) or policy.read(text)
+  if not calls then return 'invalid' end
+  if #calls > rules.max_batch then return 'batch', #calls end
+  local refuse, opened, any = {}, 0, false
+  for i, methods in ipairs(calls) do
+    local k = kind(methods, rules)
+    if k == 'denied' then
+      refuse[i], any = DENIED, true
+    elseif k == 'subscribe' then
+      if subs.socket + opened < subs.socket_max and subs.key + opened < subs.key_max then
+        opened = opened + 1
+      else
+        refuse[i], any = OVER_CAP, true
+      end
+    end
+  end
+  if not any then return nil, #calls, nil, opened end
+  local start = json.skip(text, 1)
+  if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1]), opened end
+  local items = json.elements(text, start)
+  local out = {}
+  for i, it in ipairs(items) do out[i] = refuse[i] and replaced(text, it.a, refuse[i]) or text:sub(it.a, it.b) end
+  return nil, #calls, '[' .. concat(out, ',') .. ']', opened
+end
+
+return {
+  header = header, unmask = unmask, frame = frame, unit = unit, check = check, DENIED = DENIED, OVER_CAP = OVER_CAP,
+}

@@ -1,0 +1,219 @@
+/**
+ * The README's first command for real: the Pulumi engine built from its Go modules
+ * (scripts/engine/build.sh: CLI, Node.js language host, docker and command provider plugins)
+ * deploys the default `local` stack on this machine's Docker engine with `npm run up`, then:
+ * preview and refresh find nothing to change, a gateway setting changes only the gateway, destroy
+ * keeps the data volumes and the next up attaches them, no project key reaches the state in clear,
+ * and a node that never syncs fails the update with the program's message until it is fixed.
+ *
+ * It runs on a copy of the project (its stack file edited, the committed one untouched) with the
+ * test's own file backend and PULUMI_HOME, and images built without a registry (test/e2e/images:
+ * geth from its Go module, Debian's HAProxy, certbot and Node.js, the Starknet Devnet stand-in),
+ * passed through the stack's image keys. The local stack publishes fixed ports (443, 80, 8545,
+ * 8546, 5050): the test stops at once, naming them, if one is taken.
+ *
+ * Not part of `npm test`: CI cannot build the provider plugins (see README, "The Pulumi engine").
+ * Run it with `npm run test:engine` where scripts/engine/build.sh has them.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import { buildTestImages, type TestImages } from "../e2e/images/build.js";
+import { ROOT } from "../harness.js";
+import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
+
+const PORTS = [443, 80, 8545, 8546, 5050];
+const STACK = "local";
+
+const dirs: string[] = [];
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+
+/** The loopback ports the local stack publishes that something else holds. */
+async function takenPorts(): Promise<number[]> {
+  const taken: number[] = [];
+  for (const port of PORTS) {
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer().once("error", () => resolve(false)).listen(port, "0.0.0.0", () => srv.close(() => resolve(true)));
+    });
+    if (!free) taken.push(port);
+  }
+  return taken;
+}
+
+const docker = (...args: string[]) => execFileSync("docker", args, { encoding: "utf8" }).trim();
+const names = (kind: "container" | "network" | "volume") =>
+  docker(kind, "ls", ...(kind === "container" ? ["-a", "--format", "{{.Names}}"] : ["--format", "{{.Name}}"])).split("\n").filter((n) => /^rpcstack(-|$)/.test(n));
+const containerId = (name: string) => docker("inspect", "--format", "{{.Id}}", name);
+
+describe("the local stack on the real Pulumi engine", () => {
+  let engine: Engine;
+  let images: TestImages;
+  let project: string;
+  let state: string;
+  let env: NodeJS.ProcessEnv;
+  const pulumi = (...args: string[]) => {
+    // The trial stack's empty passphrase, which npm run up chose for it (it says so).
+    const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--stack", STACK, "--non-interactive"], {
+      cwd: project,
+      env: { ...env, PULUMI_CONFIG_PASSPHRASE: "" },
+      encoding: "utf8",
+      timeout: 900_000,
+      maxBuffer: 64 << 20,
+    });
+    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
+  };
+  const npmRunUp = () => {
+    const r = spawnSync("npm", ["run", "up"], { cwd: project, env, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
+    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
+  };
+  /** Sets rpcstack:<path> in the copy's stack file (the way an operator edits it). */
+  const setConfig = (path: string, value: string) => {
+    const r = pulumi("config", "set", "--path", `rpcstack:${path}`, value);
+    expect(r.status, r.out).toBe(0);
+  };
+
+  beforeAll(async () => {
+    const found = findEngine();
+    if ("missing" in found) throw new Error(found.missing);
+    const unbuilt = ["docker", "command"].filter((p) => !found.manifest.plugins[p]?.built);
+    if (unbuilt.length) throw new Error(`the engine has no ${unbuilt.join(", ")} plugin: ${unbuilt.map((p) => found.manifest.plugins[p]?.note).join("; ")}`);
+    engine = found;
+    const taken = await takenPorts();
+    if (taken.length) throw new Error(`the local stack publishes ports ${taken.join(", ")}, which something here holds`);
+    if (names("container").length) throw new Error(`containers named rpcstack-* exist already: ${names("container").join(", ")}`);
+    images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
+    const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
+    Object.assign(stack.config, {
+      "rpcstack:l1": { executionImage: images.geth },
+      "rpcstack:l2": { image: images.starknetDevnet },
+      "rpcstack:indexer": { image: images.node },
+      // This sandbox's Docker daemon allows 20000 open files; HAProxy needs two per connection.
+      "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+      "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
+    });
+    project = projectCopy(temp("rpcstack-engine-"), { [STACK]: stringify(stack) });
+    state = temp("rpcstack-engine-state-");
+    env = engineEnv(engine, temp("rpcstack-engine-home-"), { PULUMI_BACKEND_URL: `file://${state}` });
+  }, 900_000);
+
+  afterAll(() => {
+    if (project) pulumi("destroy", "--yes");
+    for (const c of names("container")) docker("rm", "-f", c);
+    for (const n of names("network")) docker("network", "rm", n);
+    for (const v of names("volume")) docker("volume", "rm", "-f", v);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }, 600_000);
+
+  let key: string;
+  const gatewayCa = () => {
+    const file = join(project, "gateway-ca.pem");
+    writeFileSync(file, docker("exec", "rpcstack-gateway", "sed", "-n", "/-----BEGIN CERTIFICATE-----/,/-----END CERTIFICATE-----/p", "/certs/gateway.pem"));
+    return file;
+  };
+
+  it("npm run up deploys the stack with the built CLI: the endpoints, the key's read command and the smoke relays are printed", () => {
+    const t0 = Date.now();
+    const r = npmRunUp();
+    console.log(`engine: npm run up took ${Math.round((Date.now() - t0) / 1000)} s`);
+    expect(r.status, r.out).toBe(0);
+    expect(r.out).toContain("rpcstack: using the Pulumi CLI on PATH (v3.248.0)");
+    expect(r.out).toContain("rpcstack: file backend without PULUMI_CONFIG_PASSPHRASE: the local stack's secrets use an empty passphrase");
+    expect(r.out).toMatch(/rpcstack: stack local is up \(network devnet\)/);
+    expect(r.out).toContain("ETHDEV   https://localhost/gateway/ethdev/rpc-http/<KEY>");
+    expect(r.out).toMatch(/Smoke test relays through the gateway: ETHDEV rpc-http at block \d+, ETHDEV rpc at block \d+, STRKDEV rpc-http at block \d+, STRKDEV rpc at block \d+\./);
+    const keys = pulumi("config", "get", "projectKeys");
+    expect(keys.status, keys.out).toBe(0);
+    key = JSON.parse(keys.out.trim().split("\n")[0])[0].key;
+    // The key is a secret: npm run up printed how to read it, never the key.
+    expect(r.out).not.toContain(key);
+  }, 900_000);
+
+  it("ethers and starknet.js relay through the gateway, trusting its self-signed certificate", () => {
+    const r = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "test/engine/relay.ts"), "https://localhost", key], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: gatewayCa() },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.ethChainId).toBe(1337);
+    expect(out.ethBlock).toBeGreaterThan(0);
+    expect(out.strkChainId).toBe("0x534e5f5345504f4c4941");
+    expect(out.strkBlock).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("right after the up, preview and refresh find nothing to change", () => {
+    const preview = pulumi("preview", "--expect-no-changes", "--diff");
+    expect(preview.status, preview.out).toBe(0);
+    const refresh = pulumi("refresh", "--expect-no-changes", "--yes");
+    expect(refresh.status, refresh.out).toBe(0);
+  }, 600_000);
+
+  it("changing gateway.rateLimitPerSecond updates only the gateway's resources; the node containers keep their ids", () => {
+    const nodes = ["rpcstack-geth", "rpcstack-starknet-devnet", "rpcstack-indexer", "rpcstack-sync-health"];
+    const before = Object.fromEntries(nodes.map((n) => [n, containerId(n)]));
+    setConfig("gateway.rateLimitPerSecond", "150");
+    const preview = pulumi("preview", "--json");
+    expect(preview.status, preview.out).toBe(0);
+    const steps = (JSON.parse(preview.out.slice(preview.out.indexOf("{"))).steps as { op: string; urn: string }[]).filter((s) => s.op !== "same");
+    expect(steps.length).toBeGreaterThan(0);
+    for (const s of steps) expect(s.urn, `${s.op} ${s.urn}`).toMatch(/rpcstack:index:Gateway\$/);
+    const up = pulumi("up", "--yes", "--skip-preview");
+    expect(up.status, up.out).toBe(0);
+    expect(Object.fromEntries(nodes.map((n) => [n, containerId(n)]))).toEqual(before);
+    expect(docker("exec", "rpcstack-gateway", "cat", "/usr/local/etc/haproxy/haproxy.cfg")).toMatch(/1500/);
+  }, 900_000);
+
+  it("the state and `pulumi stack export` hold no project key in clear text", () => {
+    const exported = pulumi("stack", "export");
+    expect(exported.status, exported.out).toBe(0);
+    expect(exported.out).toContain("rpcstack-gateway");
+    expect(exported.out).not.toContain(key);
+    const files: string[] = [];
+    const walk = (d: string) => readdirSync(d).forEach((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : files.push(join(d, f))));
+    walk(state);
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) expect(readFileSync(f, "latin1").includes(key), f).toBe(false);
+    expect(readFileSync(join(project, "stacks/Pulumi.local.yaml"), "utf8")).not.toContain(key);
+  });
+
+  it("destroy removes every container and network it made and keeps the data volumes; the next up attaches the same volumes", () => {
+    const volumes = names("volume");
+    expect(volumes).toEqual(expect.arrayContaining(["rpcstack-gateway-certs", "rpcstack-gateway-run"]));
+    // A mark in each volume (Docker's CreatedAt follows the folder's mtime, so it cannot tell a kept volume from a new one).
+    const mark = randomBytes(8).toString("hex");
+    const onVolume = (v: string, cmd: string) => docker("run", "--rm", "--user", "0", "--entrypoint", "sh", "-v", `${v}:/v`, images.node, "-c", cmd);
+    for (const v of volumes) onVolume(v, `echo ${mark} > /v/.rpcstack-engine-test`);
+    const cert = docker("exec", "rpcstack-gateway", "sha256sum", "/certs/gateway.pem").split(" ")[0];
+    const destroy = pulumi("destroy", "--yes");
+    expect(destroy.status, destroy.out).toBe(0);
+    expect(names("container")).toEqual([]);
+    expect(names("network")).toEqual([]);
+    expect(names("volume").sort()).toEqual(volumes.sort());
+    const up = pulumi("up", "--yes", "--skip-preview");
+    expect(up.status, up.out).toBe(0);
+    for (const v of volumes) expect(onVolume(v, "cat /v/.rpcstack-engine-test"), v).toBe(mark);
+    // cert-init found the certificate it made before and kept it.
+    expect(docker("exec", "rpcstack-gateway", "sha256sum", "/certs/gateway.pem").split(" ")[0]).toBe(cert);
+  }, 900_000);
+
+  it("a node that never syncs fails the update with the program's message; after the fix the next up succeeds", () => {
+    setConfig("readiness.timeoutMinutes", "1");
+    setConfig("l2.image", images.starknetDevnetStalled);
+    const stuck = pulumi("up", "--yes", "--skip-preview");
+    expect(stuck.status).not.toBe(0);
+    expect(stuck.out).toContain("rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes");
+    setConfig("l2.image", images.starknetDevnet);
+    const fixed = pulumi("up", "--yes", "--skip-preview");
+    expect(fixed.status, fixed.out).toBe(0);
+  }, 900_000);
+});

@@ -1,0 +1,132 @@
+-- A WebSocket client's messages as the gateway reads them (gateway/lua/rpcstack/ws.lua).
+local ws = require 'rpcstack.ws'
+
+local KEY = '\90\23\195\8'
+local RULES = {
+  deny = { 'debug_', 'admin_' }, allow = { 'debug_tracetransaction' }, subscribe = { 'eth_subscribe' }, max_batch = 3,
+}
+local function subs(socket, key) return { socket = socket or 0, socket_max = 2, key = key or 0, key_max = 5 } end
+local call = function(method, id)
+  return '{"jsonrpc":"2.0","id":' .. (id or 1) .. ',"method":"' .. method .. '","params":[]}'
+end
+
+describe('frames', function()
+  it('reads a client frame header: 7-, 16- and 64-bit lengths, the mask, FIN and the opcode', function()
+    for _, n in ipairs({ 5, 125, 126, 65535, 65536, 1 << 20 }) do
+      local f = ws.frame(string.rep('x', n), KEY)
+      local hlen, len, op, fin, key = ws.header(f:sub(1, 14))
+      assert.same({ #f - n, n, 1, true, KEY }, { hlen, len, op, fin, key })
+      assert.equal(string.rep('x', n), ws.unmask(f:sub(hlen + 1), key))
+    end
+  end)
+
+  it('answers nothing until the header is all in', function()
+    local f = ws.frame(string.rep('x', 300), KEY)
+    for cut = 0, 7 do assert.is_nil(ws.header(f:sub(1, cut))) end
+    assert.equal(8, (ws.header(f:sub(1, 8))))
+  end)
+
+  it('unmasks any length, word by word and byte by byte', function()
+    for n = 0, 19 do
+      local text = string.rep('{"a":1}', 3):sub(1, n)
+      assert.equal(text, ws.unmask(ws.unmask(text, KEY), KEY))
+    end
+    assert.equal('plain', ws.unmask('plain', nil))
+  end)
+end)
+
+describe('check', function()
+  it('reads the common message (one object, one "method" key, no escape) without the parser', function()
+    local sub = ' {"id":1,"Method" : "eth_subscribe","params":["newHeads"]}'
+    assert.same({ nil, 1, nil, 1 }, { ws.check(sub, RULES, subs()) })
+    local _, _, out = ws.check('{"id":1,"method":"admin_peers"}', RULES, subs())
+    assert.equal('{"jsonrpc":"2.0","id":1,"method":"' .. ws.DENIED .. '","params":[]}', out)
+    -- Cut short, it goes on as it is: the node answers a parse error, as over HTTP.
+    assert.same({ nil, 1, nil, 0 }, { ws.check('{"method":"eth_call"', RULES, subs()) })
+  end)
+
+  it('lets allowed calls through untouched and counts every call of a batch', function()
+    assert.same({ nil, 1, nil, 0 }, { ws.check(call('eth_blockNumber'), RULES, subs()) })
+    local batch = '[' .. call('a_b', 1) .. ',' .. call('c_d', 2) .. ',' .. call('debug_traceTransaction', 3) .. ']'
+    assert.same({ nil, 3, nil, 0 }, { ws.check(batch, RULES, subs()) })
+  end)
+
+  it('refuses what it cannot read and batches over the limit: the socket is closed on these', function()
+    assert.equal('invalid', (ws.check('[{"method":"eth_call"}', RULES, subs())))
+    assert.equal('invalid', (ws.check('{"method":"eth_call","method":"eth_call"', RULES, subs())))
+    assert.equal('invalid', (ws.check('not json', RULES, subs())))
+    assert.equal('batch', (ws.check('[' .. string.rep(call('x_y') .. ',', 3) .. call('x_y') .. ']', RULES, subs())))
+  end)
+
+  it('rewrites a denied call into a call no node serves, under its own id, read as the node reads it', function()
+    for _, text in ipairs({
+      call('debug_setHead', '"abc"'), [[{"id":"abc","m\u0065thod":"admin_peers"}]],
+      '{"method":"eth_call","METHOD":"admin_peers","id":"abc"}', '{"id":1,"method":"admin_peers","ID":"abc"}',
+    }) do
+      local verdict, calls, out = ws.check(text, RULES, subs())
+      assert.same({ nil, 1 }, { verdict, calls })
+      assert.equal('{"jsonrpc":"2.0","id":"abc","method":"' .. ws.DENIED .. '","params":[]}', out)
+    end
+  end)
+
+  it('in a batch, rewrites only the refused calls and keeps the others byte for byte', function()
+    local text = '[ ' .. call('eth_chainId', 1) .. ' , ' .. call('admin_peers', 2) .. ',{"method":"debug_x"}]'
+    local _, calls, out = ws.check(text, RULES, subs())
+    assert.equal(3, calls)
+    local denied = '"method":"' .. ws.DENIED .. '","params":[]}'
+    local id2 = '{"jsonrpc":"2.0","id":2,'
+    assert.equal('[' .. call('eth_chainId', 1) .. ',' .. id2 .. denied .. ',{"jsonrpc":"2.0",' .. denied .. ']', out)
+  end)
+
+  it('counts subscriptions and refuses those past the socket cap or the key cap', function()
+    assert.same({ nil, 1, nil, 1 }, { ws.check(call('eth_subscribe'), RULES, subs(0, 0)) })
+    local two = '[' .. call('eth_subscribe', 1) .. ',' .. call('eth_subscribe', 2) .. ']'
+    local _, _, out, opened = ws.check(two, RULES, subs(1, 0))
+    assert.equal(1, opened)
+    assert.truthy(out:find('"id":2,"method":"' .. ws.OVER_CAP .. '"', 1, true))
+    assert.falsy(out:find('"id":1,"method":"' .. ws.OVER_CAP .. '"', 1, true))
+    local _, _, over, none = ws.check(call('ETH_SUBSCRIBE', 7), RULES, subs(0, 5))
+    assert.same({ '{"jsonrpc":"2.0","id":7,"method":"' .. ws.OVER_CAP .. '","params":[]}', 0 }, { over, none })
+  end)
+end)
+
+describe('unit', function()
+  local text = function(s, fin, op) -- one masked frame, FIN and opcode as given
+    local f = ws.frame(s, KEY)
+    return string.char((fin == false and 0 or 128) | (op or 1)) .. f:sub(2)
+  end
+
+  it('is a whole message: one frame, or its fragments with a control frame between them', function()
+    local one = text('hello')
+    assert.same({ #one + 1, { { 7, 5, KEY } } }, { ws.unit(one .. 'rest', 1, 100, 10) })
+    local ping = text('', true, 9)
+    local frags = text('he', false) .. ping .. text('llo', true, 0)
+    local stop, frames = ws.unit(frags, 1, 100, 10)
+    assert.equal(#frags + 1, stop)
+    assert.equal(2, #frames)
+    local payload = function(f) return ws.unmask(frags:sub(f[1], f[1] + f[2] - 1), f[3]) end
+    assert.equal('hello', payload(frames[1]) .. payload(frames[2]))
+  end)
+
+  it('a control frame alone is a unit, even an empty close frame of 6 bytes', function()
+    local close = text('', true, 8)
+    assert.same({ 7, {} }, { ws.unit(close, 1, 100, 10) })
+  end)
+
+  it('says how much must be in before it is whole, and never more than it needs', function()
+    local one = text(string.rep('x', 300))
+    assert.same({ nil, #one }, { ws.unit(one:sub(1, 50), 1, 1000, 10) })
+    assert.same({ nil, 2 }, { ws.unit(one:sub(1, 1), 1, 1000, 10) })
+    assert.same({ nil, 8 }, { ws.unit(one:sub(1, 7), 1, 1000, 10) })
+    local frags = text('ab', false) .. text('cd', true, 0)
+    assert.same({ nil, #frags }, { ws.unit(frags:sub(1, #frags - 1), 1, 1000, 10) })
+  end)
+
+  it('refuses a message over max, fragments counted together, and framing over max + room', function()
+    assert.is_false(ws.unit(text(string.rep('x', 101)), 1, 100, 10))
+    assert.is_false(ws.unit(text(string.rep('x', 60), false) .. text(string.rep('x', 60), true, 0), 1, 100, 10))
+    local tiny = string.rep(text('x', false), 30)
+    assert.is_false(ws.unit(tiny, 1, 100, 10))
+    assert.is_false(ws.unit(text(string.rep('x', 126), true, 9), 1, 1000, 10))
+  end)
+end)

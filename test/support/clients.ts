@@ -1,0 +1,27 @@
+/**
+ * Node clients built from their package registries by scripts/clients/build.sh (geth from its Go
+ * module), for the tests that run the real software instead of a stand-in.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+// Not the harness's ROOT: the image build runs outside vitest too (tsx test/e2e/images/build.ts).
+const ROOT = join(__dirname, "../..");
+
+export type BuiltClient = "geth";
+
+/**
+ * The client's binary at the stack's pin, building it first when the cache lacks it (a few minutes,
+ * once per machine; `.ci/run` builds it before the tests).
+ */
+export function clientBinary(client: BuiltClient, log: (s: string) => void = console.log): string {
+  const script = join(ROOT, "scripts/clients/build.sh");
+  const path = execFileSync("bash", [script, "--print-path", client], { encoding: "utf8" }).trim();
+  if (!existsSync(path)) {
+    const t0 = Date.now();
+    execFileSync("bash", [script, client], { stdio: "pipe", maxBuffer: 64 << 20 });
+    log(`built ${client} from its registry in ${Math.round((Date.now() - t0) / 1000)} s`);
+  }
+  return path;
+}
