@@ -95,6 +95,17 @@ describe("two nodes per chain on the stack's host", () => {
     expect(cfg).toMatch(/frontend cache_fetch\n(.*\n)*?    http-request set-var\(txn.rpc_read\) bool\(true\)\n/);
     expect(checkContainerFiles(containerFiles(plan))).toContain("Configuration file is valid");
   });
+
+  it("restored from a snapshot: each L2 node restores its own volume before it starts", () => {
+    const restored = planStack(stack({ nodes: { l1: ["main", "main"], l2: ["main", "main"] }, l2: { client: "juno", snapshot: { url: "latest" } } }));
+    for (const [node, restore, volume] of [["juno", "l2-restore", "juno"], ["juno-2", "l2-restore-2", "juno-2"]]) {
+      expect(byName(restored, restore).volumes).toEqual([{ volume, path: "/data" }]);
+      expect(byName(restored, restore).containerName).toBe(`rpcstack-${restore}`);
+      expect(byName(restored, node).dependsOn).toContainEqual({ service: restore, condition: "service_completed_successfully" });
+    }
+    // The watcher's 503 body speaks for the first node only: a chain of several answers the plain 503.
+    expect(restored.gatewayConfig.chains.find((c) => c.path === "strks")!.statusUrl).toBeUndefined();
+  });
 });
 
 describe("nodes on a further host", () => {
