@@ -56,8 +56,17 @@ export interface ChainReport {
   readonly wrong: number;
   /** Blocks the nodes themselves disagree on (no replica should). */
   readonly nodesDisagree: number;
-  /** Reads that failed while a node of the chain was fit when they were sent and when they failed. */
+  /**
+   * Reads that failed while a node of the chain was fit when they were sent and when they failed,
+   * except the next.
+   */
   readonly readsFailedWhileFit: number;
+  /**
+   * WebSocket calls under way when a fault took their node away and their socket closed without a
+   * close frame (1006): a reset from the node ends the tunnel in HAProxy before the filter can
+   * send 1012. No proxy can answer a call inside a tunnel elsewhere; the client reconnects.
+   */
+  readonly wsCutWithNode: number;
   readonly sends: number;
   readonly sendsFailed: number;
   /** Failed sends by the fault whose window they fell in ("none" outside any). */
@@ -120,6 +129,7 @@ export function judge(
     let lagging = 0;
     let wrong = 0;
     let readsFailedWhileFit = 0;
+    let wsCutWithNode = 0;
     const sendsFailedBy: Record<string, number> = {};
     for (const c of calls) {
       if (c.error) {
@@ -128,6 +138,8 @@ export function judge(
           const f = windowOf(run.faults, layer, c.doneAt, graceMs);
           const label = f ? `${f.kind} ${f.node}` : "none";
           sendsFailedBy[label] = (sendsFailedBy[label] ?? 0) + 1;
+        } else if (c.via === "ws" && c.error === "ws closed 1006" && run.faults.some((f) => f.chain === layer && c.doneAt >= f.at && c.doneAt <= f.restoredAt + 1000)) {
+          wsCutWithNode++;
         } else if (fitnessAt(run.heads, layer, c.sentAt, tolerance).someFit && fitnessAt(run.heads, layer, c.doneAt, tolerance).someFit) {
           readsFailedWhileFit++;
         }
@@ -154,6 +166,7 @@ export function judge(
       wrong,
       nodesDisagree,
       readsFailedWhileFit,
+      wsCutWithNode,
       sends: calls.filter((c) => c.kind === "send").length,
       sendsFailed: calls.filter((c) => c.kind === "send" && c.error).length,
       sendsFailedBy,
@@ -176,6 +189,7 @@ export function reportTable(j: Judged, names: Readonly<Record<Layer, string>>): 
     ["reads failed while a node was fit", (r) => String(r.readsFailedWhileFit)],
     ["sends failed / sent", (r) => `${r.sendsFailed} / ${r.sends}${r.sendsFailed ? ` (${Object.entries(r.sendsFailedBy).map(([k, n]) => `${k}: ${n}`).join(", ")})` : ""}`],
     ["WebSocket reads resent after 1012", (r) => String(r.wsResent)],
+    ["WebSocket calls cut with their node (closed without a close frame, 1006)", (r) => String(r.wsCutWithNode)],
     ["longest time without a successful answer (any client / one client)", (r) => `${(r.longestGapMs / 1000).toFixed(1)} s / ${(r.longestClientGapMs / 1000).toFixed(1)} s`],
   ];
   const head = `| | ${names.l1} | ${names.l2} |\n| --- | --- | --- |`;
