@@ -13,6 +13,9 @@
  * elsewhere. Through the hop every send is the first call on a connection of its own, so its
  * client gets a 502 instead and knows the send may have gone out.
  *
+ * Reads take a hop of their own (readHopDirectives): a read still connecting to a node when that
+ * node is marked down is ended with no answer, and the hop sends it once more.
+ *
  * A WebSocket whose node goes away is closed with 1012 (service restart) by failover.lua, so its
  * client reconnects, and lands on a node in rotation. Pure.
  */
@@ -67,12 +70,15 @@ export function failoverDirectives(sends = false): Directive[] {
   ];
 }
 
+/** The two kinds of call that pass through an internal listener on their way to the nodes. */
+export type HopKind = "send" | "read";
+
 /**
- * The internal listener sends pass through (an abstract socket: the gateway's own network
- * namespace only); named by chain and HTTPS port, so gateways side by side on one host (tests,
- * the bench) do not meet.
+ * The internal listener sends (or reads) pass through (an abstract socket: the gateway's own
+ * network namespace only); named by chain and HTTPS port, so gateways side by side on one host
+ * (tests, the bench) do not meet.
  */
-export const sendSocket = (chain: string, o: GatewayOptions) => `abns@rpcstack-${chain}-send-${o.httpsPort}`;
+export const hopSocket = (chain: string, kind: HopKind, o: GatewayOptions) => `abns@rpcstack-${chain}-${kind}-${o.httpsPort}`;
 
 /**
  * The hop backend's lines: a fresh connection to the listener per call, closed after it. Behind
@@ -89,8 +95,22 @@ export const sendHopDirectives = (socket: string): Directive[] => [
   ["server", "hop", socket],
 ];
 
-/** The listener's log line: which node took the send (the path, with the key in it, is rewritten before the hop). */
-export const SEND_LOG_FORMAT = "[%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %tsc send";
+/**
+ * The read hop's lines. A node marked down ends the calls it holds (on-marked-down
+ * shutdown-sessions); HAProxy cannot always send such a read again itself: one still connecting to
+ * the node at that moment is ended with no answer at all, and in the fault run one a paused or cut
+ * node held came back as 502. Behind the listener either comes back to the hop empty or as 502,
+ * and the hop sends it once more: it then goes to a node in rotation. A read may so reach the
+ * nodes more than twice; reads change nothing. Connections to the listener are kept.
+ */
+export const readHopDirectives = (socket: string): Directive[] => [
+  ["retries", "1"],
+  ["retry-on", "conn-failure", "empty-response", "502"],
+  ["server", "hop", socket],
+];
+
+/** The listener's log line: which node took the call (the path, with the key in it, is rewritten before the hop). */
+export const hopLogFormat = (kind: HopKind) => `[%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %tsc ${kind}`;
 
 /** The filter that closes a WebSocket with 1012 when its node goes away (multi-node chains). */
 export const wsGoneFilter = (): Directive => ["filter", "lua.ws_gone"];

@@ -57,8 +57,10 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
     const toNode: Directive[] = [["http-request", "set-path", u.basePath || "/"]];
-    const post = be.add(RPC_BACKEND, c.upstreams.rpcHttp, toNode, [], "rpcHttp");
-    gates.push(gate(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
+    // Several nodes: reads pass a hop that sends again one a node's mark-down ended unsent (failover.ts).
+    const reads = hasNodes(c) ? be.addReads(RPC_BACKEND, c.upstreams.rpcHttp, toNode) : undefined;
+    const post = reads?.hop ?? be.add(RPC_BACKEND, c.upstreams.rpcHttp, toNode, [], "rpcHttp");
+    gates.push(gate(reads?.nodes ?? post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
     // Several nodes: what is not a read the gateway can vouch for goes where it is never sent twice.
     if (hasNodes(c)) uses.push(useBackend(be.addSends(c.upstreams.rpcHttp, toNode), [...on(c, "rpc-http"), "METH_POST", ...exactPath, "!", ...RETRY_SAFE]));
     uses.push(useBackend(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));

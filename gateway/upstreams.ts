@@ -2,7 +2,7 @@
 import { headProbe } from "./heads.js";
 import { JSON_TYPE } from "./errors.js";
 import type { Directive, Section } from "./model.js";
-import { SEND_LOG_FORMAT, failoverDirectives, hasNodes, sendHopDirectives, sendSocket, wsGoneFilter } from "./failover.js";
+import { failoverDirectives, hasNodes, hopLogFormat, hopSocket, readHopDirectives, sendHopDirectives, wsGoneFilter, type HopKind } from "./failover.js";
 import type { ChainNode, GatewayChain, GatewayOptions } from "./types.js";
 
 export interface Upstream {
@@ -130,15 +130,32 @@ export class ChainBackends {
    * the nodes and retries only a connection that failed.
    */
   addSends(url: string, rewrite: Directive[]): string {
-    const hop = backendName(this.c.path, "send");
-    const nodes = backendName(this.c.path, "send_nodes");
-    const socket = sendSocket(this.c.path, this.opts);
+    return this.addHop("send", "send", url, rewrite).hop;
+  }
+
+  /**
+   * Where a chain with several nodes sends its reads (failover.ts): a hop backend that sends a
+   * read again when it came back empty, to an internal listener whose backend reaches the nodes
+   * and retries on another node. The hop is named by `what`; `nodes` says whether any node is in rotation.
+   */
+  addReads(what: string, url: string, rewrite: Directive[]): { hop: string; nodes: string } {
+    return this.addHop("read", what, url, rewrite);
+  }
+
+  private addHop(kind: HopKind, what: string, url: string, rewrite: Directive[]): { hop: string; nodes: string } {
+    const hop = backendName(this.c.path, what);
+    const nodes = backendName(this.c.path, `${kind}_nodes`);
+    const socket = hopSocket(this.c.path, kind, this.opts);
     this.sections.push(
-      { header: ["backend", hop], comment: `${this.c.chainId}: sends (and calls the gateway cannot vouch for as reads), through the send listener`, directives: [...rewrite, ...sendHopDirectives(socket)] },
-      { header: ["frontend", `fe_${this.c.path}_send`], directives: [["bind", socket], ["log-format", SEND_LOG_FORMAT], ["default_backend", nodes]] },
-      { header: ["backend", nodes], directives: [...failoverDirectives(true), ...this.nodeServers(url, "rpcHttp")] },
+      {
+        header: ["backend", hop],
+        comment: kind === "send" ? `${this.c.chainId}: sends (and calls the gateway cannot vouch for as reads), through the send listener` : `${this.c.chainId}: reads, through the read listener`,
+        directives: [...rewrite, ...(kind === "send" ? sendHopDirectives(socket) : readHopDirectives(socket))],
+      },
+      { header: ["frontend", `fe_${this.c.path}_${kind}`], directives: [["bind", socket], ["log-format", hopLogFormat(kind)], ["default_backend", nodes]] },
+      { header: ["backend", nodes], directives: [...failoverDirectives(kind === "send"), ...this.nodeServers(url, "rpcHttp")] },
     );
-    return hop;
+    return { hop, nodes };
   }
 
   /**

@@ -88,7 +88,9 @@ describe("two nodes per chain on the stack's host", () => {
       { name: "geth-2", rpcHttp: "http://geth-2:8545", rpcWs: "ws://geth-2:8546", healthUrl: "http://disk-watch:9105/check/l1-geth-2" },
     ]);
     const cfg = plan.gatewayConfig.compiled.config;
-    expect(cfg).toMatch(/backend be_sep1_rpc\n(.*\n)*?    server geth-2 geth-2:8545 track be_sep1_health_geth-2\/s1 on-marked-down shutdown-sessions/);
+    expect(cfg).toMatch(/backend be_sep1_read_nodes\n(.*\n)*?    server geth-2 geth-2:8545 track be_sep1_health_geth-2\/s1 on-marked-down shutdown-sessions/);
+    // Reads reach the nodes through the read hop, which sends again one that came back empty.
+    expect(cfg).toMatch(/backend be_sep1_rpc\n(    .*\n)*?    retry-on conn-failure empty-response 502\n    server hop abns@rpcstack-sep1-read-/);
     expect(cfg).toContain("backend be_strks_health_juno-2");
     expect(cfg).toContain("use_backend be_node_metrics if { path /metrics/nodes }");
     // The response cache's misses and polls are reads: sent to another node when theirs fails.
