@@ -111,8 +111,9 @@ export async function runRollout(stack: FaultStack, o: Pick<FaultRunOptions, "cl
   await allInRotation(stack, 180_000);
   const seconds = Math.round((Date.now() - t0) / 1000);
   await sleep(3000);
+  const to = Date.now();
   await load.stop();
-  const calls: CallRecord[] = load.calls;
+  const calls: CallRecord[] = load.calls.filter((c) => c.doneAt <= to || c.sentAt < to - STILL_OUT_MS);
   const errors: Record<string, number> = {};
   for (const c of calls) if (c.error) errors[c.error] = (errors[c.error] ?? 0) + 1;
   const images = Object.fromEntries(stack.nodes.map((n) => [n.service, run("docker", ["inspect", "--format", "{{.Config.Image}}", n.container]).stdout.trim()]));
