@@ -40,6 +40,13 @@ describe("provider plugins", () => {
     expect(requestedByPackages()).toEqual(want);
   });
 
+  it("README names the CLI release and every plugin release the engine build makes", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8").replace(/\s+/g, " ");
+    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8"));
+    expect(readme).toContain(`CLI v${lock.packages["node_modules/@pulumi/pulumi"].version}`);
+    for (const [name, p] of Object.entries(planned())) expect(readme).toContain(`${name} v${p.version}`);
+  });
+
   it("the real engine, asked which plugins this program needs, names exactly those releases", () => {
     const engine = findEngine();
     if ("missing" in engine) {

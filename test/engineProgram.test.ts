@@ -4,7 +4,7 @@
  * config stops `pulumi preview` with the program's own message before any resource is registered.
  * The mock engine imports the program through vitest, which maps `./x.js` imports onto `.ts`;
  * Pulumi's own TypeScript loader does not, and the program failed to load at all
- * (MODULE_NOT_FOUND './components/rpcProvider.js') until Pulumi.yaml named main.cjs.
+ * (MODULE_NOT_FOUND './components/rpcProvider.js') until the entry point became main.cjs.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
