@@ -5,5 +5,6 @@ std = "lua53"
 files["gateway/lua/policy.lua"] = { read_globals = { "core" } }
 files["gateway/lua/cache.lua"] = { read_globals = { "core" } }
 files["gateway/lua/limits.lua"] = { read_globals = { "core", "filter" } }
+files["gateway/lua/failover.lua"] = { read_globals = { "core", "filter" } }
 files["gateway/lua/certs.lua"] = { read_globals = { "core", "CertCache" } }
 files["test/lua"] = { std = "+busted" }

@@ -5,6 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { Tier } from "../config/index.js";
 import { ADMIN_USER, PUBLIC_PORTS, awsSizing, cloudInitUserData, monthlyCost, type AwsNeeds } from "../hosts/aws.js";
 import type { Host } from "./host.js";
+import type { Ingress } from "../plan/index.js";
 
 export interface AwsHostArgs {
   readonly region: string;
@@ -19,6 +20,10 @@ export interface AwsHostArgs {
   readonly retainData: boolean;
   /** Data volume size, IOPS and throughput, and memory, from the resource table and host.diskGB/diskIops. */
   readonly needs?: AwsNeeds;
+  /** The instance's address in the VPC (`hosts.<name>.privateAddress`): where the stack's host reaches its nodes. */
+  readonly privateAddress?: string;
+  /** A further host's ports beyond the gateway's: its nodes' p2p from anywhere, their RPC and checks from the stack's host (plan/ingress.ts). */
+  readonly ingress?: readonly Ingress[];
 }
 
 /**
@@ -59,6 +64,14 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         description: "rpcstack: gateway (443, 80) and p2p ports; SSH only from the operator",
         ingress: [
           ...PUBLIC_PORTS.map((p) => ({ protocol: p.protocol, fromPort: p.port, toPort: p.port, description: p.why, ...open })),
+          // What the gateway's ports above do not open already (AWS refuses a rule twice).
+          ...(args.ingress ?? []).filter((p) => p.from !== undefined || !PUBLIC_PORTS.some((q) => q.port === p.port && q.protocol === p.protocol)).map((p) => ({
+            protocol: p.protocol,
+            fromPort: p.port,
+            toPort: p.port,
+            description: `rpcstack: ${p.why}`,
+            ...(p.from === undefined ? open : p.from.includes(":") ? { ipv6CidrBlocks: [`${p.from}/128`] } : { cidrBlocks: [`${p.from}/32`] }),
+          })),
           ...args.allowSshFrom.map((cidr) => ({
             protocol: "tcp",
             fromPort: 22,
@@ -95,6 +108,7 @@ export class AwsHost extends pulumi.ComponentResource implements Host {
         availabilityZone: zone,
         keyName: keyPair.keyName,
         vpcSecurityGroupIds: [securityGroup.id],
+        ...(args.privateAddress ? { privateIp: args.privateAddress } : {}),
         metadataOptions: { httpTokens: "required", httpEndpoint: "enabled", httpPutResponseHopLimit: 1 },
         rootBlockDevice: { volumeType: "gp3", volumeSize: sizing.rootVolumeGiB, encrypted: true, deleteOnTermination: true },
         userData: dataVolume.id.apply(cloudInitUserData),

@@ -28,6 +28,11 @@ export interface DeployContext extends DockerTarget {
   readonly generated?: GeneratedFiles<pulumi.Input<string>>;
   /** Values of the specs' `secretEnvironment` names (an external L1's URLs), as a Pulumi secret. */
   readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
+  /**
+   * What specs of this call may depend on beyond their own group, by service name: another
+   * node's containers or rollout step (services/rollout.ts).
+   */
+  readonly known?: ReadonlyMap<string, pulumi.Input<pulumi.Resource>>;
 }
 
 /** Changes with every run of the program: what makes an every-update service differ each time. */
@@ -80,7 +85,9 @@ export function createContainers<S extends RoleServices>(
     let image = images.get(svc.image);
     if (!image) {
       const repo = parseImageRef(svc.image).repository.split("/").pop();
-      image = new docker.RemoteImage(`${ctx.prefix}-${repo}-image`, { name: svc.image, keepLocally: true }, opts);
+      // After what the containers wait for too: a new image replaces the containers that use it,
+      // which must not happen before a rolling upgrade's previous step has passed.
+      image = new docker.RemoteImage(`${ctx.prefix}-${repo}-image`, { name: svc.image, keepLocally: true }, { ...opts, dependsOn: ctx.dependsOn });
       images.set(svc.image, image);
     }
     const waitHealthy = options.waitHealthy?.includes(role) ?? false;
@@ -184,8 +191,8 @@ function volumeNamed(ctx: DeployContext, volumes: ReadonlyMap<string, docker.Vol
   return v;
 }
 
-function containerNamed(ctx: DeployContext, containers: ReadonlyMap<string, docker.Container>, name: string, service: string): docker.Container {
-  const c = containers.get(name);
+function containerNamed(ctx: DeployContext, containers: ReadonlyMap<string, docker.Container>, name: string, service: string): pulumi.Input<pulumi.Resource> {
+  const c = containers.get(name) ?? ctx.known?.get(name);
   if (!c) throw new pulumi.ResourceError(`service ${service} depends on "${name}", which is not created before it`, ctx.parent);
   return c;
 }

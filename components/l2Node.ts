@@ -14,6 +14,10 @@ export interface L2NodeArgs extends DockerTarget {
   readonly l1?: pulumi.Resource;
   /** An external L1's URLs (a Pulumi secret), for the node's `secretEnvironment`. */
   readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
+  /** Other nodes' rollout steps this node's specs name (services/rollout.ts). */
+  readonly known?: ReadonlyMap<string, pulumi.Input<pulumi.Resource>>;
+  /** What every resource of this node waits for: the previous node's rollout step, once it passed. */
+  readonly after?: pulumi.Input<pulumi.Resource>[];
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'"'"'`)}'`;
@@ -40,7 +44,7 @@ export class L2Node extends pulumi.ComponentResource {
     const { role } = args;
     // One line for the operator about how the node was configured (Juno's poll flag).
     if (role.notice) pulumi.log.info(role.notice, this);
-    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: args.l1 ? [args.l1] : [], secrets: args.secrets };
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [...(args.l1 ? [args.l1] : []), ...(args.after ?? [])], secrets: args.secrets, known: args.known };
     const volumes = createVolumes(ctx, role.volumes);
     this.volumes = volumes;
     const { restore, node } = role.services;

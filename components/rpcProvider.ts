@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import { INSTANCE_TYPES, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
-import { planStack, smokePlan } from "../plan/index.js";
+import { INSTANCE_TYPES, MAIN_HOST, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
+import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
 import { openFilesFor } from "../services/gateway.js";
 import { AwsHost } from "./awsHost.js";
 import { Gateway } from "./gateway.js";
@@ -8,8 +8,9 @@ import type { Host } from "./host.js";
 import { Indexer } from "./indexer.js";
 import { SmokeTest } from "./smokeTest.js";
 import { providerManifest, type ProviderManifest } from "../manifest/provider.js";
-import { L1Node } from "./l1Node.js";
-import { L2Node } from "./l2Node.js";
+import type { L1Node } from "./l1Node.js";
+import type { L2Node } from "./l2Node.js";
+import { deployFleet, type Fleet } from "./fleet.js";
 import { LocalHost } from "./localHost.js";
 import { SshHost } from "./sshHost.js";
 import { SyncReadiness } from "./syncReadiness.js";
@@ -30,6 +31,11 @@ export class RpcProvider extends pulumi.ComponentResource {
   readonly network: pulumi.Output<string>;
   readonly tier: pulumi.Output<string>;
   readonly host: Host;
+  /** Every host nodes run on, by name (`main`: the stack's own). */
+  readonly hosts: ReadonlyMap<string, Host>;
+  /** Every node, with the steps of rolling upgrades. */
+  readonly fleet: Fleet;
+  /** Each layer's first node. */
   readonly l1: L1Node;
   readonly l2: L2Node;
   readonly indexer?: Indexer;
@@ -42,10 +48,11 @@ export class RpcProvider extends pulumi.ComponentResource {
   constructor(name: string, args: RpcProviderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:RpcProvider", name, {}, opts);
     const s = args.settings;
-    if (s.host.kind === "ssh" && args.sshPrivateKey === undefined) {
+    const ssh = s.host.kind === "ssh" || Object.values(s.hosts).some((h) => h.kind === "ssh");
+    if (ssh && args.sshPrivateKey === undefined) {
       throw new pulumi.ResourceError("RpcProvider: host kind ssh needs sshPrivateKey (rpcstack:sshPrivateKey)", this);
     }
-    if (s.host.kind !== "ssh" && args.sshPrivateKey !== undefined) {
+    if (!ssh && args.sshPrivateKey !== undefined) {
       throw new pulumi.ResourceError(`RpcProvider: sshPrivateKey is only for host kind ssh, not ${s.host.kind}`, this);
     }
     // Said where an operator looks during `pulumi up`: the engine's diagnostics.
@@ -60,17 +67,20 @@ export class RpcProvider extends pulumi.ComponentResource {
     const plan = planStack(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
+    // Further hosts (rpcstack:hosts) nodes are placed on, each checked against its own tier.
+    this.hosts = new Map<string, Host>([[MAIN_HOST, this.host], ...plan.hosts.map((h) => [h.host, createFurtherHost(`${name}-host-${h.host}`, args, h.host, this)] as const)]);
 
-    this.l1 = new L1Node(`${name}-l1`, { role: plan.l1, provider }, { parent: this });
-    const networkName = this.l1.networkName;
-    this.l2 = new L2Node(`${name}-l2`, { role: plan.l2, provider, networkName, l1: this.l1.executionContainer, secrets }, { parent: this });
+    this.fleet = deployFleet(name, { plan, hosts: this.hosts, secrets }, this);
+    this.l1 = this.fleet.l1[0];
+    this.l2 = this.fleet.l2[0];
+    const networkName = this.fleet.networks.get(MAIN_HOST)!;
     const indexer = plan.l2.services.indexer;
     if (indexer) {
       this.indexer = new Indexer(`${name}-indexer`, { service: indexer, provider, networkName, l2: this.l2.container }, { parent: this });
     }
     this.readiness = new SyncReadiness(
       `${name}-readiness`,
-      { settings: s, role: plan.readiness, provider, networkName, nodes: [...this.l1.containers, this.l2.container], secrets, volumes: new Map([...this.l1.volumes, ...this.l2.volumes]) },
+      { settings: s, role: plan.readiness, provider, networkName, nodes: [...this.fleet.containers], secrets, volumes: this.fleet.volumes.get(MAIN_HOST) ?? new Map() },
       { parent: this },
     );
     this.gateway = new Gateway(
@@ -107,6 +117,24 @@ export class RpcProvider extends pulumi.ComponentResource {
     this.tier = pulumi.output(s.tier.name);
     this.registerOutputs({ network: this.network, tier: this.tier, publicAddress: this.host.publicAddress });
   }
+}
+
+/** A further host (`hosts.<name>`), sized by its own tier and the nodes placed on it. */
+function createFurtherHost(name: string, args: RpcProviderArgs, hostName: string, parent: pulumi.Resource): Host {
+  const s = args.settings;
+  const h = s.hosts[hostName];
+  const z = stackSizing(s, hostName);
+  const tier = h.diskGB === undefined ? h.tier : { ...h.tier, diskGB: h.diskGB };
+  if (h.kind === "aws") {
+    const needs = { diskGB: h.diskGB, diskIops: h.diskIops, iops: z?.iops, throughputMBps: z?.throughputMBps, memoryGiB: z?.memoryGiB };
+    const aws = new AwsHost(name, { ...h, tier, retainData: s.retainData, needs, privateAddress: h.privateAddress, ingress: furtherHostIngress(s, hostName) }, { parent });
+    const warn = memoryWarning(z, INSTANCE_TYPES[aws.instanceType]?.memoryGiB ?? 0);
+    if (warn) pulumi.log.warn(`rpcstack: host ${hostName}: ${warn}`, parent);
+    return aws;
+  }
+  const warn = memoryWarning(z, tier.memoryGiB);
+  if (warn) pulumi.log.warn(`rpcstack: host ${hostName}: ${warn} (tier ${tier.name})`, parent);
+  return new SshHost(name, { ...h, tier, privateKey: args.sshPrivateKey! }, { parent });
 }
 
 function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource): Host {

@@ -8,4 +8,5 @@ export * from "./releases.js";
 export * from "./publicHost.js";
 export * from "./resources.js";
 export * from "./sizing.js";
+export * from "./placement.js";
 export * from "./snapshots.js";

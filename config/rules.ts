@@ -11,6 +11,7 @@ import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
 import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { parseVersion, unpinnedReason } from "./versions.js";
+import { anyHostOfKind } from "./placement.js";
 import { snapshotRefusal } from "./snapshots.js";
 
 const OPEN_CIDRS = new Set(["0.0.0.0/0", "::/0"]);
@@ -79,10 +80,11 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
   }
 
   // Host kinds.
-  if (secretsAvailable && hostKind === "ssh" && raw.sshPrivateKey === undefined) {
-    out.push(problem(["sshPrivateKey"], "is required when rpcstack:host.kind is ssh: pulumi config set --secret sshPrivateKey < key"));
+  if (secretsAvailable && anyHostOfKind(raw, "ssh") && raw.sshPrivateKey === undefined) {
+    const where = hostKind === "ssh" ? "rpcstack:host.kind is ssh" : "a host of rpcstack:hosts is of kind ssh";
+    out.push(problem(["sshPrivateKey"], `is required when ${where}: pulumi config set --secret sshPrivateKey < key`));
   }
-  if (hostKind !== "ssh" && raw.sshPrivateKey !== undefined) {
+  if (!anyHostOfKind(raw, "ssh") && raw.sshPrivateKey !== undefined) {
     out.push(problem(["sshPrivateKey"], `is only used when rpcstack:host.kind is ssh (it is ${String(hostKind)})`));
   }
   if (hostKind === "aws" && host) {

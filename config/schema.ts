@@ -49,6 +49,8 @@ const cidr = {
   "x-hint": 'must be a CIDR block like "203.0.113.7/32"',
 } as const;
 const port = { type: "integer", minimum: 1, maximum: 65535 } as const;
+/** Where the gateway's host reaches this host's node ports (a VPC, VPN or LAN address): never a public one. */
+const privateAddress = { ...address, "x-hint": "must be the host's address on the private network between the stack's hosts" } as const;
 /** The chain-data disk, instead of the tier's figure (aws: the data volume's size). */
 const diskGB = { type: "integer", minimum: 10, maximum: 65536 } as const;
 const percent = { type: "integer", minimum: 1, maximum: 100 } as const;
@@ -68,6 +70,7 @@ const awsHost = {
     diskGB,
     // gp3: 3000-16000 IOPS.
     diskIops: { type: "integer", minimum: 3000, maximum: 16000 },
+    privateAddress,
   },
   required: ["kind", "region", "sshPublicKey"],
   additionalProperties: false,
@@ -80,16 +83,32 @@ export const sshHost = {
     user: { type: "string", pattern: "^[a-z_][a-z0-9_-]{0,31}$", "x-hint": "must be a Unix user name" },
     port: { ...port, default: 22 },
     diskGB,
+    privateAddress,
   },
   required: ["kind", "address", "user"],
   additionalProperties: false,
 } as const;
 const localHost = {
   type: "object",
-  properties: { kind: { const: "local" }, diskGB },
+  properties: { kind: { const: "local" }, diskGB, privateAddress },
   required: ["kind"],
   additionalProperties: false,
 } as const;
+
+/**
+ * A further host the stack places nodes on (`hosts.<name>`): an existing server or an EC2
+ * instance, sized by its own tier, reached by the gateway's host on `privateAddress`.
+ */
+const extraHost = (h: typeof awsHost | typeof sshHost) =>
+  ({
+    ...h,
+    properties: { ...h.properties, tier: { enum: TIER_NAMES } },
+    required: [...h.required, "privateAddress"],
+  }) as const;
+/** A host name as nodes.l1 / nodes.l2 list it: `main` (the stack's host) or a key of `hosts`. */
+const hostName = { type: "string", pattern: "^[a-z][a-z0-9-]{0,30}$", "x-hint": 'must be a host name like "main" or "node-b"' } as const;
+/** Nodes of one layer, by the host each runs on, in order: the first keeps the names of a single node. */
+const placement = { type: "array", items: hostName, minItems: 1, maxItems: 8 } as const;
 
 const chain = {
   type: "object",
@@ -131,6 +150,22 @@ export const configSchema = {
       required: ["kind"],
       discriminator: { propertyName: "kind" },
       oneOf: [awsHost, sshHost, localHost],
+    },
+    hosts: {
+      type: "object",
+      "x-key": "name",
+      propertyNames: { pattern: "^[a-z][a-z0-9-]{0,30}$" },
+      additionalProperties: {
+        type: "object",
+        required: ["kind"],
+        discriminator: { propertyName: "kind" },
+        oneOf: [extraHost(awsHost), extraHost(sshHost)],
+      },
+    },
+    nodes: {
+      type: "object",
+      properties: { l1: placement, l2: placement },
+      additionalProperties: false,
     },
     l1: {
       type: "object",

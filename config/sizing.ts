@@ -1,8 +1,9 @@
 /**
- * Adds up what the nodes a stack deploys need (config/resources.ts) plus growth headroom, and
- * checks it against the disk the stack has: the tier's, or `host.diskGB`. Pure.
+ * Adds up what the nodes a stack deploys on each host need (config/resources.ts) plus growth
+ * headroom, and checks it against the disk the host has: its tier's, or its `diskGB`. Pure.
  */
-import { problem } from "./errors.js";
+import { keyName, problem } from "./errors.js";
+import { MAIN_HOST, hostOf, hostsInUse, nodeSlots } from "./placement.js";
 import { RESOURCES, SYSTEM_OVERHEAD_GB, diskAtSync, type ClientNeeds, type HistoryMode, type SizedClient } from "./resources.js";
 import type { StackSettings } from "./types.js";
 
@@ -18,9 +19,11 @@ export interface StackSizing {
   /** Disk at sync + images and logs + `headroomMonths` of growth. */
   readonly needGB: number;
   readonly growthGBPerMonth: number;
-  /** What the stack has: `host.diskGB`, else the tier's disk. */
+  /** What the host has: its `diskGB`, else its tier's disk. */
   readonly capacityGB: number;
   readonly capacityKey: "host.diskGB" | "tier";
+  /** The key of that figure: ["tier"], ["host", "diskGB"], ["hosts", name, "tier"]... */
+  readonly capacityPath: readonly string[];
   /** Sum of the nodes' minimum memory. */
   readonly memoryGiB: number;
   /** The most IOPS / throughput any deployed node asks for (gp3 floor: 3000 / 125). */
@@ -28,14 +31,17 @@ export interface StackSizing {
   readonly throughputMBps: number;
 }
 
-/** The clients a stack runs on its own host (devnet's in-memory chains need no table). */
-export function deployedClients(s: StackSettings): SizedClient[] {
+/** The clients a stack runs on a host, its own unless named (devnet's in-memory chains need no table). */
+export function deployedClients(s: StackSettings, host = MAIN_HOST): SizedClient[] {
   if (s.network.dev || s.l2.client === "starknet-devnet") return [];
-  return [...(s.l1.external ? [] : (["geth", "lighthouse"] as const)), s.l2.client];
+  const l2 = s.l2.client;
+  return nodeSlots(s)
+    .filter((x) => x.host === host)
+    .flatMap((x): SizedClient[] => (x.layer === "l1" ? ["geth", "lighthouse"] : [l2]));
 }
 
-export function stackSizing(s: StackSettings): StackSizing | undefined {
-  const clients = deployedClients(s);
+export function stackSizing(s: StackSettings, host = MAIN_HOST): StackSizing | undefined {
+  const clients = deployedClients(s, host);
   // Devnet's chains live in memory (its clients list is empty); the guard narrows the name.
   if (!clients.length || s.network.name === "devnet") return undefined;
   const table = RESOURCES[s.network.name];
@@ -44,13 +50,15 @@ export function stackSizing(s: StackSettings): StackSizing | undefined {
   const restored = s.l2.snapshot?.unpackedGB ?? 0;
   const nodes = clients.map((client) => need(client, table[client], history)).map((n) => (n.client === s.l2.client && restored > n.diskGB ? { ...n, diskGB: restored } : n));
   const growth = sum(nodes.map((n) => n.growthGBPerMonth));
-  const diskOverride = s.host.diskGB;
+  const h = hostOf(s, host);
+  const diskOverride = h.config.diskGB;
   return {
     nodes,
     needGB: sum(nodes.map((n) => n.diskGB)) + SYSTEM_OVERHEAD_GB + growth * s.headroomMonths,
     growthGBPerMonth: growth,
-    capacityGB: diskOverride ?? s.tier.diskGB,
+    capacityGB: diskOverride ?? h.tier.diskGB,
     capacityKey: diskOverride === undefined ? "tier" : "host.diskGB",
+    capacityPath: host === MAIN_HOST ? (diskOverride === undefined ? ["tier"] : ["host", "diskGB"]) : [...h.key, diskOverride === undefined ? "tier" : "diskGB"],
     memoryGiB: sum(nodes.map((n) => n.memoryGiB)),
     iops: Math.max(3000, ...clients.map((c) => table[c].iops)),
     throughputMBps: Math.max(125, ...clients.map((c) => table[c].throughputMBps)),
@@ -65,23 +73,42 @@ const need = (client: SizedClient, n: ClientNeeds, history: HistoryMode): NodeNe
   memoryGiB: n.memoryGiB,
 });
 
-/** One problem naming the need, the stack's figure and the ways out; none when it fits. */
+/** One problem per host too small, naming the need, the host's figure and the ways out; none when all fit. */
 export function sizingProblems(s: StackSettings): string[] {
-  const z = stackSizing(s);
+  return hostsInUse(s).flatMap((host) => hostSizingProblem(s, host));
+}
+
+/** "geth 1006 GB (history postmerge)", or "2 × geth ..." for a client a host runs twice. */
+function nodeParts(s: StackSettings, nodes: readonly NodeNeed[]): string[] {
+  const counts = new Map<SizedClient, number>();
+  for (const n of nodes) counts.set(n.client, (counts.get(n.client) ?? 0) + 1);
+  return [...counts].map(([client, count]) => {
+    const n = nodes.find((x) => x.client === client)!;
+    const note = client === "geth" ? ` (history ${s.l1.history})` : client === s.l2.client && s.l2.snapshot ? ` (restored from a snapshot: ${s.l2.snapshot.unpackedFrom})` : "";
+    return `${count > 1 ? `${count} × ` : ""}${client} ${n.diskGB} GB${note}`;
+  });
+}
+
+function hostSizingProblem(s: StackSettings, host: string): string[] {
+  const z = stackSizing(s, host);
   if (!z || z.needGB <= z.capacityGB) return [];
-  const note = (n: NodeNeed) => (n.client === "geth" ? ` (history ${s.l1.history})` : n.client === s.l2.client && s.l2.snapshot ? ` (restored from a snapshot: ${s.l2.snapshot.unpackedFrom})` : "");
-  const parts = z.nodes.map((n) => `${n.client} ${n.diskGB} GB${note(n)}`);
-  const has = z.capacityKey === "tier" ? `tier ${s.tier.name}'s ${z.capacityGB} GB` : `the ${z.capacityGB} GB of rpcstack:host.diskGB`;
+  const slots = nodeSlots(s).filter((x) => x.host === host);
+  // The stack's host with one node per layer says it as it always has.
+  const several = host !== MAIN_HOST || slots.length > new Set(slots.map((x) => x.layer)).size;
+  const tierName = hostOf(s, host).tier.name;
+  const has = z.capacityKey === "tier" ? `${host === MAIN_HOST ? "" : `host ${host}'s `}tier ${tierName}'s ${z.capacityGB} GB` : `the ${z.capacityGB} GB of rpcstack:${keyName(z.capacityPath)}`;
   const ways = [
-    "a bigger tier or disk (rpcstack:tier, rpcstack:host.diskGB)",
+    `a bigger tier or disk (rpcstack:${host === MAIN_HOST ? "tier, rpcstack:host.diskGB" : `hosts.${host}.tier, rpcstack:hosts.${host}.diskGB`})`,
+    ...(several ? ["fewer nodes on this host, or a further host for some (rpcstack:nodes, rpcstack:hosts)"] : []),
     ...(!s.l1.external && s.l1.history !== "postprague" ? [`geth history pruning (rpcstack:l1.history: ${s.l1.history === "all" ? "postmerge or postprague" : "postprague"})`] : []),
     ...(!s.l1.external ? ["an external L1 (rpcstack:l1.external)"] : []),
     `fewer months of headroom (rpcstack:headroomMonths, now ${s.headroomMonths})`,
   ];
+  const who = several ? `the ${slots.length} nodes rpcstack:nodes places on host ${host}` : "the nodes this stack deploys";
   return [
     problem(
-      z.capacityKey === "tier" ? ["tier"] : ["host", "diskGB"],
-      `the nodes this stack deploys need ${z.needGB} GB of disk (${parts.join(", ")}, ${SYSTEM_OVERHEAD_GB} GB of images and logs, ` +
+      z.capacityPath,
+      `${who} need ${z.needGB} GB of disk (${nodeParts(s, z.nodes).join(", ")}, ${SYSTEM_OVERHEAD_GB} GB of images and logs, ` +
         `and ${s.headroomMonths} months of growth at ${z.growthGBPerMonth} GB/month), more than ${has}. Ways out: ${ways.join("; ")}`,
     ),
   ];

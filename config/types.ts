@@ -26,11 +26,23 @@ export interface L1Endpoint {
 /** `rpcstack:host` as written: one of the schema's host kinds. */
 export type RawHost = NonNullable<RawConfig["host"]>;
 
-/** `diskGB`: the disk the chain data gets, instead of the tier's; `diskIops`: the aws volume's IOPS. */
+/**
+ * `diskGB`: the disk the chain data gets, instead of the tier's; `diskIops`: the aws volume's IOPS;
+ * `privateAddress`: where the stack's other hosts reach this one (needed once nodes run on several).
+ */
 export type HostConfig =
-  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom: string[]; diskGB?: number; diskIops?: number }
-  | { kind: "ssh"; address: string; user: string; port: number; diskGB?: number }
-  | { kind: "local"; diskGB?: number };
+  | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom: string[]; diskGB?: number; diskIops?: number; privateAddress?: string }
+  | { kind: "ssh"; address: string; user: string; port: number; diskGB?: number; privateAddress?: string }
+  | { kind: "local"; diskGB?: number; privateAddress?: string };
+
+/** A further host the stack places nodes on (`hosts.<name>`), sized by its own tier. */
+export type ExtraHostConfig = Extract<HostConfig, { kind: "aws" | "ssh" }> & { readonly tier: Tier; readonly privateAddress: string };
+
+/** The host each node of a layer runs on, in order: `main` (the stack's host) or a key of `hosts`. */
+export interface NodePlacement {
+  readonly l1: readonly string[];
+  readonly l2: readonly string[];
+}
 
 export interface ProjectKey {
   readonly name: string;
@@ -100,6 +112,10 @@ export interface StackSettings {
   readonly network: NetworkDefaults;
   readonly tier: Tier;
   readonly host: HostConfig;
+  /** Further hosts, by name; none unless `hosts` is set. */
+  readonly hosts: Readonly<Record<string, ExtraHostConfig>>;
+  /** Where each layer's nodes run (`nodes`): one on the stack's host unless said. */
+  readonly nodes: NodePlacement;
   readonly l1: {
     readonly executionImage: string;
     /** Absent on a network without a consensus client (devnet: geth --dev seals its own blocks). */

@@ -11,11 +11,12 @@ import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, l2ClientOf, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
-import { CACHE_BUDGET_BYTES, TIERS } from "./tiers.js";
+import { CACHE_BUDGET_BYTES, TIERS, type TierName } from "./tiers.js";
 import type { L2ClientName, NetworkName } from "./networks/index.js";
-import type { HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
+import type { ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
+import { MAIN_HOST, placementProblems } from "./placement.js";
 import { resolveSnapshot, type RawSnapshot } from "./snapshots.js";
 
 const ajv = new Ajv({ allErrors: true, verbose: true, discriminator: true, strict: true, strictRequired: false });
@@ -43,6 +44,7 @@ export function loadConfig(source: ConfigSource): RpcStackConfig {
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
   problems.push(...externalL1Problems(raw, source.isSecret ?? (() => undefined)));
+  problems.push(...placementProblems(raw));
   if (problems.length) throw new ConfigError(dedupe(problems));
   const config = resolve(raw);
   // The disk check needs the resolved stack: which nodes run, with which history, on what disk.
@@ -156,6 +158,8 @@ function resolve(raw: RawConfig): RpcStackConfig {
     // A trial chain brings its own (small) requirements instead of a hardware tier.
     tier: network.dev?.requirements ?? TIERS[raw.tier!],
     host: resolveHost(raw.host!),
+    hosts: resolveHosts(raw),
+    nodes: { l1: external ? [] : (raw.nodes?.l1 ?? [MAIN_HOST]), l2: raw.nodes?.l2 ?? [MAIN_HOST] },
     l1: {
       executionImage: raw.l1?.executionImage ?? network.l1.executionImage,
       executionRelease: formatVersion(geth),
@@ -224,6 +228,14 @@ function releaseOf(c: ClientImage): Version {
   const r = clientRelease(c.client, c.image!, c.version, keyName(c.versionKey));
   if ("error" in r) throw new Error(`rpcstack:${keyName(c.imageKey)}: ${r.error}`);
   return r.version;
+}
+
+/** `hosts` as the schema and rules let it through: aws or ssh hosts with a private address and maybe their own tier. */
+type RawExtraHost = Extract<RawHost, { kind: "aws" | "ssh" }> & { tier?: TierName; privateAddress: string };
+
+function resolveHosts(raw: RawConfig): Record<string, ExtraHostConfig> {
+  const hosts = (raw.hosts ?? {}) as Record<string, RawExtraHost>;
+  return Object.fromEntries(Object.entries(hosts).map(([name, h]) => [name, { ...(resolveHost(h) as Extract<HostConfig, { kind: "aws" | "ssh" }>), tier: TIERS[h.tier ?? raw.tier!], privateAddress: h.privateAddress }]));
 }
 
 function resolveHost(h: RawHost): HostConfig {

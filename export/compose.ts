@@ -5,7 +5,7 @@
  * client), started in that order. Pure: the CLI writes the files.
  */
 import { stringify } from "yaml";
-import type { ProjectKey, StackSettings } from "../config/index.js";
+import { spansHosts, type ProjectKey, type StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
 import { gatewayFiles, planStack, relaysExternalL1, type StackPlan } from "../plan/index.js";
 import {
@@ -178,11 +178,23 @@ function mountedFiles(services: readonly ServiceSpec[], generated: GeneratedFile
   return [...out.values()];
 }
 
+/** A layer's nodes as one compose file's services, in start order: node by node, each node's rollout step after it. */
+function layerGroup(plan: StackPlan, layer: "l1" | "l2"): ServiceGroup {
+  const roles = plan.nodes[layer].length ? plan.nodes[layer].map((n) => n.role) : [plan[layer]];
+  const groups = roles.map((r) => groupOf(r));
+  return { services: groups.flatMap((g) => g.services), volumes: groups.flatMap((g) => g.volumes) };
+}
+
 export function exportCompose(settings: StackSettings, opts: ExportOptions = {}): ComposeExport {
+  // Compose runs one engine: nodes on further hosts, and the steps that order them, are Pulumi's.
+  const further = Object.keys(settings.hosts);
+  if (spansHosts(settings)) {
+    throw new Error(`the stack places nodes on further hosts (rpcstack:hosts: ${further.join(", ")}), and docker compose runs one host: deploy it with pulumi up, or export a stack whose rpcstack:nodes name only main`);
+  }
   const plan = planStack(settings);
   const groups: [string, ServiceGroup][] = [
-    ["dc-l1.yaml", groupOf(plan.l1)],
-    ["dc-l2.yaml", groupOf(plan.l2)],
+    ["dc-l1.yaml", layerGroup(plan, "l1")],
+    ["dc-l2.yaml", layerGroup(plan, "l2")],
   ];
   const skipped: Record<string, string> = {};
   let generated: GeneratedFiles<string> = {};

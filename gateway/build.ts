@@ -11,6 +11,8 @@ import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
+import { failoverGlobal, retryRules } from "./failover.js";
+import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
 import { policyData, policyRules, wsPolicyData } from "./policy.js";
@@ -82,6 +84,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
     ...bodyRules(opts, bodied),
     ...policyRules(chains, opts.maxBatch),
+    ...retryRules(chains),
     ...rateRules(opts, keyed),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),
@@ -115,7 +118,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile }),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : [])];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...failoverGlobal(chains, opts)];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -124,7 +127,8 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     https,
     ...cacheSections(chains, opts),
     ...httpSections(opts, hostnames),
-    metricsSection(opts, cacheMetricsDirectives(chains, opts)),
+    metricsSection(opts, cacheMetricsDirectives(chains, opts), nodeMetricsRoutes(opts)),
+    ...nodeMetricsBackend(opts),
     ...certSections(opts),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,

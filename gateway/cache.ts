@@ -9,6 +9,7 @@
 import { CHECK_AGENT } from "./upstreams.js";
 import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { NODE_DOWN, exactPath, on, rpcBackend } from "./routes.js";
+import { hasNodes } from "./failover.js";
 import { statusBody } from "./errors.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
@@ -158,6 +159,9 @@ export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions
       // The client's request is logged by the https frontend already.
       directives: [["bind", cacheFetchAddress(o)], ["no", "log"]],
       rules: [
+        // Only cacheable reads and finality polls come this way: where a chain has several nodes,
+        // one whose node fails is sent to another (failover.ts).
+        ...(cached.some(hasNodes) ? [req(["set-var(txn.rpc_read)", "bool(true)"])] : []),
         ...cached.map((c) => useBackend(rpcBackend(c), anon("path", `/${c.path}`))),
         { phase: "default_backend", action: ["be_unrouted"] },
       ],

@@ -10,7 +10,8 @@
  */
 import { refuse } from "./errors.js";
 import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
-import { anon, req, useBackend, type Cond, type Rule, type Section } from "./model.js";
+import { RETRY_SAFE, hasNodes } from "./failover.js";
+import { anon, req, useBackend, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import { ChainBackends, backendName, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
 import { WS_HANDSHAKE } from "./upgrades.js";
@@ -55,13 +56,18 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
-    const post = be.add(RPC_BACKEND, c.upstreams.rpcHttp, [["http-request", "set-path", u.basePath || "/"]]);
-    gates.push(gate(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
+    const toNode: Directive[] = [["http-request", "set-path", u.basePath || "/"]];
+    // Several nodes: reads pass a hop that sends again one a node's mark-down ended unsent (failover.ts).
+    const reads = hasNodes(c) ? be.addReads(RPC_BACKEND, c.upstreams.rpcHttp, toNode) : undefined;
+    const post = reads?.hop ?? be.add(RPC_BACKEND, c.upstreams.rpcHttp, toNode, [], "rpcHttp");
+    gates.push(gate(reads?.nodes ?? post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
+    // Several nodes: what is not a read the gateway can vouch for goes where it is never sent twice.
+    if (hasNodes(c)) uses.push(useBackend(be.addSends(c.upstreams.rpcHttp, toNode), [...on(c, "rpc-http"), "METH_POST", ...exactPath, "!", ...RETRY_SAFE]));
     uses.push(useBackend(post, [...on(c, "rpc-http"), "METH_POST", ...exactPath]));
     routes.push({ chain: c.path, iface: "rpc-http", backend: post, detail: `POST -> ${c.upstreams.rpcHttp}` });
     if (c.kind === "cosmos") {
       // Tendermint URI methods (GET /status, /block?height=N): prefix stripped, query kept.
-      const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]]);
+      const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]], [], "rpcHttp");
       gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       uses.push(useBackend(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       routes.push({ chain: c.path, iface: "rpc-http", backend: uri, detail: `GET /<uri> -> ${c.upstreams.rpcHttp}` });
@@ -80,7 +86,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcWs) {
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
-    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts, c.path)]);
+    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts, c.path)], [], "rpcWs");
     // An upgrade cannot become the status GET: a WebSocket to a node that is out gets the plain 503.
     gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), refuseDown(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));

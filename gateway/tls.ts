@@ -112,7 +112,8 @@ export const certSections = (o: GatewayOptions): Section[] =>
       }]
     : [];
 
-export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = []): Section => ({
+/** `relayed`: paths answered by another service's metrics, through a backend. */
+export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = [], relayed: readonly { path: string; backend: string }[] = []): Section => ({
   header: ["frontend", "metrics"],
   comment: "Prometheus metrics, on the private network only.",
   directives: [
@@ -120,6 +121,9 @@ export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = 
     ["no", "log"],
     ["http-request", "use-service", "prometheus-exporter", "if", ...anon("path", "/metrics")],
     ...extra,
-    refuseDirective(404, "only /metrics (and /metrics/cache) is served here"),
+    relayed.length
+      ? [...refuseDirective(404, "only the /metrics paths are served here"), "unless", ...anon("path", ...relayed.map((r) => r.path))]
+      : refuseDirective(404, "only /metrics (and /metrics/cache) is served here"),
+    ...relayed.map((r) => ["use_backend", r.backend, "if", ...anon("path", r.path)]),
   ],
 });

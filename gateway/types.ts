@@ -25,6 +25,22 @@ export interface GatewayChain {
   readonly denyMethods?: readonly string[];
   /** Response cache for this chain's JSON-RPC over HTTP (evm, starknet); on unless false. */
   readonly cache?: boolean;
+  /**
+   * Every node of a chain served by several, in order (the first is the one `upstreams` and
+   * `healthUrl` name): each is a server of the chain's backends, in rotation while its own
+   * health URL answers 200. Absent (or one entry): the chain has one node.
+   */
+  readonly nodes?: readonly ChainNode[];
+}
+
+/** One node of a chain served by several. */
+export interface ChainNode {
+  /** Its server name in the chain's backends and metrics (the node's service name, e.g. geth-2). */
+  readonly name: string;
+  readonly rpcHttp?: string;
+  readonly rpcWs?: string;
+  /** 200 while this node is fit: answering, synced, within the tolerance of the chain's best head. */
+  readonly healthUrl: string;
 }
 
 export interface GatewayOptions {
@@ -87,6 +103,11 @@ export interface GatewayOptions {
   readonly runAs?: string;
   /** The response cache (gateway/cache.ts); absent: no cache. */
   readonly cache?: CacheOptions;
+  /**
+   * Where the readiness service publishes each node's rotation state as Prometheus metrics: served
+   * again on the metrics listener at /metrics/nodes. Absent: no such path.
+   */
+  readonly nodeMetricsUrl?: string;
 }
 
 export interface CacheOptions {

@@ -2,7 +2,8 @@
 import { headProbe } from "./heads.js";
 import { JSON_TYPE } from "./errors.js";
 import type { Directive, Section } from "./model.js";
-import type { GatewayChain, GatewayOptions } from "./types.js";
+import { failoverDirectives, hasNodes, hopLogFormat, hopSocket, readHopDirectives, sendHopDirectives, wsGoneFilter, type HopKind } from "./failover.js";
+import type { ChainNode, GatewayChain, GatewayOptions } from "./types.js";
 
 export interface Upstream {
   readonly host: string;
@@ -52,36 +53,43 @@ function healthCheck(c: GatewayChain): { target: Upstream; send: string[]; expec
  */
 export const HEALTH_CHECK_INTERVAL_MS = 2000;
 export const CHECK_TIMEOUT_MS = 2000;
+/** Successful checks in a row that bring a node back into rotation. */
+export const CHECK_RISE = 2;
 const FAST_INTERVAL_MS = 500;
 export const frozenNodeDownMs = (intervalMs: number) => intervalMs + 2 * CHECK_TIMEOUT_MS + FAST_INTERVAL_MS;
 
 export const backendName = (chain: string, what: string) => `be_${chain}_${what}`;
 
-/** Builds a chain's backends: one health check, and route backends that follow it. */
+/** Builds a chain's backends: one health check per node, and route backends that follow them. */
 export class ChainBackends {
   readonly sections: Section[] = [];
-  private readonly track: string[];
+  /** Per server of the route backends: its name, the node it stands for, and what it tracks. */
+  private readonly servers: { name: string; node?: ChainNode; track: string[] }[];
 
   constructor(private readonly c: GatewayChain, private readonly opts: GatewayOptions) {
-    const hc = backendName(c.path, "health");
-    const check = healthCheck(c);
+    // A single node keeps the names it always had: be_<chain>_health and server s1.
+    const nodes = hasNodes(c) ? c.nodes! : undefined;
+    const checked = nodes ? nodes.map((n) => ({ name: n.name, node: n as ChainNode | undefined, check: healthCheck({ ...c, healthUrl: n.healthUrl }), hc: backendName(c.path, `health_${n.name}`) })) : [{ name: "s1", node: undefined, check: healthCheck(c), hc: backendName(c.path, "health") }];
     // After a failed check the next comes 500 ms later (fastinter): a dead node is marked down
     // within about a second of it being noticed, while one slow answer on a busy host does not
     // take a live node out. Requests to a node that refuses connections get 503 at once anyway
-    // (retries 0 below).
-    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", `${FAST_INTERVAL_MS}`, "downinter", "1000", "fall", "2", "rise", "2"];
-    this.sections.push({
-      header: ["backend", hc],
-      comment: `${c.chainId}: health of the node behind /gateway/${c.path}`,
-      directives: [["option", "httpchk"], ["timeout", "check", `${CHECK_TIMEOUT_MS}ms`], ["http-check", "send", ...check.send], ["http-check", "expect", ...check.expect], this.server(check.target, checkWords)],
-    });
-    // A node marked down ends the calls it holds: a frozen node would keep them until `timeout server`.
-    this.track = ["track", `${hc}/s1`, "on-marked-down", "shutdown-sessions"];
+    // (retries 0 below), or go to another node where the chain has several.
+    const checkWords = ["check", "inter", `${opts.checkIntervalMs}`, "fastinter", `${FAST_INTERVAL_MS}`, "downinter", "1000", "fall", "2", "rise", `${CHECK_RISE}`];
+    for (const k of checked) {
+      this.sections.push({
+        header: ["backend", k.hc],
+        comment: k.node ? `${c.chainId}: health of node ${k.node.name} behind /gateway/${c.path}` : `${c.chainId}: health of the node behind /gateway/${c.path}`,
+        directives: [["option", "httpchk"], ["timeout", "check", `${CHECK_TIMEOUT_MS}ms`], ["http-check", "send", ...k.check.send], ["http-check", "expect", ...k.check.expect], this.server("s1", k.check.target, checkWords)],
+      });
+    }
+    // A node marked down ends the calls it holds: a frozen node would keep them until `timeout
+    // server`. Where the chain has several nodes, the reads among them go to another (failover.ts).
+    this.servers = checked.map((k) => ({ name: k.name, node: k.node, track: ["track", `${k.hc}/s1`, "on-marked-down", "shutdown-sessions"] }));
   }
 
-  private server(u: Upstream, extra: string[] = []): Directive {
+  private server(name: string, u: Upstream, extra: string[] = []): Directive {
     return [
-      "server", "s1", `${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}`,
+      "server", name, `${u.host.includes(":") ? `[${u.host}]` : u.host}:${u.port}`,
       ...(u.tls ? ["ssl", "verify", "required", "ca-file", this.opts.caFile, "sni", `str(${u.host})`] : []),
       ...extra,
     ];
@@ -105,26 +113,74 @@ export class ChainBackends {
         ["http-request", "set-header", "User-Agent", CHECK_AGENT],
         // The status server may have seen the node come back meanwhile: the route is still closed.
         ["http-response", "set-status", "503"],
-        this.server(u),
+        this.server("s1", u),
       ],
     });
     return name;
   }
 
-  /** A backend relaying to `url` after `rewrite`; its server follows the chain's health. */
-  add(what: string, url: string, rewrite: Directive[], extra: string[] = []): string {
+  /** The route servers of a multi-node chain for the node URLs named by `per` (`url` where a node has none). */
+  private nodeServers(url: string, per: "rpcHttp" | "rpcWs", extra: string[] = []): Directive[] {
+    return this.servers.map((s) => this.server(s.name, parseUpstream((s.node && s.node[per]) ?? url), [...s.track, ...extra]));
+  }
+
+  /**
+   * Where a chain with several nodes sends what may not be sent twice (failover.ts): a hop backend
+   * (the path rewritten, a connection per call) to an internal listener, whose backend reaches
+   * the nodes and retries only a connection that failed.
+   */
+  addSends(url: string, rewrite: Directive[]): string {
+    return this.addHop("send", "send", url, rewrite).hop;
+  }
+
+  /**
+   * Where a chain with several nodes sends its reads (failover.ts): a hop backend that sends a
+   * read again when it came back empty, to an internal listener whose backend reaches the nodes
+   * and retries on another node. The hop is named by `what`; `nodes` says whether any node is in rotation.
+   */
+  addReads(what: string, url: string, rewrite: Directive[]): { hop: string; nodes: string } {
+    return this.addHop("read", what, url, rewrite);
+  }
+
+  private addHop(kind: HopKind, what: string, url: string, rewrite: Directive[]): { hop: string; nodes: string } {
+    const hop = backendName(this.c.path, what);
+    const nodes = backendName(this.c.path, `${kind}_nodes`);
+    const socket = hopSocket(this.c.path, kind, this.opts);
+    this.sections.push(
+      {
+        header: ["backend", hop],
+        comment: kind === "send" ? `${this.c.chainId}: sends (and calls the gateway cannot vouch for as reads), through the send listener` : `${this.c.chainId}: reads, through the read listener`,
+        directives: [...rewrite, ...(kind === "send" ? sendHopDirectives(socket) : readHopDirectives(socket))],
+      },
+      { header: ["frontend", `fe_${this.c.path}_${kind}`], directives: [["bind", socket], ["log-format", hopLogFormat(kind)], ["default_backend", nodes]] },
+      { header: ["backend", nodes], directives: [...failoverDirectives(kind === "send"), ...this.nodeServers(url, "rpcHttp")] },
+    );
+    return { hop, nodes };
+  }
+
+  /**
+   * A backend relaying to `url` after `rewrite`; its servers follow the nodes' health. `per` names
+   * the node URL each server of a multi-node chain takes (all nodes share the client, so `url`'s
+   * path stands for theirs).
+   */
+  add(what: string, url: string, rewrite: Directive[], extra: string[] = [], per?: "rpcHttp" | "rpcWs"): string {
     const u = parseUpstream(url);
     const name = backendName(this.c.path, what);
+    const multi = per !== undefined && hasNodes(this.c);
+    const servers = multi ? this.nodeServers(url, per, extra) : this.servers.map((s) => this.server(s.name, u, [...s.track, ...extra]));
     this.sections.push({
       header: ["backend", name],
-      directives: [
-        // A refused connection is not retried against the same dead node (HAProxy would wait
-        // a second between attempts): the client gets 503 at once and may retry itself.
-        ["retries", "0"],
-        ...rewrite,
-        ["http-request", "set-header", "Host", u.port === (u.tls ? 443 : 80) ? u.host : `${u.host}:${u.port}`],
-        this.server(u, [...this.track, ...extra]),
-      ],
+      directives: multi
+        ? // The client's Host goes on: every node of ours answers any (geth runs with --http.vhosts=*).
+          [...failoverDirectives(), ...(per === "rpcWs" ? [wsGoneFilter()] : []), ...rewrite, ...servers]
+        : [
+            // A refused connection is not retried against the same dead node (HAProxy would wait
+            // a second between attempts): the client gets 503 at once and may retry itself.
+            ["retries", "0"],
+            ...rewrite,
+            ["http-request", "set-header", "Host", u.port === (u.tls ? 443 : 80) ? u.host : `${u.host}:${u.port}`],
+            ...servers,
+          ],
     });
     return name;
   }

@@ -3,7 +3,7 @@ import type { StackSettings } from "../config/index.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
 import { HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
-import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT } from "../services/index.js";
+import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT, SYNC_HEALTH_PORT } from "../services/index.js";
 
 /** How HAProxy is configured inside its container. */
 export function gatewayOptions(settings: StackSettings): GatewayOptions {
@@ -35,6 +35,8 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     caFile: "/etc/ssl/certs/ca-certificates.crt",
     maxConnections: settings.gateway.maxConnections,
     runAs: "haproxy",
+    // Each node's rotation state, from the readiness service, on the private metrics listener.
+    nodeMetricsUrl: `http://sync-health:${SYNC_HEALTH_PORT}/metrics`,
     ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache
       ? { cache: { maxBytes: settings.gateway.cache.maxBytes, maxObjectBytes: settings.gateway.cache.maxObjectBytes, pollIntervalMs: CACHE_DEFAULTS.pollIntervalMs } }
       : {}),

@@ -12,6 +12,7 @@ import { compilerChains, servedSurface, type Surface } from "./surface.js";
 export { gatewayOptions };
 export * from "./surface.js";
 export * from "./views.js";
+export { furtherHostIngress, type Ingress } from "./ingress.js";
 
 export interface StackPlan extends StackServices {
   /** What is served, at which URL. */

@@ -6,7 +6,7 @@
 import { publicHost, type L1Endpoint, type StackSettings } from "../config/index.js";
 import { HEAD_METHOD } from "../gateway/heads.js";
 import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
-import { dataVolumes, diskCheckUrl, l1Urls, l2Urls, syncHealthUrls } from "../services/index.js";
+import { dataVolumes, diskCheckUrl, l1Urls, l2Urls, nodeCheckUrl, placedNodes, servedBySeveral, syncHealthUrls } from "../services/index.js";
 
 /**
  * The one vocabulary: the gateway path words, the Tendermint URI form of `rpc-http`, and the
@@ -80,6 +80,17 @@ export const EXTERNAL_L1_SHAPE: L1Endpoint = { rpcHttp: "https://external-l1.inv
 /** Whether the gateway relays an external L1, so that haproxy.cfg names its (secret) URL. */
 export const relaysExternalL1 = (settings: StackSettings): boolean => settings.l1.external && settings.gateway.relayExternalL1;
 
+/**
+ * A layer served by several nodes: each is a server of its chain's backends, checked through its
+ * host's disk watcher (its volumes, then its verdict: in rotation or not); the first stands for
+ * the chain's upstreams and health.
+ */
+function severalNodes(settings: StackSettings, layer: "l1" | "l2"): Pick<GatewayChain, "upstreams" | "healthUrl" | "nodes"> | Record<string, never> {
+  if (!servedBySeveral(settings, layer)) return {};
+  const nodes = placedNodes(settings)[layer].map((n) => ({ name: n.name, rpcHttp: n.rpcHttp, rpcWs: n.rpcWs, healthUrl: nodeCheckUrl(settings, n) }));
+  return { upstreams: { rpcHttp: nodes[0].rpcHttp, rpcWs: nodes[0].rpcWs }, healthUrl: nodes[0].healthUrl, nodes };
+}
+
 /** The chains the gateway relays: the stack's own nodes (or an external L1), then `gateway.chains`, with their method policy. */
 function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): GatewayChain[] {
   const { l1, l2 } = settings.network.chains;
@@ -92,9 +103,15 @@ function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): Gatew
   // nearly full, else the node's own check's status (services/disk.ts).
   const volumes = dataVolumes(settings);
   const builtIn: GatewayChain[] = [
-    ...(relayL1 ? [{ ...l1, upstreams: l1Upstreams, healthUrl: volumes.l1.length ? diskCheckUrl("l1") : health.l1 }] : []),
-    // The watcher also says why the node is out (restoring from a snapshot and how far, disk full): the 503's body.
-    { ...l2, upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs }, ...(volumes.l2.length ? { healthUrl: diskCheckUrl("l2"), statusUrl: diskCheckUrl("l2") } : { healthUrl: health.l2 }) },
+    ...(relayL1 ? [{ ...l1, upstreams: l1Upstreams, healthUrl: volumes.l1.length ? diskCheckUrl("l1") : health.l1, ...severalNodes(settings, "l1") }] : []),
+    // The watcher also says why the node is out (restoring from a snapshot and how far, disk full):
+    // the 503's body. It speaks for the layer's first node only, so not where the layer has several.
+    {
+      ...l2,
+      upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs },
+      ...(volumes.l2.length ? { healthUrl: diskCheckUrl("l2"), ...(servedBySeveral(settings, "l2") ? {} : { statusUrl: diskCheckUrl("l2") }) } : { healthUrl: health.l2 }),
+      ...severalNodes(settings, "l2"),
+    },
   ];
   // The method policy's per-chain additions (gateway.methodPolicy.<path>).
   const policy = settings.gateway.methodPolicy ?? {};

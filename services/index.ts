@@ -4,6 +4,9 @@ import { gatewayRole, type GatewayRole } from "./gateway.js";
 import { l1Role, type L1Role } from "./l1.js";
 import { l2Role, type L2Role } from "./l2.js";
 import { readinessRole, type ReadinessRole } from "./readiness.js";
+import { furtherHostRoles, type HostRole } from "./hosts.js";
+import type { PlacedNodes } from "./nodes.js";
+import { rolledNodes } from "./rollout.js";
 
 export * from "./types.js";
 export { PORTS } from "./ports.js";
@@ -14,16 +17,33 @@ export { gatewayRole, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, 
 
 /** Every container of one stack, by role: built once per stack, read by the components and the exporter. */
 export interface StackServices {
+  /** Each layer's first node (a single-node stack's only one). */
   readonly l1: L1Role;
   readonly l2: L2Role;
+  /** Every node, each layer's first included, with the steps of rolling upgrades where a layer has several. */
+  readonly nodes: PlacedNodes;
+  /** Further hosts' own services (their disk watchers). */
+  readonly hosts: readonly HostRole[];
   readonly readiness: ReadinessRole;
   readonly gateway: GatewayRole;
 }
 
 /** `haproxyEnvironment`: the compiled gateway's needs for HAProxy's process (plan/ passes them). */
 export function buildServices(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}): StackServices {
-  return { l1: l1Role(settings), l2: l2Role(settings), readiness: readinessRole(settings), gateway: gatewayRole(settings, haproxyEnvironment) };
+  const nodes = rolledNodes(settings);
+  return {
+    l1: (nodes.l1[0]?.role as L1Role | undefined) ?? l1Role(settings),
+    l2: nodes.l2[0].role as L2Role,
+    nodes,
+    hosts: furtherHostRoles(settings),
+    readiness: readinessRole(settings),
+    gateway: gatewayRole(settings, haproxyEnvironment),
+  };
 }
 export * from "./files.js";
 export { diskWatch, diskCheckUrl } from "./disk.js";
 export { externalDataVolumes, dataVolumes, volumeArgs, dataVolumeMounts } from "./dataVolumes.js";
+export { placedNodes, servedBySeveral, nodesOn, type PlacedNode, type PlacedNodes } from "./nodes.js";
+export { nodeCheckUrl } from "./disk.js";
+export { furtherHostRoles, type HostRole } from "./hosts.js";
+export { ROLLOUT_HOLD_SECONDS, REVISION_VARIABLE } from "./rollout.js";

@@ -1,7 +1,8 @@
-/** Ethereum L1: a one-shot JWT init, geth (execution) and Lighthouse (consensus). */
-import type { StackSettings } from "../config/index.js";
+/** Ethereum L1: a one-shot JWT init, geth (execution) and Lighthouse (consensus), per node. */
+import type { NodeSlot, StackSettings } from "../config/index.js";
 import { bashHttpGet, wgetJsonRpc } from "./health.js";
 import { PORTS } from "./ports.js";
+import { FIRST, named, reach, rpcPort } from "./slots.js";
 import { groupOf, type PortSpec, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
 
 export const JWT_PATH = "/jwt/jwt.hex";
@@ -17,25 +18,38 @@ const JWT_INIT_SCRIPT =
   `test "$(wc -c < ${JWT_PATH})" -eq 64`;
 
 /** The in-network URLs other services use to reach the L1 node. */
-export type L1Urls = ReturnType<typeof l1Urls>;
+export interface L1Urls {
+  readonly rpcHttp: string;
+  readonly rpcWs: string;
+  readonly beaconApi: string;
+}
 const EXTERNAL_L1 = "external (rpcstack:l1.external)";
-export function l1Urls() {
+
+/** The node's URLs on its own host's network: what the L2 node beside it follows. */
+export function l1Urls(slot: NodeSlot = FIRST.l1): L1Urls {
   return {
-    rpcHttp: `http://geth:${P.geth.http}`,
-    rpcWs: `ws://geth:${P.geth.ws}`,
-    beaconApi: `http://lighthouse:${P.lighthouse.api}`,
+    rpcHttp: `http://${named("geth", slot)}:${P.geth.http}`,
+    rpcWs: `ws://${named("geth", slot)}:${P.geth.ws}`,
+    beaconApi: `http://${named("lighthouse", slot)}:${P.lighthouse.api}`,
   };
 }
 
-export function l1Volumes(settings: StackSettings): VolumeSpec[] {
+/** Where the gateway's host reaches the node's RPC (its private address on a further host). */
+export const l1Reach = (settings: StackSettings, slot: NodeSlot = FIRST.l1): Pick<L1Urls, "rpcHttp" | "rpcWs"> => ({
+  rpcHttp: `http://${reach(settings, slot, named("geth", slot), P.geth.http)}`,
+  rpcWs: `ws://${reach(settings, slot, named("geth", slot), P.geth.ws)}`,
+});
+
+export function l1Volumes(settings: StackSettings, slot: NodeSlot = FIRST.l1): VolumeSpec[] {
   // geth --dev without --datadir keeps its chain in memory, and an external L1 keeps its own: nothing on disk here.
   if (settings.network.dev || settings.l1.external) return [];
   const net = settings.network.l1.network;
   const retain = settings.retainData;
+  const v = (key: string) => ({ key: named(key, slot), name: `rpcstack-${net}-${named(key, slot)}` });
   return [
-    { key: "jwt", name: `rpcstack-${net}-jwt`, purpose: "engine API JWT secret shared by geth and Lighthouse", retain },
-    { key: "geth", name: `rpcstack-${net}-geth`, purpose: "geth chain data (/root/.ethereum)", retain },
-    { key: "lighthouse", name: `rpcstack-${net}-lighthouse`, purpose: "Lighthouse beacon data (/root/.lighthouse)", retain },
+    { ...v("jwt"), purpose: "engine API JWT secret shared by geth and Lighthouse", retain },
+    { ...v("geth"), purpose: "geth chain data (/root/.ethereum)", retain },
+    { ...v("lighthouse"), purpose: "Lighthouse beacon data (/root/.lighthouse)", retain },
   ];
 }
 
@@ -54,11 +68,8 @@ const RPC_FLAGS = [
   "--ws.origins=*",
 ] as const;
 
-/** Loopback only: the operator guide's `curl localhost:8545` check works on the host. */
-const RPC_PORTS: PortSpec[] = [
-  { container: P.geth.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.geth.http } },
-  { container: P.geth.ws, protocol: "tcp", purpose: "ws", publish: { address: "127.0.0.1", port: P.geth.ws } },
-];
+/** Loopback only on the stack's host: the operator guide's `curl localhost:8545` check works there. */
+const rpcPorts = (settings: StackSettings, slot: NodeSlot): PortSpec[] => [rpcPort(settings, slot, P.geth.http, "rpc"), rpcPort(settings, slot, P.geth.ws, "ws")];
 
 /**
  * geth --dev for the devnet network: a fresh chain in memory that seals a block every
@@ -71,7 +82,7 @@ function gethDev(settings: StackSettings, blockSeconds: number): ServiceSpec {
     image: settings.l1.executionImage,
     command: ["--dev", `--dev.period=${blockSeconds}`, ...RPC_FLAGS, "--metrics", "--metrics.addr=0.0.0.0", `--metrics.port=${P.geth.metrics}`],
     environment: {},
-    ports: [...RPC_PORTS, { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" }],
+    ports: [...rpcPorts(settings, FIRST.l1), { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" }],
     volumes: [],
     files: [],
     healthcheck: wgetJsonRpc(P.geth.http, "eth_blockNumber", 30),
@@ -82,11 +93,12 @@ function gethDev(settings: StackSettings, blockSeconds: number): ServiceSpec {
 }
 
 /** The L1 node's containers by role: JWT init, execution and consensus client (execution only on devnet; none with an external L1). */
-export type L1Role = Role<{ readonly jwtInit?: ServiceSpec; readonly execution?: ServiceSpec; readonly consensus?: ServiceSpec }> & { readonly urls: L1Urls };
+export type L1Role = Role<{ readonly jwtInit?: ServiceSpec; readonly execution?: ServiceSpec; readonly consensus?: ServiceSpec; readonly rollout?: ServiceSpec }> & { readonly urls: L1Urls };
 
 export const l1Services = (settings: StackSettings): ServiceGroup => groupOf(l1Role(settings));
 
-export function l1Role(settings: StackSettings): L1Role {
+/** One L1 node's containers: the layer's first unless `slot` names another. */
+export function l1Role(settings: StackSettings, slot: NodeSlot = FIRST.l1): L1Role {
   // An L1 node elsewhere (l1.external): nothing of L1 runs here.
   // Its URLs are secrets: what the outputs show says where they are configured instead.
   if (settings.l1.external) return { services: {}, volumes: l1Volumes(settings), urls: { rpcHttp: EXTERNAL_L1, rpcWs: EXTERNAL_L1, beaconApi: EXTERNAL_L1 } };
@@ -95,24 +107,28 @@ export function l1Role(settings: StackSettings): L1Role {
   const checkpointSyncUrl = settings.l1.checkpointSyncUrl;
   if (!consensusImage || !checkpointSyncUrl) throw new Error(`rpcstack:l1.consensusImage: network ${settings.network.name} needs a consensus client`);
   const net = settings.network.l1.network;
+  const n = (base: string) => named(base, slot);
+  // A second node on one host listens for peers on ports of its own, and says so in its records.
+  const gethP2p = P.geth.p2p + slot.portOffset;
+  const [lhP2p, lhQuic] = [P.lighthouse.p2p + slot.portOffset, P.lighthouse.quic + slot.portOffset];
   const jwtInit: ServiceSpec = {
-    name: "jwt-init",
-    containerName: "rpcstack-jwt-init",
+    name: n("jwt-init"),
+    containerName: `rpcstack-${n("jwt-init")}`,
     // The geth image is Alpine-based, so it has od/tr, and it is pulled anyway.
     image: settings.l1.executionImage,
     entrypoint: ["/bin/sh", "-c"],
     command: [JWT_INIT_SCRIPT],
     environment: {},
     ports: [],
-    volumes: [{ volume: "jwt", path: "/jwt" }],
+    volumes: [{ volume: n("jwt"), path: "/jwt" }],
     files: [],
     restart: "no",
     stopGraceSeconds: 10,
     dependsOn: [],
   };
   const geth: ServiceSpec = {
-    name: "geth",
-    containerName: "rpcstack-geth",
+    name: n("geth"),
+    containerName: `rpcstack-${n("geth")}`,
     image: settings.l1.executionImage,
     command: [
       `--${net}`,
@@ -128,36 +144,36 @@ export function l1Role(settings: StackSettings): L1Role {
       "--metrics",
       "--metrics.addr=0.0.0.0",
       `--metrics.port=${P.geth.metrics}`,
-      `--port=${P.geth.p2p}`,
+      `--port=${gethP2p}`,
     ],
     environment: {},
     ports: [
-      p2p(P.geth.p2p, "tcp"),
-      p2p(P.geth.p2p, "udp"),
-      ...RPC_PORTS,
+      p2p(gethP2p, "tcp"),
+      p2p(gethP2p, "udp"),
+      ...rpcPorts(settings, slot),
       { container: P.geth.engine, protocol: "tcp", purpose: "engine" },
       { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" },
     ],
     volumes: [
-      { volume: "geth", path: "/root/.ethereum" },
-      { volume: "jwt", path: "/jwt", readOnly: true },
+      { volume: n("geth"), path: "/root/.ethereum" },
+      { volume: n("jwt"), path: "/jwt", readOnly: true },
     ],
     files: [],
     healthcheck: wgetJsonRpc(P.geth.http, "eth_blockNumber", 120),
     restart: "unless-stopped",
     stopGraceSeconds: 180,
-    dependsOn: [{ service: "jwt-init", condition: "service_completed_successfully" }],
+    dependsOn: [{ service: n("jwt-init"), condition: "service_completed_successfully" }],
   };
   const lighthouse: ServiceSpec = {
-    name: "lighthouse",
-    containerName: "rpcstack-lighthouse",
+    name: n("lighthouse"),
+    containerName: `rpcstack-${n("lighthouse")}`,
     image: consensusImage,
     command: [
       "lighthouse",
       "bn",
       `--network=${net}`,
       "--datadir=/root/.lighthouse",
-      `--execution-endpoint=http://geth:${P.geth.engine}`,
+      `--execution-endpoint=http://${n("geth")}:${P.geth.engine}`,
       `--execution-jwt=${JWT_PATH}`,
       `--checkpoint-sync-url=${checkpointSyncUrl}`,
       "--http",
@@ -166,20 +182,20 @@ export function l1Role(settings: StackSettings): L1Role {
       "--metrics",
       "--metrics-address=0.0.0.0",
       `--metrics-port=${P.lighthouse.metrics}`,
-      `--port=${P.lighthouse.p2p}`,
-      `--quic-port=${P.lighthouse.quic}`,
+      `--port=${lhP2p}`,
+      `--quic-port=${lhQuic}`,
     ],
     environment: {},
     ports: [
-      p2p(P.lighthouse.p2p, "tcp"),
-      p2p(P.lighthouse.p2p, "udp"),
-      p2p(P.lighthouse.quic, "udp"),
+      p2p(lhP2p, "tcp"),
+      p2p(lhP2p, "udp"),
+      p2p(lhQuic, "udp"),
       { container: P.lighthouse.api, protocol: "tcp", purpose: "api" },
       { container: P.lighthouse.metrics, protocol: "tcp", purpose: "metrics" },
     ],
     volumes: [
-      { volume: "lighthouse", path: "/root/.lighthouse" },
-      { volume: "jwt", path: "/jwt", readOnly: true },
+      { volume: n("lighthouse"), path: "/root/.lighthouse" },
+      { volume: n("jwt"), path: "/jwt", readOnly: true },
     ],
     files: [],
     // 200 synced, 206 syncing: both mean the API is serving.
@@ -187,9 +203,9 @@ export function l1Role(settings: StackSettings): L1Role {
     restart: "unless-stopped",
     stopGraceSeconds: 120,
     dependsOn: [
-      { service: "jwt-init", condition: "service_completed_successfully" },
-      { service: "geth", condition: "service_started" },
+      { service: n("jwt-init"), condition: "service_completed_successfully" },
+      { service: n("geth"), condition: "service_started" },
     ],
   };
-  return { services: { jwtInit, execution: geth, consensus: lighthouse }, volumes: l1Volumes(settings), urls: l1Urls() };
+  return { services: { jwtInit, execution: geth, consensus: lighthouse }, volumes: l1Volumes(settings, slot), urls: l1Urls(slot) };
 }

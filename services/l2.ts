@@ -1,8 +1,9 @@
 /** Starknet L2 (Juno or Pathfinder) and the indexer that follows it. */
-import { describeJunoPoll, type L2Settings, type StackSettings } from "../config/index.js";
+import { describeJunoPoll, l1SlotFor, type L2Settings, type NodeSlot, type StackSettings } from "../config/index.js";
 import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
+import { FIRST, named, privatePort, reach, rpcPort } from "./slots.js";
 import { l2Restore, RESTORE_SERVICE } from "./restore.js";
 import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
 
@@ -12,21 +13,36 @@ export interface L2Urls {
   /** JSON-RPC over HTTP, in-network. */
   readonly rpcHttp: string;
   readonly rpcWs: string;
-  /** 200 only while the node is within the sync tolerance: what the gateway checks. */
+  /** 200 only while the node is within the sync tolerance, on its own host's network: what the gateway checks of a single node. */
   readonly syncHealth: string;
-  /** The node's own readiness endpoint, when it has one (the readiness program's --l2-ready). */
+  /** The node's own readiness endpoint where the gateway's host reaches it, when it has one (the readiness program's --l2-ready). */
   readonly nodeReady?: string;
 }
 
-export function l2Urls(settings: StackSettings): L2Urls {
+/**
+ * The node's URLs: RPC and WebSocket where the gateway's host reaches them (by service name on its
+ * own host, by private address on a further one), health on the node's own host's network.
+ */
+export function l2Urls(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Urls {
+  const at = (service: string, port: number) => reach(settings, slot, named(service, slot), port);
   switch (settings.l2.client) {
     case "juno": {
-      const ready = `http://juno:${P.juno.http}/ready/sync`;
-      return { rpcHttp: `http://juno:${P.juno.http}`, rpcWs: `ws://juno:${P.juno.ws}`, syncHealth: ready, nodeReady: ready };
+      const ready = "/ready/sync";
+      return {
+        rpcHttp: `http://${at("juno", P.juno.http)}`,
+        rpcWs: `ws://${at("juno", P.juno.ws)}`,
+        syncHealth: `http://${named("juno", slot)}:${P.juno.http}${ready}`,
+        nodeReady: `http://${at("juno", P.juno.http)}${ready}`,
+      };
     }
     case "pathfinder": {
-      const ready = `http://pathfinder:${P.pathfinder.monitor}/ready/synced`;
-      return { rpcHttp: `http://pathfinder:${P.pathfinder.rpc}/rpc/v0_9`, rpcWs: `ws://pathfinder:${P.pathfinder.rpc}/ws`, syncHealth: ready, nodeReady: ready };
+      const ready = "/ready/synced";
+      return {
+        rpcHttp: `http://${at("pathfinder", P.pathfinder.rpc)}/rpc/v0_9`,
+        rpcWs: `ws://${at("pathfinder", P.pathfinder.rpc)}/ws`,
+        syncHealth: `http://${named("pathfinder", slot)}:${P.pathfinder.monitor}${ready}`,
+        nodeReady: `http://${at("pathfinder", P.pathfinder.monitor)}${ready}`,
+      };
     }
     case "starknet-devnet":
       // Devnet answers /is_alive but has no readiness of its own: the readiness program's live
@@ -39,12 +55,12 @@ export function l2Urls(settings: StackSettings): L2Urls {
   }
 }
 
-export function l2Volumes(settings: StackSettings): VolumeSpec[] {
+export function l2Volumes(settings: StackSettings, slot: NodeSlot = FIRST.l2): VolumeSpec[] {
   const client = settings.l2.client;
   // Starknet Devnet keeps its chain in memory: nothing to keep on disk.
   if (client === "starknet-devnet") return [];
   const net = settings.network.l2.junoNetwork;
-  return [{ key: client, name: `rpcstack-${net}-${client}`, purpose: `${client} chain data`, retain: settings.retainData }];
+  return [{ key: named(client, slot), name: `rpcstack-${net}-${named(client, slot)}`, purpose: `${client} chain data`, retain: settings.retainData }];
 }
 
 const JUNO_FIRST_START_SECONDS = 900;
@@ -57,10 +73,13 @@ function required<T>(value: T | undefined, client: string, settings: StackSettin
 
 type JunoSettings = Extract<L2Settings, { client: "juno" }>;
 
-function juno(settings: StackSettings, l2: JunoSettings): ServiceSpec {
+/** The L1 node an L2 node follows over WebSocket: the one on its own host. */
+const ethNode = (settings: StackSettings, slot: NodeSlot) => l1Urls(l1SlotFor(settings, slot)).rpcWs;
+
+function juno(settings: StackSettings, l2: JunoSettings, slot: NodeSlot): ServiceSpec {
   return {
-    name: "juno",
-    containerName: "rpcstack-juno",
+    name: named("juno", slot),
+    containerName: `rpcstack-${named("juno", slot)}`,
     image: settings.l2.image,
     command: [
       "--http",
@@ -76,7 +95,7 @@ function juno(settings: StackSettings, l2: JunoSettings): ServiceSpec {
       `--network=${required(settings.network.l2.junoNetwork, "Juno", settings)}`,
       // Juno reads every flag from JUNO_<FLAG> too (cmd/juno/juno.go: viper, prefix JUNO): an
       // external L1's URL goes there, as a secret, never onto the command line.
-      ...(settings.l1.external ? [] : [`--eth-node=${l1Urls().rpcWs}`]),
+      ...(settings.l1.external ? [] : [`--eth-node=${ethNode(settings, slot)}`]),
       // The flag config resolution chose for this release.
       l2.pollFlag,
       l2.pendingPollInterval,
@@ -84,11 +103,11 @@ function juno(settings: StackSettings, l2: JunoSettings): ServiceSpec {
     environment: {},
     ...(settings.l1.external ? { secretEnvironment: { JUNO_ETH_NODE: "RPCSTACK_L1_WS_URL" as const } } : {}),
     ports: [
-      { container: P.juno.http, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.juno.http } },
-      { container: P.juno.ws, protocol: "tcp", purpose: "ws" },
+      rpcPort(settings, slot, P.juno.http, "rpc"),
+      privatePort(settings, slot, P.juno.ws, "ws"),
       { container: P.juno.metrics, protocol: "tcp", purpose: "metrics" },
     ],
-    volumes: [{ volume: "juno", path: "/var/lib/juno" }],
+    volumes: [{ volume: named("juno", slot), path: "/var/lib/juno" }],
     files: [],
     // Juno v0.17 migrates its database for ~8 minutes on its first start; failures then do not count.
     healthcheck: curlJsonRpc(P.juno.http, "starknet_chainId", JUNO_FIRST_START_SECONDS),
@@ -98,27 +117,24 @@ function juno(settings: StackSettings, l2: JunoSettings): ServiceSpec {
   };
 }
 
-function pathfinder(settings: StackSettings): ServiceSpec {
+function pathfinder(settings: StackSettings, slot: NodeSlot): ServiceSpec {
   return {
-    name: "pathfinder",
-    containerName: "rpcstack-pathfinder",
+    name: named("pathfinder", slot),
+    containerName: `rpcstack-${named("pathfinder", slot)}`,
     image: settings.l2.image,
     command: [],
     environment: {
       RUST_LOG: "info",
       PATHFINDER_NETWORK: required(settings.network.l2.pathfinderNetwork, "Pathfinder", settings),
-      ...(settings.l1.external ? {} : { PATHFINDER_ETHEREUM_API_URL: l1Urls().rpcWs }),
+      ...(settings.l1.external ? {} : { PATHFINDER_ETHEREUM_API_URL: ethNode(settings, slot) }),
       PATHFINDER_HTTP_RPC_ADDRESS: `0.0.0.0:${P.pathfinder.rpc}`,
       PATHFINDER_WEBSOCKET_ENABLED: "true",
       PATHFINDER_MONITOR_ADDRESS: `0.0.0.0:${P.pathfinder.monitor}`,
       PATHFINDER_DATA_DIRECTORY: "/usr/share/pathfinder/data",
     },
     ...(settings.l1.external ? { secretEnvironment: { PATHFINDER_ETHEREUM_API_URL: "RPCSTACK_L1_WS_URL" as const } } : {}),
-    ports: [
-      { container: P.pathfinder.rpc, protocol: "tcp", purpose: "rpc", publish: { address: "127.0.0.1", port: P.pathfinder.rpc } },
-      { container: P.pathfinder.monitor, protocol: "tcp", purpose: "health" },
-    ],
-    volumes: [{ volume: "pathfinder", path: "/usr/share/pathfinder/data" }],
+    ports: [rpcPort(settings, slot, P.pathfinder.rpc, "rpc"), privatePort(settings, slot, P.pathfinder.monitor, "health")],
+    volumes: [{ volume: named("pathfinder", slot), path: "/usr/share/pathfinder/data" }],
     files: [],
     // /ready: started and serving (not necessarily synced; the gateway checks /ready/synced).
     healthcheck: bashHttpGet(P.pathfinder.monitor, "/ready", [200], 120),
@@ -159,13 +175,13 @@ function starknetDevnet(settings: StackSettings): ServiceSpec {
   };
 }
 
-export function l2Node(settings: StackSettings): ServiceSpec {
+export function l2Node(settings: StackSettings, slot: NodeSlot = FIRST.l2): ServiceSpec {
   const l2 = settings.l2;
   switch (l2.client) {
     case "juno":
-      return juno(settings, l2);
+      return juno(settings, l2, slot);
     case "pathfinder":
-      return pathfinder(settings);
+      return pathfinder(settings, slot);
     case "starknet-devnet":
       return starknetDevnet(settings);
   }
@@ -196,23 +212,28 @@ export function indexer(settings: StackSettings, node: ServiceSpec): ServiceSpec
  * The L2 node's containers by role (the restore from a snapshot first, where one is set), and the
  * line `pulumi up` says about how the node was configured.
  */
-export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: ServiceSpec; readonly indexer?: ServiceSpec }> & {
+export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: ServiceSpec; readonly indexer?: ServiceSpec; readonly rollout?: ServiceSpec }> & {
   readonly urls: L2Urls;
   readonly notice?: string;
   /** Said before a restore from a snapshot: from where, and how to watch it. */
   readonly restoreNotice?: string;
 };
 
-export function l2Role(settings: StackSettings): L2Role {
-  const plain = l2Node(settings);
-  const restore = l2Restore(settings, plain);
+/**
+ * One L2 node's containers (the layer's first unless `slot` names another), with the indexer
+ * beside the first; each node restores its own volume.
+ */
+export function l2Role(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Role {
+  const plain = l2Node(settings, slot);
+  const own = l2Restore(settings, plain);
+  const restore = own && { ...own, name: named(RESTORE_SERVICE.name, slot), containerName: named(RESTORE_SERVICE.containerName, slot) };
   // The node starts only after the restore exited 0: restored, or the volume already held a database.
-  const node = restore ? { ...plain, dependsOn: [...plain.dependsOn, { service: RESTORE_SERVICE.name, condition: "service_completed_successfully" as const }] } : plain;
+  const node = restore ? { ...plain, dependsOn: [...plain.dependsOn, { service: restore.name, condition: "service_completed_successfully" as const }] } : plain;
   const l2 = settings.l2;
   return {
-    services: { ...(restore ? { restore } : {}), node, ...(settings.indexer.enabled ? { indexer: indexer(settings, node) } : {}) },
-    volumes: l2Volumes(settings),
-    urls: l2Urls(settings),
+    services: { ...(restore ? { restore } : {}), node, ...(settings.indexer.enabled && slot.index === 0 ? { indexer: indexer(settings, node) } : {}) },
+    volumes: l2Volumes(settings, slot),
+    urls: l2Urls(settings, slot),
     ...(l2.client === "juno" ? { notice: describeJunoPoll(l2.release, l2.pollFlag, l2.pendingPollInterval) } : {}),
     ...(restore && l2.snapshot
       ? { restoreNotice: `rpcstack: the L2 node's volume is restored from ${l2.snapshot.url} first, if it holds no database; watch it with: docker logs -f ${restore.containerName}` }

@@ -1,7 +1,8 @@
 /** The readiness program's containers: a one-shot sync check and the live health endpoint. */
-import type { StackSettings } from "../config/index.js";
+import { LAYERS, spansHosts, type StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
+import { placedNodes, servedBySeveral } from "./nodes.js";
 import { SYNC_HEALTH_PORT } from "./ports.js";
 import { dataVolumeMounts, externalDataVolumes, volumeArgs } from "./dataVolumes.js";
 import { diskWatch, type SyncHealthUrls } from "./disk.js";
@@ -9,7 +10,8 @@ import type { FileSpec, HealthCheckSpec, Role, ServiceSpec } from "./types.js";
 
 export { SYNC_HEALTH_PORT };
 
-const PROGRAM: Extract<FileSpec, { from: "bundle" }> = { from: "bundle", path: "/readiness/ready.js", source: "readiness/cli.ts" };
+export const READINESS_PROGRAM: Extract<FileSpec, { from: "bundle" }> = { from: "bundle", path: "/readiness/ready.js", source: "readiness/cli.ts" };
+const PROGRAM = READINESS_PROGRAM;
 
 /** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
 export function syncHealthUrls(settings: StackSettings): SyncHealthUrls {
@@ -19,17 +21,36 @@ export function syncHealthUrls(settings: StackSettings): SyncHealthUrls {
   };
 }
 
-function ruleArgs(settings: StackSettings): string[] {
-  const r = settings.readiness;
+/**
+ * Each node to poll: a layer's only node as it always was (`--l1 URL`), several by name
+ * (`--l1 geth-2=URL`, where the gateway's host reaches them), so checks and metrics can name them.
+ */
+export function targetArgs(settings: StackSettings, layers: readonly ("l1" | "l2")[] = LAYERS): string[] {
+  const nodes = placedNodes(settings);
   const l2 = l2Urls(settings);
+  const l1Args = settings.l1.external
+    ? // An external L1's URL is a secret: the program reads it from its environment.
+      ["--l1-from-env", "RPCSTACK_L1_URL"]
+    : servedBySeveral(settings, "l1")
+      ? nodes.l1.flatMap((n) => ["--l1", `${n.name}=${n.rpcHttp}`])
+      : ["--l1", l1Urls().rpcHttp];
+  const l2Args = servedBySeveral(settings, "l2")
+    ? nodes.l2.flatMap((n) => ["--l2", `${n.name}=${n.rpcHttp}`, ...(n.nodeReady ? ["--l2-ready", `${n.name}=${n.nodeReady}`] : [])])
+    : // The node's own readiness, when it has one (Starknet Devnet has none: its head decides).
+      ["--l2", l2.rpcHttp, ...(l2.nodeReady ? ["--l2-ready", l2.nodeReady] : [])];
+  return [...(layers.includes("l1") ? l1Args : []), ...(layers.includes("l2") ? l2Args : [])];
+}
+
+/** The rules every check applies to the nodes of `layers`: tolerance, reference, and, with several nodes, the chain each must be on. */
+export function ruleArgs(settings: StackSettings, layers: readonly ("l1" | "l2")[] = LAYERS): string[] {
+  const r = settings.readiness;
+  const several = LAYERS.some((l) => servedBySeveral(settings, l));
   return [
-    // An external L1's URL is a secret: the program reads it from its environment.
-    ...(settings.l1.external ? ["--l1-from-env", "RPCSTACK_L1_URL"] : ["--l1", l1Urls().rpcHttp]),
-    "--l2", l2.rpcHttp,
-    // The node's own readiness, when it has one (Starknet Devnet has none: its head decides).
-    ...(l2.nodeReady ? ["--l2-ready", l2.nodeReady] : []),
+    ...targetArgs(settings, layers),
     "--tolerance-blocks", String(r.toleranceBlocks),
-    ...(r.l1ReferenceUrl ? ["--l1-reference", r.l1ReferenceUrl] : []),
+    ...(r.l1ReferenceUrl && layers.includes("l1") ? ["--l1-reference", r.l1ReferenceUrl] : []),
+    ...(several && layers.includes("l1") ? ["--l1-chain-id", `0x${settings.network.l1.chainId.toString(16)}`] : []),
+    ...(several && layers.includes("l2") ? ["--l2-chain-id", settings.network.l2.chainId] : []),
   ];
 }
 
@@ -78,16 +99,39 @@ const serving: HealthCheckSpec = {
   startPeriodSeconds: 20,
 };
 
-/** Long-running: serves /ready/l1 and /ready/l2 (200 synced, 503 behind) on the private network. */
+/**
+ * How often sync-health polls each node: every 15 s for a layer's only node (the gateway asks the
+ * node's own check at each of its checks), every second where a layer has several, so a node that
+ * falls behind or stops answering leaves rotation within a check or two of the gateway's.
+ */
+export const rotationPollSeconds = (settings: StackSettings) => (LAYERS.some((l) => servedBySeveral(settings, l)) ? 1 : 15);
+
+/**
+ * Long-running: serves /ready/l1 and /ready/l2 (200 synced, 503 behind), per node where a layer
+ * has several, and /metrics, on the private network; published on the stack's host's private
+ * address once nodes run on further hosts (their disk watchers ask it).
+ */
 export function syncHealth(settings: StackSettings): ServiceSpec {
+  const chains = settings.network.chains;
+  const relayed: readonly ("l1" | "l2")[] = settings.l1.external ? ["l2"] : ["l1", "l2"];
   return {
     ...base,
     ...secretsFor(settings),
     image: settings.readiness.image,
     name: "sync-health",
     containerName: "rpcstack-sync-health",
-    command: ["node", PROGRAM.path, ...ruleArgs(settings), "--serve", String(SYNC_HEALTH_PORT), "--interval-seconds", "15"],
-    ports: [{ container: SYNC_HEALTH_PORT, protocol: "tcp", purpose: "health" }],
+    command: [
+      "node", PROGRAM.path, ...ruleArgs(settings), "--serve", String(SYNC_HEALTH_PORT), "--interval-seconds", String(rotationPollSeconds(settings)),
+      ...relayed.flatMap((l) => ["--chain-name", `${l}=${chains[l].path}`]),
+    ],
+    ports: [
+      {
+        container: SYNC_HEALTH_PORT,
+        protocol: "tcp",
+        purpose: "health",
+        ...(spansHosts(settings) ? { publish: { address: settings.host.privateAddress!, port: SYNC_HEALTH_PORT } } : {}),
+      },
+    ],
     healthcheck: serving,
     restart: "unless-stopped",
   };

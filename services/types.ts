@@ -7,7 +7,8 @@ export interface PortSpec {
   readonly protocol: "tcp" | "udp";
   readonly purpose: PortPurpose;
   /** Published on the host; absent: reachable only on the private Docker network. */
-  readonly publish?: { readonly address: "0.0.0.0" | "127.0.0.1"; readonly port: number };
+  /** `address`: every interface (p2p), loopback (RPC on the stack's host) or a further host's private address. */
+  readonly publish?: { readonly address: string; readonly port: number };
 }
 
 export interface VolumeMount {

@@ -50,6 +50,8 @@ const variants: [string, StackName, Record<string, unknown>][] = [
   ["mainnet/juno", "mainnet", {}],
   ["testnet/pathfinder", "testnet", { l2: { client: "pathfinder" } }],
   ["local/no indexer", "local", { indexer: { enabled: false } }],
+  // Two nodes per chain: each node's containers, and the rollout step after the first of each layer.
+  ["testnet/two nodes per chain", "testnet", { host: { kind: "ssh", address: "203.0.113.10", user: "rpcstack", port: 22, diskGB: 4000 }, nodes: { l1: ["main", "main"], l2: ["main", "main"] } }],
   ["testnet/juno restored from a snapshot", "testnet", { l2: { client: "juno", pendingPollInterval: "3s", snapshot: { url: "latest" } } }],
 ];
 
@@ -113,7 +115,7 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
     // Every long-running container and its init steps; the one-shot sync check is `npm run ready` without Pulumi.
     const fromPulumi = run
       .byType("docker:index/container:Container")
-      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway)::/.test(c.parent ?? "") && c.inputs.name !== "rpcstack-sync-check")
+      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway|RolloutStep)::/.test(c.parent ?? "") && c.inputs.name !== "rpcstack-sync-check")
       .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies))
       .sort(byName);
     const fromCompose = Object.values(docs)
@@ -125,6 +127,13 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
 });
 
 describe("compose export details", () => {
+  it("a stack with nodes on further hosts is refused, naming them and the way out: compose runs one host", () => {
+    const host = { kind: "ssh", address: "203.0.113.10", user: "rpcstack", port: 22, privateAddress: "10.0.0.10" };
+    expect(() => exported("testnet", { host, hosts: { "node-b": { ...host, address: "203.0.113.11", privateAddress: "10.0.0.11" } }, nodes: { l1: ["main", "node-b"], l2: ["main", "node-b"] } })).toThrow(
+      "the stack places nodes on further hosts (rpcstack:hosts: node-b), and docker compose runs one host: deploy it with pulumi up, or export a stack whose rpcstack:nodes name only main",
+    );
+  });
+
   it("dc-l1 creates the private network and dc-l2 joins it; no secret and no JWT value in either file", () => {
     const { out, docs } = exported("testnet");
     expect(docs["dc-l1.yaml"].networks.rpcstack).toEqual({ name: "rpcstack" });
@@ -310,7 +319,9 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
     "l2-restore": "l2", juno: "l2", pathfinder: "l2", indexer: "l2",
     "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway",
   };
-  const sameFile = (svc: string) => FILES[svc] !== undefined && FILES[svc] === FILES[c.networksAdvanced[0].aliases[0]];
+  // A node's second (geth-2) and its rollout step (rollout-geth) live in its first's file.
+  const fileOf = (svc: string) => FILES[svc.replace(/^rollout-/, "").replace(/-\d+$/, "")];
+  const sameFile = (svc: string) => fileOf(svc) !== undefined && fileOf(svc) === fileOf(c.networksAdvanced[0].aliases[0]);
   return {
     name: c.networksAdvanced[0].aliases[0],
     containerName: c.name,

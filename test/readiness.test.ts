@@ -141,7 +141,7 @@ describe("rpcstack-ready against a real EVM node and a Starknet simulator", () =
     const { code, out, err } = await ready(["--help"]);
     expect(code).toBe(0);
     expect(out).toContain("usage: rpcstack-ready");
-    expect(out).toContain("--l2-ready URL");
+    expect(out).toContain("--l2-ready [NODE=]URL");
     expect(err).toBe("");
   });
 });

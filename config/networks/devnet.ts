@@ -14,6 +14,8 @@ export const devnet: NetworkDefaults = {
     executionImage: IMAGES.geth,
   },
   l2: {
+    // SN_SEPOLIA: Starknet Devnet's default --chain-id
+    chainId: "0x534e5f5345504f4c4941",
     clients: ["starknet-devnet"],
     images: { "starknet-devnet": DEVNET_IMAGES.starknetDevnet },
   },

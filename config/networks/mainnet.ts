@@ -11,6 +11,8 @@ export const mainnet: NetworkDefaults = {
     checkpointSyncUrl: "https://mainnet.checkpoint.sigp.io",
   },
   l2: {
+    // SN_MAIN
+    chainId: "0x534e5f4d41494e",
     junoNetwork: "mainnet",
     pathfinderNetwork: "mainnet",
     clients: ["juno", "pathfinder"],

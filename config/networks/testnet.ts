@@ -11,6 +11,8 @@ export const testnet: NetworkDefaults = {
     checkpointSyncUrl: "https://sepolia.beaconstate.info",
   },
   l2: {
+    // SN_SEPOLIA
+    chainId: "0x534e5f5345504f4c4941",
     junoNetwork: "sepolia",
     pathfinderNetwork: "sepolia-testnet",
     clients: ["juno", "pathfinder"],

@@ -43,6 +43,8 @@ export interface NetworkDefaults {
     readonly checkpointSyncUrl?: string;
   };
   readonly l2: {
+    /** What `starknet_chainId` returns: the short string SN_MAIN / SN_SEPOLIA, hex encoded. */
+    readonly chainId: string;
     readonly junoNetwork?: "mainnet" | "sepolia";
     readonly pathfinderNetwork?: "mainnet" | "sepolia-testnet";
     /** The L2 clients that can run on this network; the first is the default. */

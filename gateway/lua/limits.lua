@@ -32,23 +32,9 @@ local OPEN = {}
 -- Frame headers cost bytes too: a message cut into tiny frames must still fit the buffer.
 local FRAMING_ROOM = 4096
 
--- Forwards gRPC messages in the first avail bytes of msg as their 5-byte prefixes pass
--- (self:header(txn, h) answers the prefix's and the message's lengths, or nothing while the
--- prefix is not all in). Returns the bytes that may go on.
-local function forward(self, txn, msg, avail, peek)
-  local pos = 0
-  while true do
-    if self.left > 0 then
-      local n = math.min(self.left, avail - pos)
-      self.left, pos = self.left - n, pos + n
-      if self.left > 0 then return pos end
-    end
-    if pos >= avail then return pos end
-    local hlen, len = self:header(txn, msg:body(pos, math.min(peek, avail - pos)) or '')
-    if not hlen then return pos end
-    self.left, pos = len, pos + hlen
-  end
-end
+-- Forwards gRPC messages in the first avail bytes of msg as their 5-byte prefixes pass (see
+-- GrpcLimit:header). Returns the bytes that may go on.
+local forward = require('rpcstack.stream').forward
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit

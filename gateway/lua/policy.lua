@@ -2,12 +2,14 @@
 -- action rpc_policy reads the whole JSON-RPC body (rpcstack/policy.lua decides) and sets:
 --   txn.rpc_verdict  "denied" | "batch" (too many calls) | "invalid" (not JSON it can check)
 --   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
+--   txn.rpc_read     true for an allowed body without a send, on a chain with several nodes
+--                    (its lists name the sends): a read that may go to a second node
 -- Each chain's lists come from the stack's generated data (gateway_data.lua).
 local POLICY = require('gateway_data').policy
 local decide = require('rpcstack.policy').decide
 
 core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batch)
-  local verdict, calls, method = decide(txn.f:req_body() or '', POLICY[chain], tonumber(max_batch))
+  local verdict, calls, method, send = decide(txn.f:req_body() or '', POLICY[chain], tonumber(max_batch))
   if verdict == 'invalid' or verdict == 'batch' then
     txn:set_var('txn.rpc_verdict', verdict)
     return
@@ -19,5 +21,7 @@ core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batc
   if verdict == 'denied' then
     txn:set_var('txn.rpc_verdict', verdict)
     txn:set_var('txn.rpc_method', method)
+  elseif send == false then
+    txn:set_var('txn.rpc_read', true)
   end
 end, 2)

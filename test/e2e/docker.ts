@@ -28,6 +28,19 @@ export function engineMissing(): string | undefined {
   return undefined;
 }
 
+/**
+ * Removes whatever `down` could not reach (a file never written, a half-started project): the
+ * containers, volumes and networks whose names carry `prefix`. Returns what is still there.
+ */
+export function removeByPrefix(prefix: string): string[] {
+  const left = (kind: string, args: string[]) => run("docker", [kind, "ls", ...args, "-q", "--filter", `name=${prefix}`]).stdout.split("\n").filter(Boolean);
+  const containers = left("container", ["-a"]);
+  if (containers.length) run("docker", ["rm", "-f", "-v", ...containers]);
+  for (const v of left("volume", [])) run("docker", ["volume", "rm", "-f", v]);
+  for (const n of left("network", [])) run("docker", ["network", "rm", n]);
+  return ["container", "volume", "network"].flatMap((k) => left(k, k === "container" ? ["-a"] : []).map((id) => `${k} ${id}`));
+}
+
 export const inspect = (name: string, format: string) => must("docker", ["inspect", "--format", format, name]);
 
 /** Waits until every named container's own health check says healthy; throws with their logs. */

@@ -23,7 +23,7 @@ import { ROOT } from "../harness.js";
 import { freePort, jsonRpc } from "../support/net.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
 import { gatewayClient, msUntil, upgradeStatus } from "./client.js";
-import { engineMissing, inspect, must, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
+import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
 import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
 
 const missing = engineMissing();
@@ -113,15 +113,9 @@ if (missing) {
       for (const f of files) run("docker-compose", ["-p", projectName(f, devPrefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: outDev, timeoutMs: 300_000 });
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
       junoFs?.remove();
-      // Whatever `down` could not reach (a file never written, a half-started project).
-      const left = (kind: string, args: string[]) => run("docker", [kind, "ls", ...args, "-q", "--filter", `name=${prefix}`]).stdout.split("\n").filter(Boolean);
-      const containers = left("container", ["-a"]);
-      if (containers.length) run("docker", ["rm", "-f", "-v", ...containers]);
-      for (const v of left("volume", [])) run("docker", ["volume", "rm", "-f", v]);
-      for (const n of left("network", [])) run("docker", ["network", "rm", n]);
+      const remaining = removeByPrefix(prefix);
       rmSync(dir, { recursive: true, force: true });
       console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
-      const remaining = ["container", "volume", "network"].flatMap((k) => left(k, k === "container" ? ["-a"] : []).map((id) => `${k} ${id}`));
       expect(remaining, "the test leaves nothing behind").toEqual([]);
     }, 600_000);
 

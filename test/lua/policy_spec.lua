@@ -45,4 +45,15 @@ describe('decide', function()
       assert.equal('invalid', (decide(body, EVM, 10)), body)
     end
   end)
+
+  it('with the sends of a chain with several nodes, says whether an allowed body holds a send', function()
+    local lists = { deny = EVM.deny, allow = EVM.allow, sends = { 'eth_send', 'eth_submit' } }
+    assert.same({ nil, 1, nil, false }, { decide(call('eth_getBalance'), lists, 10) })
+    assert.same({ nil, 1, nil, true }, { decide(call('ETH_SendRawTransaction'), lists, 10) })
+    local batch = '[' .. call('eth_blockNumber') .. ',' .. call('eth_sendRawTransaction') .. ']'
+    assert.same({ nil, 2, nil, true }, { decide(batch, lists, 10) })
+    -- A call without a method string is nothing the gateway can vouch for as a read.
+    assert.same({ nil, 2, nil, true }, { decide('[' .. call('eth_chainId') .. ',{"id":2}]', lists, 10) })
+    assert.same({ 'denied', 1, 'admin_peers' }, { decide(call('admin_peers'), lists, 10) })
+  end)
 end)

@@ -3,12 +3,14 @@
 -- key of a call is checked: Go's decoder matches keys case-insensitively and keeps the last
 -- duplicate, JavaScript keeps the last, others the first.
 --
---   decide(body, lists, max_batch) -> verdict, calls, method
+--   decide(body, lists, max_batch) -> verdict, calls, method, send
 --     verdict  nil (allowed) | "denied" | "batch" (more than max_batch calls) | "invalid" (not
 --              JSON it can check); calls: the number of calls (a single call is one), when
 --              the body was read; method: the first denied method, reduced to [a-z0-9_] for the
---              error message
---     lists    { deny = {...}, allow = {...} }, lower case; an entry ending in "_" is a family
+--              error message; send: with lists.sends, whether an allowed body holds a send
+--     lists    { deny = {...}, allow = {...}, sends = {...} }, lower case; a deny or allow entry
+--              ending in "_" is a family; every sends entry is a prefix (chains with several
+--              nodes have one: a body holding a send is never sent to a second node)
 --   read(body) -> calls   each call's methods (every string under a "method" key, in any case),
 --     a single call being one; nil when the body is not JSON it can read whole
 local json = require 'rpcstack.json'
@@ -84,18 +86,30 @@ local function read(body)
   return calls
 end
 
+local function prefixed(m, prefixes)
+  for _, p in ipairs(prefixes) do
+    if m:sub(1, #p) == p then return true end
+  end
+  return false
+end
+
 local function decide(body, lists, max_batch)
   local calls = read(body)
   if not calls then return 'invalid' end
   if #calls > max_batch then return 'batch' end
+  local send = false
   for _, methods in ipairs(calls) do
+    -- A call whose method is not a string (or missing) is no read the policy can vouch for.
+    if #methods == 0 then send = true end
     for _, m in ipairs(methods) do
       local lm = m:lower()
       if listed(lm, lists.deny) and not listed(lm, lists.allow) then
         return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
       end
+      if lists.sends and prefixed(lm, lists.sends) then send = true end
     end
   end
+  if lists.sends then return nil, #calls, nil, send end
   return nil, #calls
 end
 

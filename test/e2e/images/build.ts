@@ -81,19 +81,27 @@ export function debianBase(log: (s: string) => void, suite: string = BASE.suite,
   return ref;
 }
 
-/** Builds each target of one Dockerfile over `context`, tagged `<repo>:<tagPrefix><hash>`. */
-function buildTargets(dockerfile: string, context: string, buildArgs: Record<string, string>, targets: Record<string, string>, log: (s: string) => void): Record<string, string> {
+/** Builds each target of one Dockerfile over `context`, tagged `<repo>/<target>:<tagPrefix><hash>`. */
+export function buildTargets(
+  dockerfile: string,
+  context: string,
+  buildArgs: Record<string, string>,
+  targets: Record<string, string>,
+  log: (s: string) => void,
+  repo = "rpcstack-e2e",
+  dockerArgs: readonly string[] = [],
+): Record<string, string> {
   const h = hashDir(context).update(readFileSync(join(HERE, dockerfile)));
   for (const [k, v] of Object.entries(buildArgs)) h.update(`${k}=${docker(["image", "inspect", "--format", "{{.Id}}", v])}`);
   const hash = h.digest("hex").slice(0, 12);
   const out: Record<string, string> = {};
   for (const [target, tagPrefix] of Object.entries(targets)) {
-    const ref = `rpcstack-e2e/${target}:${tagPrefix}${hash}`;
+    const ref = `${repo}/${target}:${tagPrefix}${hash}`;
     out[target] = ref;
     if (imageExists(ref)) continue;
     const t0 = Date.now();
     const args = Object.entries(buildArgs).flatMap(([k, v]) => ["--build-arg", `${k}=${v}`]);
-    docker(["build", "-q", "-f", join(HERE, dockerfile), "--target", target, ...args, "-t", ref, context]);
+    docker(["build", "-q", ...dockerArgs, "-f", join(HERE, dockerfile), "--target", target, ...args, "-t", ref, context]);
     log(`built ${ref} in ${Math.round((Date.now() - t0) / 1000)} s`);
   }
   return out;
@@ -143,13 +151,23 @@ function nodeModulesClosure(): string[] {
 /** The stand-in tag starts with the pinned client's version, which decides its flags. */
 const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
-export function buildTestImages(log: (s: string) => void = console.log): TestImages {
+/** Debian's Node.js, HAProxy and certbot on the debootstrap base: what every stand-in builds on. */
+export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string } {
   const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
+  try {
+    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: "2.6-", certbot: "2.1-" }, log);
+    return { base, node: built.node, haproxy: built.haproxy, certbot: built.certbot };
+  } finally {
+    rmSync(debianCtx, { recursive: true, force: true });
+  }
+}
+
+export function buildTestImages(log: (s: string) => void = console.log): TestImages {
+  const { base, ...debian } = buildDebianImages(log);
   const standinCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   const clientCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
-    const debian = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: "2.6-", certbot: "2.1-" }, log);
     cpSync(clientBinary("geth", log), join(clientCtx, "geth"));
     const clients = buildTargets("clients.Dockerfile", clientCtx, { BASE: base }, { geth: `${parseImageRef(IMAGES.geth).tag}-` }, log);
     cpSync(join(HERE, "standins"), join(standinCtx, "standins"), { recursive: true });
@@ -174,7 +192,6 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {
-    rmSync(debianCtx, { recursive: true, force: true });
     rmSync(standinCtx, { recursive: true, force: true });
     rmSync(clientCtx, { recursive: true, force: true });
   }
