@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, IMAGES, imageVersion, junoPollFlag, loadConfig, type RpcStackConfig } from "../config/index.js";
-import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
+import { ConfigError, IMAGES, imageVersion, junoPollFlag } from "../config/index.js";
+import { TEST_PROJECT_KEYS } from "./harness.js";
+import { loadRaw as load, problemsOf, SECRET_KEYS } from "./support/rawConfig.js";
 
 type Raw = Record<string, unknown>;
 
@@ -18,22 +19,6 @@ const awsBase = (): Raw => ({
   host: { kind: "aws", region: "eu-west-1", sshPublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDyX test", allowSshFrom: ["198.51.100.7/32"] },
   gateway: { domain: "rpc.example.com", acmeEmail: "ops@example.com" },
 });
-const secretKeys = new Set(["projectKeys", "sshPrivateKey"]);
-
-function load(raw: Raw, secrets: Set<string> = secretKeys): RpcStackConfig {
-  const entries = Object.fromEntries(Object.entries(raw).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)]));
-  return loadConfig({ entries, isSecret: (k) => secrets.has(k) });
-}
-
-function problemsOf(raw: Raw, secrets?: Set<string>): string[] {
-  try {
-    load(raw, secrets);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return [...(e as ConfigError).problems];
-  }
-  throw new Error("config was accepted");
-}
 
 const set = (raw: Raw, path: string, value: unknown): Raw => {
   const copy = structuredClone(raw);
@@ -281,7 +266,7 @@ describe("gateway.cache", () => {
     expect(load(base()).gateway.cache).toEqual({ enabled: true, maxBytes: 256 * 1024 * 1024, maxObjectBytes: 4 * 1024 * 1024, chains: {} });
     // The minimum tier holds a Starknet node beside an external L1 (a Sepolia L1 does not fit it).
     const external = { rpcHttp: "https://l1.example.com", rpcWs: "wss://l1.example.com" };
-    const small = load({ ...base(), tier: "minimum", l1: { external } }, new Set([...secretKeys, "l1"]));
+    const small = load({ ...base(), tier: "minimum", l1: { external } }, new Set([...SECRET_KEYS, "l1"]));
     expect(small.gateway.cache.maxBytes).toBe(64 * 1024 * 1024);
     const off = load(set(base(), "gateway.cache", { maxBytes: 8388608, chains: { sep1: false } })).gateway.cache;
     expect(off).toMatchObject({ maxBytes: 8388608, chains: { sep1: false } });

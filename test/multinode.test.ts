@@ -2,12 +2,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, type RpcStackConfig } from "../config/index.js";
+import { type RpcStackConfig } from "../config/index.js";
 import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { planStack, type StackPlan } from "../plan/index.js";
 import { GATEWAY_PATHS, type ServiceSpec } from "../services/index.js";
-import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
+import { ROOT, TEST_PROJECT_KEYS } from "./harness.js";
 import { checkContainerFiles } from "./support/haproxy.js";
+import { loadRaw } from "./support/rawConfig.js";
 
 type Raw = Record<string, unknown>;
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----";
@@ -22,7 +23,7 @@ const stack = (over: Raw): RpcStackConfig => {
     gateway: { domain: "rpc.example.com", acmeEmail: "ops@example.com" },
     ...over,
   };
-  return loadConfig({ entries: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)])), isSecret: (k) => k === "projectKeys" || k === "sshPrivateKey" });
+  return loadRaw(raw);
 };
 const services = (plan: StackPlan): ServiceSpec[] => [...plan.nodes.l1, ...plan.nodes.l2].flatMap((n) => Object.values(n.role.services).filter((s): s is ServiceSpec => !!s));
 const byName = (plan: StackPlan, name: string) => {

@@ -1,26 +1,14 @@
 /** Several nodes per chain: where they run (nodes, hosts) and the errors for what cannot run. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, type RpcStackConfig } from "../config/index.js";
 import { l1SlotFor, nodeSlots } from "../config/placement.js";
-import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
+import { TEST_PROJECT_KEYS } from "./harness.js";
+import { loadRaw as load, problemsOf } from "./support/rawConfig.js";
 
 type Raw = Record<string, unknown>;
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nx\n-----END OPENSSH PRIVATE KEY-----";
 const sshHost = (address: string, extra: Raw = {}) => ({ kind: "ssh", address, user: "rpcstack", ...extra });
 // Sepolia: geth ~906 GB, Lighthouse 74, Juno 54 (config/resources.ts); 2 TB holds one of each.
 const base = (over: Raw = {}): Raw => ({ network: "testnet", tier: "recommended", host: sshHost("203.0.113.10", { privateAddress: "10.0.0.10" }), sshPrivateKey: KEY, projectKeys: TEST_PROJECT_KEYS, gateway: { domain: "rpc.example.com", acmeEmail: "ops@example.com" }, ...over });
-const secret = new Set(["projectKeys", "sshPrivateKey"]);
-const load = (raw: Raw): RpcStackConfig =>
-  loadConfig({ entries: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)])), isSecret: (k) => secret.has(k) });
-function problemsOf(raw: Raw): string[] {
-  try {
-    load(raw);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return [...(e as ConfigError).problems];
-  }
-  throw new Error("config was accepted");
-}
 const nodeB = { "node-b": sshHost("203.0.113.11", { privateAddress: "10.0.0.11" }) };
 
 describe("nodes and hosts", () => {

@@ -1,21 +1,11 @@
 /** `l2.snapshot`: what an operator may write, what is refused and why, and what the stack deploys from it. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, PUBLISHED_SNAPSHOTS, RESOURCES, type RpcStackConfig } from "../config/index.js";
-import { TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
+import { PUBLISHED_SNAPSHOTS, RESOURCES } from "../config/index.js";
+import { TEST_PROJECT_KEYS } from "./harness.js";
+import { loadRaw as load, problemsOf } from "./support/rawConfig.js";
 
 type Raw = Record<string, unknown>;
 const base = (l2: Raw, extra: Raw = {}): Raw => ({ network: "testnet", tier: "recommended", host: { kind: "local" }, projectKeys: TEST_PROJECT_KEYS, l2, ...extra });
-const load = (raw: Raw): RpcStackConfig =>
-  loadConfig({ entries: Object.fromEntries(Object.entries(raw).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)])), isSecret: (k) => k === "projectKeys" });
-function problemsOf(raw: Raw): string[] {
-  try {
-    load(raw);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return [...(e as ConfigError).problems];
-  }
-  throw new Error("config was accepted");
-}
 
 describe("l2.snapshot", () => {
   it("is absent by default: the node syncs from genesis", () => {
