@@ -28,15 +28,24 @@ export function writeStackFiles(dir: string, images: TestImages): void {
   writeFileSync(join(dir, "Pulumi.e2e-pathfinder.yaml"), stringify(pf));
 }
 
-/** Pulumi.e2e-devnet.yaml in `dir`: the default local stack with real geth --dev and the Starknet Devnet stand-in. */
-export function writeDevnetStackFile(dir: string, images: TestImages): void {
-  const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
-  Object.assign(dev.config, {
+/**
+ * The default local stack's config (devnet) with the test's images through its image keys: real
+ * geth --dev and the Starknet Devnet stand-in. For the compose export and the real engine alike.
+ */
+export function withDevnetImages(config: Record<string, unknown>, images: TestImages): Record<string, unknown> {
+  return {
+    ...config,
     "rpcstack:l1": { executionImage: images.geth },
     "rpcstack:l2": { image: images.starknetDevnet },
     "rpcstack:indexer": { image: images.node },
+    // This sandbox's Docker daemon allows 20000 open files; HAProxy needs two per connection.
     "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
-    "rpcstack:readiness": { ...dev.config["rpcstack:readiness"], image: images.node },
-  });
-  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify(dev));
+    "rpcstack:readiness": { ...(config["rpcstack:readiness"] as object), image: images.node },
+  };
+}
+
+/** Pulumi.e2e-devnet.yaml in `dir`: the default local stack with real geth --dev and the Starknet Devnet stand-in. */
+export function writeDevnetStackFile(dir: string, images: TestImages): void {
+  const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
+  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify({ ...dev, config: withDevnetImages(dev.config, images) }));
 }

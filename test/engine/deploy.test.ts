@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
+import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT } from "../harness.js";
 import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
 
@@ -92,14 +93,7 @@ describe("the local stack on the real Pulumi engine", () => {
     if (names("container").length) throw new Error(`containers named rpcstack-* exist already: ${names("container").join(", ")}`);
     images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
     const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
-    Object.assign(stack.config, {
-      "rpcstack:l1": { executionImage: images.geth },
-      "rpcstack:l2": { image: images.starknetDevnet },
-      "rpcstack:indexer": { image: images.node },
-      // This sandbox's Docker daemon allows 20000 open files; HAProxy needs two per connection.
-      "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
-      "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
-    });
+    stack.config = withDevnetImages(stack.config, images);
     project = projectCopy(temp("rpcstack-engine-"), { [STACK]: stringify(stack) });
     state = temp("rpcstack-engine-state-");
     env = engineEnv(engine, temp("rpcstack-engine-home-"), { PULUMI_BACKEND_URL: `file://${state}` });

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
+import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "../harness.js";
 import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
 import { freePort, waitFor } from "../support/net.js";
@@ -124,15 +125,7 @@ describe("host kinds on the real Pulumi engine", () => {
     const local = stackFile("local").config;
     const pulumi = stack(
       "sshdev",
-      {
-        ...local,
-        "rpcstack:host": sshHost(),
-        "rpcstack:l1": { executionImage: images.geth },
-        "rpcstack:l2": { image: images.starknetDevnet },
-        "rpcstack:indexer": { image: images.node },
-        "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
-        "rpcstack:readiness": { ...local["rpcstack:readiness"], image: images.node },
-      },
+      { ...withDevnetImages(local, images), "rpcstack:host": sshHost() },
       { sshPrivateKey: readFileSync(join(dir, "id"), "utf8") },
     );
     const up = pulumi("up", "--yes", "--skip-preview");
