@@ -10,9 +10,10 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
 import { poll, type PollOptions, type Polled, type Target } from "./poll.js";
 import { RESULT_PREFIX } from "./result.js";
-import { describeState, type NodeState, type Observation } from "./syncState.js";
+import { type NodeState, type Observation } from "./syncState.js";
 import { rotationMetrics, type RotationRules } from "./rotation.js";
 import { NodeWatch, nodeKey } from "./watch.js";
+import { barDisplay, describeAll, plainDisplay, shownAs } from "./display.js";
 import { systemReason } from "../cli/errors.js";
 import { numberArg, serveUntilSignal, thresholdArgs, UsageError } from "./args.js";
 import { describeUse, parseVolumeArg, volumeUse, type DiskThresholds } from "./disk.js";
@@ -202,7 +203,6 @@ async function reportDisks(opts: CliOptions, out: NodeJS.WritableStream): Promis
 type States = Record<string, NodeState>;
 
 /** What a node is called in lines and results: its layer when it is the layer's only node, else layer/node. */
-const shownAs = (targets: readonly Target[], t: Target) => (targets.filter((x) => x.label === t.label).length > 1 ? nodeKey(t) : t.label);
 
 /** Polls every target once, carrying observations for rates. */
 class Poller {
@@ -249,41 +249,6 @@ class Poller {
   }
 }
 
-interface Display {
-  update(poller: Poller): void;
-  stop(): void;
-}
-
-const line = (poller: Poller, targets: readonly Target[]) => targets.map((t) => describeState(shownAs(targets, t), poller.state(t))).join("  ||  ");
-
-function plainDisplay(out: NodeJS.WritableStream, targets: readonly Target[]): Display {
-  return {
-    update(poller) {
-      out.write(`[${new Date().toISOString()}] ${line(poller, targets)}\n`);
-    },
-    stop() {},
-  };
-}
-
-function barDisplay(targets: readonly Target[]): Display {
-  // Only a terminal gets bars; the in-container run has no TTY and no node_modules.
-  const { MultiBar, Presets } = require("cli-progress") as typeof import("cli-progress");
-  const multi = new MultiBar({ format: " {label} [{bar}] {percentage}% | {value}/{total} | {reason}", hideCursor: true, clearOnComplete: false }, Presets.shades_classic);
-  const bars = new Map(targets.map((t) => [nodeKey(t), multi.create(1, 0, { label: shownAs(targets, t), reason: "starting" })]));
-  return {
-    update(poller) {
-      for (const t of targets) {
-        const st = poller.state(t);
-        const p = st.progress;
-        const bar = bars.get(nodeKey(t))!;
-        bar.setTotal(Math.max(p?.highest ?? 1, 1));
-        bar.update(st.status === "synced" ? Math.max(p?.highest ?? 1, 1) : (p?.current ?? 0), { reason: `${st.status}: ${st.reason}` });
-      }
-    },
-    stop: () => multi.stop(),
-  };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runWait(opts: CliOptions, out: NodeJS.WritableStream = process.stdout, isTty = Boolean((out as any).isTTY)): Promise<number> {
@@ -297,7 +262,7 @@ export async function runWait(opts: CliOptions, out: NodeJS.WritableStream = pro
       if (opts.reportOnly || poller.allSynced()) break;
       if (Date.now() >= deadline) {
         display.stop();
-        const last = opts.targets.map((t) => describeState(shownAs(opts.targets, t), poller.state(t))).join("; ");
+        const last = describeAll(poller, opts.targets, "; ");
         const never = [...poller.unreachable];
         out.write(
           never.length
@@ -314,7 +279,7 @@ export async function runWait(opts: CliOptions, out: NodeJS.WritableStream = pro
   }
   const synced = poller.allSynced();
   await reportDisks(opts, out);
-  out.write(`${opts.reportOnly ? "rpcstack-ready: report" : "rpcstack-ready: synced"}: ${opts.targets.map((t) => describeState(shownAs(opts.targets, t), poller.state(t))).join("; ")}\n`);
+  out.write(`${opts.reportOnly ? "rpcstack-ready: report" : "rpcstack-ready: synced"}: ${describeAll(poller, opts.targets, "; ")}\n`);
   out.write(`${RESULT_PREFIX}${JSON.stringify({ synced, ...poller.result() })}\n`);
   return 0;
 }
