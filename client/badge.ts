@@ -6,11 +6,13 @@
  *   Content-Type: application/json
  *   { "projectId": "<id>", "chainIds": ["STRK", ...] }
  *
- *   200 { "key": "<project key>", "expiresAt": "<ISO 8601 time>" }   (or "expiresIn": <seconds>)
+ *   200 { "key": "<badge>", "expiresAt": "<ISO 8601 time>", "expiresIn": <seconds> }   (either will do)
  *   any other status: refused; the body's "error" (string) says why.
  *
  * The client renews the key when 80% of its lifetime has passed (or 30 s before expiry,
- * whichever comes first), and once more when the gateway answers 401.
+ * whichever comes first), and once more when the gateway answers 401 (over WebSocket, where a
+ * browser does not tell the status, when a handshake fails or a badge's socket is closed).
+ * expiresIn is preferred: it does not depend on the browser's clock agreeing with the server's.
  */
 import { RelayError } from "./errors.js";
 
@@ -62,7 +64,7 @@ export class BadgeKeys {
     }
     const now = Date.now();
     const expires =
-      typeof body.expiresAt === "string" ? Date.parse(body.expiresAt) : typeof body.expiresIn === "number" ? now + body.expiresIn * 1000 : NaN;
+      typeof body.expiresIn === "number" ? now + body.expiresIn * 1000 : typeof body.expiresAt === "string" ? Date.parse(body.expiresAt) : NaN;
     if (!Number.isFinite(expires) || expires <= now) throw new RelayError("badge", "badge server returned a key without a future expiresAt/expiresIn");
     const lifetime = expires - now;
     this.key = body.key;

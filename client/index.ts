@@ -74,6 +74,9 @@ export interface RpcClient {
   subscribe(relay: JsonRpcRelay, onMessage: (params: any) => void, onError?: (e: RelayError) => void): Promise<Subscription>;
 }
 
+/** How long a badge subscription waits before it opens again on a fresh badge. */
+const RESUBSCRIBE_DELAY_MS = 1000;
+
 // Methods that change state (or open streams) are never retried.
 const NOT_IDEMPOTENT = /send|submit|broadcast|add.*transaction|subscribe|sign|install|uninstall/i;
 
@@ -199,6 +202,20 @@ export function createClient(options: ClientOptions): RpcClient {
     return { ws, result, chainId: chain.id };
   }
 
+  /**
+   * A browser does not tell why a WebSocket handshake failed: with a badge, one more try with a
+   * fresh one (an expired or spent badge is refused at the handshake).
+   */
+  async function openWsRenewing(relay: JsonRpcRelay, onMessage: (params: any) => void) {
+    try {
+      return await openWs(relay, onMessage);
+    } catch (e) {
+      if (!badge || (e as RelayError).kind !== "connection") throw e;
+      badge.invalidate();
+      return openWs(relay, onMessage);
+    }
+  }
+
   return {
     sendRelay(relay) {
       const isRest = relay.method === "GET" || (relay.method === "POST" && "url" in relay);
@@ -212,15 +229,37 @@ export function createClient(options: ClientOptions): RpcClient {
     },
 
     async sendRelayWs(relay) {
-      const { ws, result } = await openWs(relay, () => {});
+      const { ws, result } = await openWsRenewing(relay, () => {});
       ws.close();
       return result;
     },
 
     async subscribe(relay, onMessage, onError) {
-      const { ws, chainId } = await openWs(relay, onMessage);
-      ws.onerror = () => onError?.(new RelayError("connection", `${chainId}: WebSocket error`, { chainId }));
-      return { close: () => ws.close() };
+      let closedByCaller = false;
+      let current: WebSocketLike;
+      const attach = async (): Promise<void> => {
+        const { ws, chainId } = await openWsRenewing(relay, onMessage);
+        current = ws;
+        ws.onerror = () => onError?.(new RelayError("connection", `${chainId}: WebSocket error`, { chainId }));
+        // The gateway closes a badge's socket once the badge expires or its allowance is spent:
+        // the same subscription again on a socket with a fresh badge (new notifications keep
+        // coming to onMessage; the node gives the subscription a new id).
+        ws.onclose = () => {
+          if (closedByCaller || !badge) return;
+          badge.invalidate();
+          setTimeout(() => {
+            if (closedByCaller) return;
+            attach().catch((e: RelayError) => onError?.(new RelayError("connection", `${chainId}: the subscription ended and could not be made again with a fresh badge: ${e.message}`, { chainId })));
+          }, RESUBSCRIBE_DELAY_MS);
+        };
+      };
+      await attach();
+      return {
+        close: () => {
+          closedByCaller = true;
+          current.close();
+        },
+      };
     },
   };
 }

@@ -23,12 +23,16 @@ export interface GatewayArgs extends DockerTarget {
   readonly publicAddress: pulumi.Input<string>;
   /** An external L1's URLs (a Pulumi secret): the L1 route relays there. */
   readonly l1Endpoint?: pulumi.Input<L1Endpoint>;
+  /** With badges: the public key the gateway verifies them with (PEM). */
+  readonly badgePublicKey?: pulumi.Input<string>;
+  /** Values of the role's `secretEnvironment` names (the badge service's signing key), as a Pulumi secret. */
+  readonly secrets?: pulumi.Output<Readonly<Record<string, string>>>;
 }
 
 /**
  * The TLS gateway on 443: HAProxy (official image) with the generated configuration (in the
  * clear, so a preview shows its changes) and the key map (a secret), a certificate volume, the ACME client for public stacks (a
- * self-signed certificate on the local stack), opening after the readiness step.
+ * self-signed certificate on the local stack), with badges the badge service, opening after the readiness step.
  */
 export class Gateway extends pulumi.ComponentResource {
   readonly endpoints: pulumi.Output<Record<string, ChainEndpoints>>;
@@ -43,8 +47,8 @@ export class Gateway extends pulumi.ComponentResource {
     // Relaying an external L1 puts its URL, a secret, into haproxy.cfg: then that file is one too.
     const l1 = args.l1Endpoint;
     const secretConfig = l1 && relaysExternalL1(s) ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
-    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys, secretConfig) };
-    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated };
+    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys, secretConfig, args.badgePublicKey) };
+    const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated, secrets: args.secrets };
     const volumes = createVolumes(ctx, args.role.volumes);
     this.container = createContainers(ctx, args.role.services, volumes).haproxy;
     this.containerName = this.container.name;

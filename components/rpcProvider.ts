@@ -3,6 +3,7 @@ import { INSTANCE_TYPES, MAIN_HOST, memoryWarning, stackSizing, type L1Endpoint,
 import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
 import { openFilesFor } from "../services/gateway.js";
 import { AwsHost } from "./awsHost.js";
+import { BadgeSigningKey } from "./badgeSigningKey.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
 import { Indexer } from "./indexer.js";
@@ -64,6 +65,9 @@ export class RpcProvider extends pulumi.ComponentResource {
     const secrets: pulumi.Output<Readonly<Record<string, string>>> | undefined = args.l1Endpoint
       ? pulumi.secret(pulumi.output(args.l1Endpoint).apply((e): Record<string, string> => ({ RPCSTACK_L1_HTTP_URL: e.rpcHttp, RPCSTACK_L1_WS_URL: e.rpcWs })))
       : undefined;
+    // With badges, a signing key made on the first update (a Pulumi secret): its private half for the badge service.
+    const badgeKey = s.badges ? new BadgeSigningKey(`${name}-badge-key`, { generation: s.badges.signingKeyGeneration }, { parent: this }) : undefined;
+    const gatewaySecrets = badgeKey ? pulumi.secret(badgeKey.privateKey.apply((k): Record<string, string> => ({ RPCSTACK_BADGE_SIGNING_KEY: k }))) : undefined;
     const plan = planStack(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
@@ -96,6 +100,8 @@ export class RpcProvider extends pulumi.ComponentResource {
         readiness: this.readiness.gate,
         publicAddress: this.host.publicAddress,
         l1Endpoint: args.l1Endpoint,
+        badgePublicKey: badgeKey?.publicKeyPem,
+        secrets: gatewaySecrets,
       },
       { parent: this },
     );

@@ -3,6 +3,7 @@
  * schema found problems, so each rule looks only at values of the type it expects.
  */
 import { keyName, problem } from "./errors.js";
+import { badgeProblems } from "./badgeRules.js";
 import { gatewayProblems, projectKeyProblems } from "./gatewayRules.js";
 import { isObj, isStr } from "./guards.js";
 import { NETWORKS, type L2ClientName, type NetworkDefaults } from "./networks/index.js";
@@ -103,7 +104,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     }
   }
 
-  out.push(...gatewayProblems(raw, network, hostKind), ...projectKeyProblems(raw));
+  out.push(...gatewayProblems(raw, network, hostKind), ...projectKeyProblems(raw), ...badgeProblems(raw, network));
   return out;
 }
 

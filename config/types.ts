@@ -155,6 +155,30 @@ export interface StackSettings {
   /** Months of growth the disk must hold beyond the nodes' size at sync. */
   readonly headroomMonths: number;
   readonly disk: DiskThresholds;
+  /** Badges for front ends; absent: none are issued or accepted. */
+  readonly badges?: BadgeSettings;
+}
+
+/** One project whose web pages may ask for badges (`badges.projects[]`). */
+export interface BadgeProject {
+  /** Also the key name badges are counted under: a project key of the same name shares its rate. */
+  readonly projectId: string;
+  /** Chain ids (`ETH1`, `STRK`) its badges may call. */
+  readonly chains: readonly string[];
+  /** Exact web origins allowed to ask; nothing else gets a badge. */
+  readonly origins: readonly string[];
+  readonly lifetimeSeconds: number;
+  /** Calls one badge may make over its life (a batch counts call by call). */
+  readonly allowance: number;
+}
+
+/** `badges`: short-lived signed keys for front ends, issued by the badge service and checked by the gateway. */
+export interface BadgeSettings {
+  /** Badges one client address may ask for per minute (counted at the gateway). */
+  readonly perAddressPerMinute: number;
+  /** Changing it makes a new signing key on the next update: every older badge stops working. */
+  readonly signingKeyGeneration: number;
+  readonly projects: readonly BadgeProject[];
 }
 
 interface L2Common {

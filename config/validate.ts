@@ -13,7 +13,7 @@ import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
 import { CACHE_BUDGET_BYTES, TIERS, type TierName } from "./tiers.js";
 import type { L2ClientName, NetworkName } from "./networks/index.js";
-import type { ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
+import type { BadgeSettings, ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
 import { MAIN_HOST, placementProblems } from "./placement.js";
@@ -212,6 +212,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     headroomMonths: raw.headroomMonths ?? S.headroomMonths.default,
     disk: { warnPercent: raw.disk?.warnPercent ?? S.disk.properties.warnPercent.default, stopPercent: raw.disk?.stopPercent ?? S.disk.properties.stopPercent.default },
     retainData: raw.retainData ?? S.retainData.default,
+    ...(raw.badges ? { badges: resolveBadges(raw.badges) } : {}),
     geolocation: raw.geolocation,
     readiness: {
       wait: raw.readiness?.wait ?? R.wait.default,
@@ -220,6 +221,23 @@ function resolve(raw: RawConfig): RpcStackConfig {
       l1ReferenceUrl: raw.readiness?.l1ReferenceUrl,
       image: raw.readiness?.image ?? NODE_RUNTIME_IMAGE,
     },
+  };
+}
+
+const B = S.badges.properties;
+
+function resolveBadges(raw: NonNullable<RawConfig["badges"]>): BadgeSettings {
+  const lifetime = raw.lifetimeSeconds ?? B.lifetimeSeconds.default;
+  return {
+    perAddressPerMinute: raw.perAddressPerMinute ?? B.perAddressPerMinute.default,
+    signingKeyGeneration: raw.signingKeyGeneration ?? B.signingKeyGeneration.default,
+    projects: raw.projects.map((p) => ({
+      projectId: p.projectId,
+      chains: p.chains,
+      origins: p.origins,
+      lifetimeSeconds: p.lifetimeSeconds ?? lifetime,
+      allowance: p.allowance ?? B.projects.items.properties.allowance.default,
+    })),
   };
 }
 

@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { bundleSource } from "../components/bundle.js";
 import { ConfigError, loadConfig } from "../config/index.js";
 import { exportCompose, type ExportOptions } from "./compose.js";
+import { readSigningKey } from "../badges/token.js";
 import { systemReason } from "../cli/errors.js";
 import { FileProblem, readFlagFile, readStackFile, readStackFilePath } from "./stackFile.js";
 
@@ -17,6 +18,10 @@ export const USAGE = `usage: npm run export -- (--stack <local|testnet|mainnet> 
   --keys-file PATH        project keys, JSON like projectKeys: [{"name":"team","key":"<32+ chars>"}]
                           (or the environment variable RPCSTACK_PROJECT_KEYS); without them
                           dc-gateway.yaml is not written. The key map is written with mode 0600.
+  --badge-key-file PATH   with rpcstack:badges: the badge signing key (EC P-256, PKCS#8 PEM or its DER
+                          in base64), or the environment variable RPCSTACK_BADGE_SIGNING_KEY; the
+                          gateway gets its public half, the badge service reads the key from
+                          RPCSTACK_BADGE_SIGNING_KEY when compose runs
   --name-prefix P         put P before every container, network and volume name
   --publish S:PORT[/tcp|udp]=[ADDR:]HOSTPORT
                           publish service S's container PORT on HOSTPORT (and ADDR) instead;
@@ -61,6 +66,7 @@ export function runExport(argv: string[]): number {
         "stack-file": { type: "string" },
         out: { type: "string" },
         "keys-file": { type: "string" },
+        "badge-key-file": { type: "string" },
         "name-prefix": { type: "string" },
         publish: { type: "string", multiple: true },
         help: { type: "boolean" },
@@ -92,7 +98,9 @@ export function runExport(argv: string[]): number {
       ? loadConfig({ entries, withoutSecrets: true })
       : loadConfig({ entries: { ...entries, "rpcstack:projectKeys": keys }, isSecret: (k) => (k === "projectKeys" ? true : undefined), withoutSecrets: true });
     const projectKeys = keys === undefined ? undefined : [...settings.projectKeys];
-    out = exportCompose(settings, { projectKeys, namePrefix: prefix, publish });
+    const badgeKey = values["badge-key-file"] !== undefined ? readFlagFile("--badge-key-file", values["badge-key-file"]) : process.env.RPCSTACK_BADGE_SIGNING_KEY;
+    const badgePublicKey = badgeKey?.trim() ? readSigningKey(badgeKey).publicKeyPem : undefined;
+    out = exportCompose(settings, { projectKeys, badgePublicKey, namePrefix: prefix, publish });
   } catch (e) {
     if (e instanceof UsageError || e instanceof FileProblem) {
       console.error(`rpcstack export: ${e.message}${e instanceof UsageError ? `\n${USAGE}` : ""}`);

@@ -45,6 +45,11 @@ export interface ExportOptions {
    */
   readonly projectKeys?: readonly ProjectKey[];
   /**
+   * With `badges`: the public key (PEM) of the signing key the badge service gets from
+   * RPCSTACK_BADGE_SIGNING_KEY when compose runs. Without it the gateway file is not written.
+   */
+  readonly badgePublicKey?: string;
+  /**
    * Put before every container, network and volume name, so a second copy (a test) does not
    * meet a real deployment on the same engine.
    */
@@ -185,6 +190,9 @@ function layerGroup(plan: StackPlan, layer: "l1" | "l2"): ServiceGroup {
   return { services: groups.flatMap((g) => g.services), volumes: groups.flatMap((g) => g.volumes) };
 }
 
+/** A badge signing key in the form RPCSTACK_BADGE_SIGNING_KEY takes (one line). */
+export const BADGE_KEY_COMMAND = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -outform DER | base64 -w0";
+
 export function exportCompose(settings: StackSettings, opts: ExportOptions = {}): ComposeExport {
   // Compose runs one engine: nodes on further hosts, and the steps that order them, are Pulumi's.
   const further = Object.keys(settings.hosts);
@@ -200,8 +208,10 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   let generated: GeneratedFiles<string> = {};
   if (relaysExternalL1(settings)) {
     skipped["dc-gateway.yaml"] = "the L1 route relays to rpcstack:l1.external, a secret the exporter never reads (deploy with pulumi up, or set gateway.relayExternalL1: false)";
+  } else if (settings.badges && !opts.badgePublicKey) {
+    skipped["dc-gateway.yaml"] = `rpcstack:badges is set and no badge signing key was given (--badge-key-file or RPCSTACK_BADGE_SIGNING_KEY): make one with ${BADGE_KEY_COMMAND} and keep it in RPCSTACK_BADGE_SIGNING_KEY, where docker compose reads it too`;
   } else if (opts.projectKeys?.length) {
-    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, keyMap(opts.projectKeys)) };
+    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, keyMap(opts.projectKeys), undefined, opts.badgePublicKey) };
     groups.push(["dc-gateway.yaml", gatewayGroup(plan)]);
   } else {
     skipped["dc-gateway.yaml"] = "no project keys given (--keys-file or RPCSTACK_PROJECT_KEYS)";

@@ -6,6 +6,7 @@
  * policy.ts, cors.ts, errors.ts, tls.ts; this file puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
+import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeConds, badgeData, badgeFiles, badgeRefusals, badgeScopeRules, badgeSections, badgeServiceRules } from "./badges.js";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
@@ -36,10 +37,14 @@ export const keyDigest = (key: string) => createHash("sha256").update(key).diges
 /** The key map HAProxy reads: one `<digest> <name>` line per project key. */
 export const keyMap = (keys: readonly ProjectKey[]) => keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join("");
 
-/** The configuration and key map together (for tests and the bench, which run HAProxy on both). */
-export function buildGateway(chains: readonly GatewayChain[], keys: readonly ProjectKey[], opts: GatewayOptions): GatewayBuild {
+/**
+ * The configuration and key map together (for tests and the bench, which run HAProxy on both),
+ * and with badges the public key they are verified with (PEM).
+ */
+export function buildGateway(chains: readonly GatewayChain[], keys: readonly ProjectKey[], opts: GatewayOptions, badgePublicKey?: string): GatewayBuild {
   const compiled = compileGateway(chains, opts);
-  return { ...compiled, files: { [KEY_MAP_FILE]: keyMap(keys), ...compiled.files } };
+  if (opts.badges && badgePublicKey === undefined) throw new Error("buildGateway: badges need the public key badges are verified with");
+  return { ...compiled, files: { [KEY_MAP_FILE]: keyMap(keys), ...(badgePublicKey ? { [BADGE_KEY_FILE]: badgePublicKey } : {}), ...compiled.files } };
 }
 
 /** The configuration and the files it reads except the key map: no project key goes in. */
@@ -55,6 +60,9 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const served: Cond = ["served"];
   const keyed: Cond = ["gateway_path", ...anon("var(txn.keyname)", "-m", "found")];
   const ws: Cond = ["gateway_path", ...WS_HANDSHAKE];
+  const badge = badgeConds(gw);
+  // The badge service's path is neither a chain nor a key: it has rules of its own.
+  const notBadge: Cond = opts.badges ? ["!badge_path"] : [];
   // gRPC streams and WebSocket handshakes are not bodies to wait for.
   const bodied: Cond = [...(grpcHosts.length ? ["!", ...hostIs(...grpcHosts)] : []), "!", ...WS_HANDSHAKE];
 
@@ -76,16 +84,21 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     // An address already over its rate is refused before its body is waited for (this request's
     // batch calls are counted after the policy, in rateRules).
     ...callRate(opts, 1, ["public_host"], ADDRESS_RATE),
-    refuse(404, "unknown chain or interface", ["!public_host", "!known_chain", "or", "!public_host", "!known_iface"]),
+    ...badgeServiceRules(opts),
+    refuse(404, "unknown chain or interface", ["!public_host", ...notBadge, "!known_chain", "or", "!public_host", ...notBadge, "!known_iface"]),
     ...guessRules(opts, gw),
     req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),
+    ...badgeAuthRules(opts, badge),
     ...countWrongKey(gw, ["!", ...anon("var(txn.keyname)", "-m", "found")]),
-    refuse(401, "invalid or missing project key", ["!public_host", "!", ...anon("var(txn.keyname)", "-m", "found")]),
+    ...badgeRefusals(opts, badge),
+    refuse(401, "invalid or missing project key", ["!public_host", ...notBadge, "!", ...anon("var(txn.keyname)", "-m", "found")]),
+    ...badgeScopeRules(opts, chains, badge),
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
     ...bodyRules(opts, bodied),
     ...policyRules(chains, opts.maxBatch),
     ...retryRules(chains),
     ...rateRules(opts, keyed),
+    ...badgeAllowanceRules(opts, badge),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),
     ...cacheRules(chains, opts),
@@ -109,16 +122,18 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
       ["acl", "served", ...(hostnames.length ? [HOST_FETCH, "-i", ...hostnames] : ["always_false"])],
       ["acl", "known_chain", "var(txn.chain)", "-m", "str", ...(chains.length ? chains.map((c) => c.path) : ["-"])],
       ["acl", "known_iface", "var(txn.iface)", "-m", "str", ...INTERFACES],
+      ...(opts.badges ? [BADGE_ACL] : []),
     ],
     rules,
   };
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile, ...badgeData(opts) }),
+    ...badgeFiles(opts),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...failoverGlobal(chains, opts)];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []), ...failoverGlobal(chains, opts)];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -130,6 +145,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     metricsSection(opts, cacheMetricsDirectives(chains, opts), nodeMetricsRoutes(opts)),
     ...nodeMetricsBackend(opts),
     ...certSections(opts),
+    ...badgeSections(opts),
     ...per.flatMap(({ r }) => r.backends),
     unrouted,
     ...tables(),

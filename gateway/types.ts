@@ -108,6 +108,17 @@ export interface GatewayOptions {
    * again on the metrics listener at /metrics/nodes. Absent: no such path.
    */
   readonly nodeMetricsUrl?: string;
+  /** Badges for front ends (gateway/badges.ts); absent: a badge-shaped key is a wrong key like any other. */
+  readonly badges?: BadgeGatewayOptions;
+}
+
+export interface BadgeGatewayOptions {
+  /** host:port of the badge service, served at /badge. */
+  readonly service: string;
+  /** Projects whose badges are accepted: removing one stops its badges at once. */
+  readonly projects: readonly string[];
+  /** Badges one client address may ask for per minute. */
+  readonly perAddressPerMinute: number;
 }
 
 export interface CacheOptions {

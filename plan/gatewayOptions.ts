@@ -4,6 +4,7 @@ import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
 import { HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
 import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT, SYNC_HEALTH_PORT } from "../services/index.js";
+import { badgeGatewayOptions, corsOriginsWithBadges } from "./badges.js";
 
 /** How HAProxy is configured inside its container. */
 export function gatewayOptions(settings: StackSettings): GatewayOptions {
@@ -23,7 +24,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
     maxBodyBytes: settings.gateway.maxBodyKiB * 1024,
     domain: settings.gateway.domain,
-    corsOrigins: settings.gateway.corsOrigins,
+    corsOrigins: corsOriginsWithBadges(settings),
     maxBatch: settings.gateway.maxBatch,
     wrongKeysPerMinute: settings.gateway.wrongKeysPerMinute,
     maxConnectionsPerAddress: settings.gateway.maxConnectionsPerAddress,
@@ -37,6 +38,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     runAs: "haproxy",
     // Each node's rotation state, from the readiness service, on the private metrics listener.
     nodeMetricsUrl: `http://sync-health:${SYNC_HEALTH_PORT}/metrics`,
+    ...(settings.badges ? { badges: badgeGatewayOptions(settings) } : {}),
     ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache
       ? { cache: { maxBytes: settings.gateway.cache.maxBytes, maxObjectBytes: settings.gateway.cache.maxObjectBytes, pollIntervalMs: CACHE_DEFAULTS.pollIntervalMs } }
       : {}),

@@ -3,9 +3,11 @@
  * compiled configuration (gateway/), keyless. Components and the compose exporter read it. Pure.
  */
 import type { L1Endpoint, StackSettings } from "../config/index.js";
+import { BADGE_KEY_FILE } from "../gateway/badges.js";
 import { CONFIG_FILE, KEY_MAP_FILE, compileGateway } from "../gateway/build.js";
 import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/types.js";
 import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
+import { badgeServiceProjects } from "./badges.js";
 import { gatewayOptions } from "./gatewayOptions.js";
 import { compilerChains, servedSurface, type Surface } from "./surface.js";
 
@@ -31,7 +33,7 @@ export function planStack(settings: StackSettings): StackPlan {
   const options = gatewayOptions(settings);
   const compiled = compileGateway(chains, options);
   // The compiled config decides the buffers, so it also says what HAProxy's process environment needs.
-  return { ...buildServices(settings, compiled.environment), surface, gatewayConfig: { chains, options, compiled } };
+  return { ...buildServices(settings, compiled.environment, badgeServiceProjects(settings, surface)), surface, gatewayConfig: { chains, options, compiled } };
 }
 
 /**
@@ -44,12 +46,14 @@ export function configWithExternalL1(settings: StackSettings, l1: L1Endpoint): s
 
 /**
  * The gateway's generated files in the order they are placed. Only the key map is marked secret,
- * and haproxy.cfg when `secretConfig` replaces it (an external L1's URL in it).
+ * and haproxy.cfg when `secretConfig` replaces it (an external L1's URL in it). With badges, the
+ * public key they are verified with (no secret).
  */
-export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K, secretConfig?: K): GeneratedFile<string | K>[] {
+export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K, secretConfig?: K, badgePublicKey?: K): GeneratedFile<string | K>[] {
   return [
     secretConfig === undefined ? { name: CONFIG_FILE, content: compiled.config } : { name: CONFIG_FILE, content: secretConfig, secret: true },
     { name: KEY_MAP_FILE, content: keyMap, secret: true },
+    ...(badgePublicKey === undefined ? [] : [{ name: BADGE_KEY_FILE, content: badgePublicKey }]),
     ...Object.entries(compiled.files).map(([name, content]) => ({ name, content })),
   ];
 }

@@ -1,6 +1,7 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import { publicHost, type StackSettings } from "../config/index.js";
 import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
+import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
 import type { FileSpec, Role, ServiceSpec, VolumeSpec } from "./types.js";
 
@@ -35,11 +36,14 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
   ];
 }
 
-/** The gateway's containers by role: the first certificate, HAProxy and, with a domain, the ACME client. */
-export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly acme?: ServiceSpec }>;
+/** The gateway's containers by role: the first certificate, HAProxy, with a domain the ACME client, with badges their service. */
+export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec }>;
 
-/** `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment. */
-export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}): GatewayRole {
+/**
+ * `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment;
+ * `badgeProjects`: the badge service's projects (RPCSTACK_BADGE_PROJECTS), where badges are configured.
+ */
+export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}, badgeProjects?: string): GatewayRole {
   const names = certificateNames(settings);
   const certInit: ServiceSpec = {
     name: "cert-init",
@@ -119,5 +123,6 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     stopGraceSeconds: 30,
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };
-  return { services: { certInit, haproxy, ...(acme ? { acme } : {}) }, volumes: gatewayVolumes(settings) };
+  const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings, badgeProjects) : undefined;
+  return { services: { certInit, haproxy, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
 }

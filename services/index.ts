@@ -13,6 +13,7 @@ export { PORTS } from "./ports.js";
 export { l1Urls, l1Role, l1Services, JWT_PATH, type L1Role, type L1Urls } from "./l1.js";
 export { l2Urls, l2Role, type L2Role, type L2Urls } from "./l2.js";
 export { syncHealthUrls, readinessRole, SYNC_HEALTH_PORT, type ReadinessRole } from "./readiness.js";
+export { BADGE_SERVICE, BADGE_SERVICE_PORT } from "./badges.js";
 export { gatewayRole, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, type GatewayRole } from "./gateway.js";
 
 /** Every container of one stack, by role: built once per stack, read by the components and the exporter. */
@@ -28,8 +29,11 @@ export interface StackServices {
   readonly gateway: GatewayRole;
 }
 
-/** `haproxyEnvironment`: the compiled gateway's needs for HAProxy's process (plan/ passes them). */
-export function buildServices(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}): StackServices {
+/**
+ * `haproxyEnvironment`: the compiled gateway's needs for HAProxy's process; `badgeProjects`: the
+ * badge service's projects (plan/ passes both).
+ */
+export function buildServices(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}, badgeProjects?: string): StackServices {
   const nodes = rolledNodes(settings);
   return {
     l1: (nodes.l1[0]?.role as L1Role | undefined) ?? l1Role(settings),
@@ -37,7 +41,7 @@ export function buildServices(settings: StackSettings, haproxyEnvironment: Reado
     nodes,
     hosts: furtherHostRoles(settings),
     readiness: readinessRole(settings),
-    gateway: gatewayRole(settings, haproxyEnvironment),
+    gateway: gatewayRole(settings, haproxyEnvironment, badgeProjects),
   };
 }
 export * from "./files.js";

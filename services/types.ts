@@ -106,7 +106,7 @@ export function groupOf(role: Role<RoleServices>): ServiceGroup {
 }
 
 /** Secrets a service may take by name (`secretEnvironment`). */
-export const SECRET_NAMES = ["RPCSTACK_L1_HTTP_URL", "RPCSTACK_L1_WS_URL"] as const;
+export const SECRET_NAMES = ["RPCSTACK_L1_HTTP_URL", "RPCSTACK_L1_WS_URL", "RPCSTACK_BADGE_SIGNING_KEY"] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
 
 /** The private Docker network every service joins. */

@@ -12,7 +12,12 @@
 --     before the message is forwarded;
 --   - calls the chain's method policy denies, and subscriptions past the socket's or the key's
 --     cap, are rewritten into calls of a method no node serves, under their own ids: the node
---     answers each with a JSON-RPC error, and the message's other calls go through.
+--     answers each with a JSON-RPC error, and the message's other calls go through;
+--   - on a socket opened with a badge (gateway/badges.ts), each call also counts against the
+--     badge's allowance (rpcstack/badge_ledger.lua, shared with the HTTP path): past it, or past
+--     the badge's expiry, the socket is closed before the message is forwarded. The node's
+--     frames are watched too, so a socket that only receives (a subscription) is closed at the
+--     first frame after the badge expired.
 -- grpc_limit bounds gRPC request streams (length-prefixed messages, gRPC over HTTP/2), which are
 -- relayed rather than waited for: a message, or a stream's messages together, over `max` bytes
 -- end the stream before they are forwarded, and each message counts against the address's rate.
@@ -23,7 +28,9 @@
 -- Loaded by HAProxy's lua-load; the backends name the filters (gateway/limits.ts), and each
 -- chain's WebSocket rules come from the stack's generated data (gateway_data.lua).
 local ws = require 'rpcstack.ws'
-local RULES = require('gateway_data').ws
+local DATA = require('gateway_data')
+local RULES = DATA.ws
+local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badges.max_held, DATA.badges.skew)
 
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address).
 -- One Lua state serves every thread (lua-load), so this is the whole gateway's count.
@@ -50,6 +57,13 @@ end
 function WsLimit:start_analyze(txn, chn)
   if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then
     self.who = txn:get_var('txn.keyname') or ('address ' .. tostring(txn.f:src()))
+    local jti = LEDGER and txn:get_var('txn.badge_jti')
+    if jti then
+      local exp, alw = txn:get_var('txn.badge_exp'), txn:get_var('txn.badge_alw')
+      self.badge = { jti = jti, exp = tonumber(exp), alw = tonumber(alw) }
+    end
+    filter.register_data_filter(self, chn)
+  elseif chn:is_resp() and self.badge then
     filter.register_data_filter(self, chn)
   end
 end
@@ -67,6 +81,10 @@ end
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
 -- for every piece.
 function WsLimit:tcp_payload(txn, chn)
+  if chn:is_resp() then return self:badge_payload(txn, chn) end
+  -- A badge socket past its badge's expiry: anything more from the client (its answer to the close
+  -- frame included) ends it.
+  if self.badge and os.time() > self.badge.exp + LEDGER.skew then txn:done() end
   local msg = txn.http_req
   msg.__filter = chn.__filter
   local avail = chn:input()
@@ -89,6 +107,8 @@ function WsLimit:tcp_payload(txn, chn)
       if verdict then txn:done() end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
+      local b = self.badge
+      if b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then txn:done() end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
         -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.
@@ -102,6 +122,29 @@ function WsLimit:tcp_payload(txn, chn)
   end
   self.need = 0
   return pos - 1
+end
+
+-- FIN + opcode 8 (close): 1008 (policy violation, RFC 6455 7.4.1) and why.
+local BADGE_EXPIRED = 'badge expired'
+local BADGE_CLOSE = string.char(0x88, 2 + #BADGE_EXPIRED) .. string.pack('>I2', 1008) .. BADGE_EXPIRED
+
+-- The node's side of a badge socket: frames pass whole (rpcstack.stream) until the badge has
+-- expired; then, at the next frame, the client gets a close frame instead and nothing after it.
+function WsLimit:badge_payload(txn, chn)
+  local msg = txn.http_res
+  msg.__filter = chn.__filter
+  local avail = chn:input()
+  if self.closing then
+    msg:remove(0, avail)
+    return 0
+  end
+  self.down = self.down or { left = 0, header = function(_, _, h) return ws.header(h) end }
+  if self.down.left == 0 and avail > 0 and os.time() > self.badge.exp + LEDGER.skew then
+    self.closing = true
+    msg:set(BADGE_CLOSE, 0, avail)
+    return #BADGE_CLOSE
+  end
+  return forward(self.down, txn, msg, avail, 14)
 end
 
 -- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte

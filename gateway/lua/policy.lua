@@ -4,6 +4,7 @@
 --   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
 --   txn.rpc_read     true for an allowed body without a send, on a chain with several nodes
 --                    (its lists name the sends): a read that may go to a second node
+--   txn.rpc_calls    a batch's number of calls (a badge's allowance counts them: badges.lua)
 -- Each chain's lists come from the stack's generated data (gateway_data.lua).
 local POLICY = require('gateway_data').policy
 local decide = require('rpcstack.policy').decide
@@ -18,6 +19,7 @@ core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batc
   -- gateway path, the address's (sc1) on a public hostname, where no key is named.
   local sc = txn:get_var('txn.keyname') and 0 or 1
   for _ = 2, calls do txn.f:sc_inc_gpc(0, sc) end
+  if calls > 1 then txn:set_var('txn.rpc_calls', calls) end
   if verdict == 'denied' then
     txn:set_var('txn.rpc_verdict', verdict)
     txn:set_var('txn.rpc_method', method)

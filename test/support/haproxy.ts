@@ -68,6 +68,8 @@ export async function startGateway(
   over: Partial<GatewayOptions> = {},
   certNames: readonly string[] = ["localhost"],
   runner: HaproxyRunner = hostHaproxy,
+  /** With `over.badges`: the public key badges are verified with (PEM). */
+  badgePublicKey?: string,
 ): Promise<RunningGateway> {
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-gw-"));
   const [httpsPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
@@ -90,7 +92,7 @@ export async function startGateway(
     ...GATEWAY_LIMIT_DEFAULTS,
     ...over,
   };
-  const build = buildGateway(chains, keys, opts);
+  const build = buildGateway(chains, keys, opts, badgePublicKey);
   mkdirSync(join(dir, "certs"), { recursive: true });
   writeFileSync(opts.certFile, issueCert(certNames));
   writeGatewayFiles(dir, build);

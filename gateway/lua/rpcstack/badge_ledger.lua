@@ -1,0 +1,62 @@
+-- What each badge has spent of its allowance, for the whole gateway: HAProxy's lua-load runs one
+-- Lua state for every thread, so the badges action (HTTP) and the ws_limit filter (WebSocket
+-- messages) count into the same table. A badge is a signed token the gateway has already
+-- verified; it carries its id (jti), its expiry (exp, Unix seconds) and its allowance (calls).
+--
+-- Entries are kept in buckets by the minute their badge expires: once a minute has passed (and
+-- the clock skew the gateway grants), the whole bucket goes, so cleaning up never walks entries
+-- one by one. At most `max` badges are held at once; a badge not yet held is refused beyond it.
+--
+--   new(max, skew) -> ledger
+--   ledger:spend(jti, exp, allowance, calls, now) -> verdict, spent
+--       verdict  nil (within the allowance), "spent" (the allowance is used up: this call and
+--                every later one are refused), "full" (too many badges held), "expired"
+--       spent    the badge's calls so far, this call's included (a refused call counts too, so an
+--                address cannot probe past its allowance for free)
+local Ledger = {}
+Ledger.__index = Ledger
+
+function Ledger.new(max, skew)
+  return setmetatable({ buckets = {}, held = 0, max = max, skew = skew, swept = 0 }, Ledger)
+end
+
+-- Drops every bucket whose badges have all expired (past the skew too); at most once a second.
+function Ledger:sweep(now)
+  if now == self.swept then return end
+  self.swept = now
+  for minute, b in pairs(self.buckets) do
+    if (minute + 1) * 60 + self.skew <= now then
+      self.held = self.held - b.n
+      self.buckets[minute] = nil
+    end
+  end
+end
+
+function Ledger:spend(jti, exp, allowance, calls, now)
+  self:sweep(now)
+  if exp + self.skew < now then return 'expired', 0 end
+  local minute = exp // 60
+  local b = self.buckets[minute]
+  if not b then
+    b = { n = 0, used = {} }
+    self.buckets[minute] = b
+  end
+  local used = b.used[jti]
+  if not used then
+    if self.held >= self.max then return 'full', 0 end
+    b.n, self.held, used = b.n + 1, self.held + 1, 0
+  end
+  used = used + calls
+  b.used[jti] = used
+  if used > allowance then return 'spent', used end
+  return nil, used
+end
+
+local shared
+-- The gateway's one ledger (created by the first program that asks, with its bounds).
+function Ledger.shared(max, skew)
+  shared = shared or Ledger.new(max, skew)
+  return shared
+end
+
+return Ledger

@@ -1,0 +1,38 @@
+/** The badge service's container (badges/): it signs badges; the gateway checks them. Pure data. */
+import type { StackSettings } from "../config/index.js";
+import type { ServiceSpec } from "./types.js";
+
+export const BADGE_SERVICE_PORT = 8480;
+/** The service's address on the stack's private network, as the gateway reaches it. */
+export const BADGE_SERVICE = `badges:${BADGE_SERVICE_PORT}`;
+const PROGRAM = { from: "bundle", path: "/badges/server.js", source: "badges/cli.ts" } as const;
+
+/**
+ * `projects`: the projects as the service reads them (RPCSTACK_BADGE_PROJECTS: chain ids with the
+ * claim the gateway checks for each), made by the plan, which knows how chains are served.
+ */
+export function badgeService(settings: StackSettings, projects: string): ServiceSpec {
+  return {
+    name: "badges",
+    containerName: "rpcstack-badges",
+    // The readiness image: Node.js, nothing else needed.
+    image: settings.readiness.image,
+    command: ["node", PROGRAM.path, "--port", String(BADGE_SERVICE_PORT)],
+    environment: { RPCSTACK_BADGE_PROJECTS: projects },
+    secretEnvironment: { RPCSTACK_BADGE_SIGNING_KEY: "RPCSTACK_BADGE_SIGNING_KEY" },
+    ports: [{ container: BADGE_SERVICE_PORT, protocol: "tcp", purpose: "api" }],
+    volumes: [],
+    files: [PROGRAM],
+    healthcheck: {
+      test: ["CMD", "node", "-e", `fetch("http://127.0.0.1:${BADGE_SERVICE_PORT}/health").then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))`],
+      intervalSeconds: 30,
+      timeoutSeconds: 10,
+      retries: 3,
+      startPeriodSeconds: 10,
+    },
+    restart: "unless-stopped",
+    user: "1000:1000",
+    stopGraceSeconds: 10,
+    dependsOn: [],
+  };
+}
