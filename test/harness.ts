@@ -26,6 +26,8 @@ export interface RecordedResource {
   readonly protect: boolean;
   readonly ignoreChanges: readonly string[];
   readonly deleteBeforeReplace: boolean;
+  /** Outputs the engine is told to keep as secrets. */
+  readonly additionalSecretOutputs: readonly string[];
 }
 
 /** An invoke the program made (e.g. `command:local:run`): what the mock engine was asked. */
@@ -206,6 +208,7 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
           protect: req.getProtect?.() ?? false,
           ignoreChanges: req.getIgnorechangesList?.() ?? [],
           deleteBeforeReplace: req.getDeletebeforereplace?.() ?? false,
+          additionalSecretOutputs: req.getAdditionalsecretoutputsList?.() ?? [],
         });
       }
       pending--;
