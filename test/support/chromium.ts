@@ -11,6 +11,8 @@ import { freePort, start, waitFor, type Child } from "./net.js";
 export interface Browser {
   /** Opens `url` in the browser's page and evaluates `expression` (a promise) there. */
   evaluate(url: string, expression: string): Promise<any>;
+  /** Every request the page sent since the browser started (DevTools' Network log: WebSockets as they are created): URL, headers and body. */
+  requests(): readonly { url: string; headers: Record<string, string>; postData?: string }[];
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,13 @@ export async function startChromium(): Promise<Browser> {
       ws.send(JSON.stringify({ id, method, params }));
     });
     await send("Page.enable");
+    const sent: { url: string; headers: Record<string, string>; postData?: string }[] = [];
+    events.push((m) => {
+      if (m.method === "Network.requestWillBeSent") sent.push({ url: m.params.request.url, headers: m.params.request.headers, postData: m.params.request.postData });
+      if (m.method === "Network.webSocketWillSendHandshakeRequest") sent.push({ url: m.params.request.url ?? "", headers: m.params.request.headers });
+      if (m.method === "Network.webSocketCreated") sent.push({ url: m.params.url, headers: {} });
+    });
+    await send("Network.enable");
     return {
       async evaluate(url, expression) {
         const loaded = new Promise<void>((r) => events.push((m) => m.method === "Page.loadEventFired" && r()));
@@ -57,6 +66,7 @@ export async function startChromium(): Promise<Browser> {
         if (res.result?.exceptionDetails) throw new Error(JSON.stringify(res.result.exceptionDetails));
         return res.result?.result?.value;
       },
+      requests: () => sent,
       stop: async () => {
         ws.close();
         await stop();
