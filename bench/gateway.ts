@@ -36,6 +36,8 @@ export interface BenchGatewayOptions {
    * to compare with a peer that cannot terminate TLS. Everything else is the generated config.
    */
   readonly plain?: boolean;
+  /** Accept badges of project "bench" signed with this key's private half (PEM public key). */
+  readonly badgePublicKey?: string;
 }
 
 export interface BenchGateway {
@@ -60,8 +62,10 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: o.threads, maxConnections: 4000,
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache: o.cache,
+    // No badge service runs: the bench signs its badge itself.
+    ...(o.badgePublicKey ? { badges: { service: "127.0.0.1:9", projects: ["bench"], perAddressPerMinute: 20 } } : {}),
   };
-  const build = buildGateway(o.chains, o.keys ?? [{ name: "bench", key: BENCH_KEY }], opts);
+  const build = buildGateway(o.chains, o.keys ?? [{ name: "bench", key: BENCH_KEY }], opts, o.badgePublicKey);
   writeGatewayFiles(opts.filesDir, build);
   const cfg = join(o.work, `${o.name}.cfg`);
   writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);

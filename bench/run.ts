@@ -18,6 +18,7 @@ import { chart, type Figures } from "./chart.js";
 import { ratio, show, showSpread, spread } from "./figures.js";
 import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
 import { BENCH_KEY as KEY, selfSignedCert } from "./gateway.js";
+import { startBadgeBench } from "./badges.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { benchArgs } from "./args.js";
 import { caddyfile, nginxConf } from "./proxies.js";
@@ -136,6 +137,8 @@ async function main() {
   const caddy = startProc("caddy", ["run", "--config", join(work, "Caddyfile"), "--adapter", "caddyfile"], { ...process.env, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work, HOME: work, GOMAXPROCS: String(Math.max(PROXY_THREADS, 1)) });
   await sleep(1500);
 
+  const badges = await startBadgeBench(work, { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` }, PROXY_THREADS);
+  procs.adopt(badges.proc);
   const path = `/gateway/eth/rpc-http/${KEY}`;
   const only = (cases: Record<string, string>) => (args.cases ? Object.fromEntries(Object.entries(cases).filter(([k]) => args.cases!.includes(k))) : cases);
   const httpCases: Record<string, string> = only({
@@ -145,6 +148,7 @@ async function main() {
     caddy: `https://127.0.0.1:${cdPort}${path}`,
     ...(variant ? { variant: `https://127.0.0.1:${variant.port}${path}` } : {}),
     ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, `https://127.0.0.1:${b.port}${path}`])),
+    ...badges.http,
   });
   const wsPath = `/gateway/eth/rpc/${KEY}?secret=null`;
   const wsCases: Record<string, string> = only({
@@ -154,8 +158,9 @@ async function main() {
     caddy: `wss://127.0.0.1:${cdPort}${wsPath}`,
     ...(variant ? { variant: `wss://127.0.0.1:${variant.port}${wsPath}` } : {}),
     ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, `wss://127.0.0.1:${b.port}${wsPath}`])),
+    ...badges.ws,
   });
-  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid, variant: variant?.pid, ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, b.pid])) };
+  const groups: Record<string, number | undefined> = { direct: upstream.pid, gateway: hap.pid, nginx: nginx.pid, caddy: caddy.pid, variant: variant?.pid, "badge-key": badges.pid, badge: badges.pid, ...Object.fromEntries(Object.entries(baselines).map(([n, b]) => [n, b.pid])) };
   // Warm up and prove every case answers before measuring.
   for (const [name, url] of Object.entries(httpCases)) {
     try {
