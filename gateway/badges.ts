@@ -59,7 +59,10 @@ export function badgeAuthRules(o: GatewayOptions, c: BadgeConds): Rule[] {
   const live = [...signed, ...anon(SECONDS_LEFT, "ge", "0")];
   const claim = (v: string, path: string, type = "") => req([`set-var(txn.${v})`, `var(txn.key),jwt_payload_query('${path}'${type ? `,'${type}'` : ""})`], c.accepted);
   return [
-    req(["set-var(txn.badge_sig)", `var(txn.key),jwt_verify("${BADGE_ALG}","${f(BADGE_KEY_FILE)}")`], c.token, "Badges: signed tokens checked here, never by asking the badge service."),
+    // A badge this gateway verified before (the same bytes: their SHA-256) skips the signature check.
+    req(["set-var(txn.badge_digest)", "var(txn.key),digest(sha256)"], c.token, "Badges: signed tokens checked here, never by asking the badge service."),
+    req(["lua.badge_seen"], c.token),
+    req(["set-var(txn.badge_sig)", `var(txn.key),jwt_verify("${BADGE_ALG}","${f(BADGE_KEY_FILE)}")`], [...c.token, ...not(anon("var(txn.badge_sig)", "-m", "int", "1"))]),
     req(["set-var(txn.now)", "date()"], signed),
     req(["set-var(txn.badge_exp)", "var(txn.key),jwt_payload_query('$.exp','int')"], signed),
     req(["set-var(txn.badge_project)", `var(txn.key),jwt_payload_query('$.sub'),map(${f(BADGE_PROJECTS_FILE)})`], live),

@@ -129,6 +129,8 @@ describe("badges at the gateway", () => {
 
   it("refuses a badge for another chain (403), a tampered, unsigned, foreign-key, expired or unlisted badge (401), and none reaches the node", async () => {
     const badge = await newBadge();
+    // Verified once: the gateway remembers it, and must still refuse every altered copy.
+    expect((await relay("eth", badge)).status).toBe(200);
     const before = up.seen.length;
     const scope = await relay("strk", badge, { jsonrpc: "2.0", id: 1, method: "starknet_chainId", params: [] });
     expect(scope.status).toBe(403);

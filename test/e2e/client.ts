@@ -4,7 +4,8 @@ import { WebSocket } from "ws";
 import { createClient, type RpcClient } from "../../client/index.js";
 
 // fetch over node:https trusting the gateway's own certificate (Node 20's fetch cannot be given a CA).
-const tlsFetch = (ca: string) => (url: string | URL, init: RequestInit = {}) =>
+/** fetch that trusts `ca` (the gateway's first, self-signed certificate) and sends exactly the headers given. */
+export const tlsFetch = (ca: string) => (url: string | URL, init: RequestInit = {}) =>
   new Promise<Response>((resolve, reject) => {
     const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined }, (res) => {
       const chunks: Buffer[] = [];

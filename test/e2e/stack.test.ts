@@ -12,7 +12,7 @@
  * it fails where CI is set, and passes with a warning on a developer's machine, so a run without
  * an engine never reads as a passed end-to-end test.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +22,7 @@ import { COMPOSE_FILES, projectName } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
 import { freePort, jsonRpc } from "../support/net.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
-import { gatewayClient, msUntil, upgradeStatus } from "./client.js";
+import { gatewayClient, msUntil, tlsFetch, upgradeStatus } from "./client.js";
 import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
 import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
 
@@ -269,15 +269,18 @@ if (missing) {
       must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf });
     }, 400_000);
 
-    it("the default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) runs from its export and relays per chain and interface", async () => {
-      writeDevnetStackFile(dir, images);
+    it("the default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) runs from its export and relays per chain and interface; with badges, its badge service issues badges the gateway container accepts", async () => {
+      // The badge service, from its bundle in the Node.js image, with the key compose reads from the environment.
+      const badgeOrigin = "http://localhost:5173";
+      writeDevnetStackFile(dir, images, { "rpcstack:badges": { projects: [{ projectId: "e2e-web", chains: ["ETHDEV"], origins: [badgeOrigin] }] } });
+      process.env.RPCSTACK_BADGE_SIGNING_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
       const p: Record<string, number> = {};
       for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
       const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
       exportStack(join(dir, "Pulumi.e2e-devnet.yaml"), outDev, devPrefix, ["--keys-file", join(dir, "keys.json"), ...publish]);
       const dc = (file: (typeof COMPOSE_FILES)[number], ...args: string[]) => must("docker-compose", ["-p", projectName(file, devPrefix), "-f", file, ...args], { cwd: outDev, timeoutMs: 600_000 });
       const d = (name: string) => `${devPrefix}rpcstack-${name}`;
-      await upInOrder(dc, { "dc-l1.yaml": [d("geth")], "dc-l2.yaml": [d("starknet-devnet")], "dc-gateway.yaml": [d("sync-health"), d("gateway")] });
+      await upInOrder(dc, { "dc-l1.yaml": [d("geth")], "dc-l2.yaml": [d("starknet-devnet")], "dc-gateway.yaml": [d("sync-health"), d("gateway"), d("badges")] });
       const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${p.l1}`, "--l2", `http://127.0.0.1:${p.l2}/rpc`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
       expect(r.status, r.stdout + r.stderr).toBe(0);
       const gw = { url: `https://127.0.0.1:${p.https}`, ca: gatewayCa(d("gateway")) };
@@ -292,6 +295,13 @@ if (missing) {
       expect(await l2.sendRelayWs({ method: "starknet_blockNumber", params: [] })).toBeGreaterThanOrEqual(0);
       const err = await clientFor("STRKDEV", `wrong-${key.slice(6)}`, 0, gw).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
       expect(err.status).toBe(401);
+      const asked = await tlsFetch(gw.ca)(`${gw.url}/badge`, { method: "POST", headers: { Origin: badgeOrigin, "Content-Type": "application/json" }, body: JSON.stringify({ projectId: "e2e-web", chainIds: ["ETHDEV"] }) });
+      expect(asked.status).toBe(200);
+      const { key: badge } = (await asked.json()) as { key: string };
+      expect(await clientFor("ETHDEV", badge, 0, gw).sendRelay({ method: "eth_chainId", params: [] })).toBe("0x539");
+      expect((await clientFor("STRKDEV", badge, 0, gw).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e)).status).toBe(403);
+      expect(must("docker", ["logs", d("badges")])).not.toContain(badge);
+      delete process.env.RPCSTACK_BADGE_SIGNING_KEY;
       for (const f of [...COMPOSE_FILES].reverse()) dc(f, "down", "-v");
     }, 600_000);
   });

@@ -44,8 +44,11 @@ export function withDevnetImages(config: Record<string, unknown>, images: TestIm
   };
 }
 
-/** Pulumi.e2e-devnet.yaml in `dir`: the default local stack with real geth --dev and the Starknet Devnet stand-in. */
-export function writeDevnetStackFile(dir: string, images: TestImages): void {
+/**
+ * Pulumi.e2e-devnet.yaml in `dir`: the default local stack with real geth --dev and the Starknet
+ * Devnet stand-in, and `extra` keys (e.g. rpcstack:badges).
+ */
+export function writeDevnetStackFile(dir: string, images: TestImages, extra: Record<string, unknown> = {}): void {
   const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
-  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify({ ...dev, config: withDevnetImages(dev.config, images) }));
+  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify({ ...dev, config: { ...withDevnetImages(dev.config, images), ...extra } }));
 }

@@ -8,6 +8,9 @@
 -- one by one. At most `max` badges are held at once; a badge not yet held is refused beyond it.
 --
 --   new(max, skew) -> ledger
+--   ledger:remember(digest, exp, now)   a badge whose signature HAProxy verified (digest: SHA-256 of
+--       the whole token), so the next request with it need not verify the signature again
+--   ledger:known(digest, now) -> bool     whether that badge was verified and has not expired
 --   ledger:spend(jti, exp, allowance, calls, now) -> verdict, spent
 --       verdict  nil (within the allowance), "spent" (the allowance is used up: this call and
 --                every later one are refused), "full" (too many badges held), "expired"
@@ -17,7 +20,10 @@ local Ledger = {}
 Ledger.__index = Ledger
 
 function Ledger.new(max, skew)
-  return setmetatable({ buckets = {}, held = 0, max = max, skew = skew, swept = 0 }, Ledger)
+  return setmetatable({
+    buckets = {}, held = 0, max = max, skew = skew, swept = 0,
+    seen = {}, seen_exp = {}, seen_held = 0,
+  }, Ledger)
 end
 
 -- Drops every bucket whose badges have all expired (past the skew too); at most once a second.
@@ -30,6 +36,35 @@ function Ledger:sweep(now)
       self.buckets[minute] = nil
     end
   end
+  for minute, digests in pairs(self.seen) do
+    if (minute + 1) * 60 + self.skew <= now then
+      for _, d in ipairs(digests) do self.seen_exp[d] = nil end
+      self.seen_held = self.seen_held - #digests
+      self.seen[minute] = nil
+    end
+  end
+end
+
+-- Verified signatures, by the minute their badge expires (swept like the counts). A digest is
+-- found only for the very token that was verified: any other bytes are another digest.
+function Ledger:remember(digest, exp, now)
+  self:sweep(now)
+  if self.seen_exp[digest] or self.seen_held >= self.max then return end
+  local minute = exp // 60
+  local digests = self.seen[minute]
+  if not digests then
+    digests = {}
+    self.seen[minute] = digests
+  end
+  digests[#digests + 1] = digest
+  self.seen_exp[digest] = exp
+  self.seen_held = self.seen_held + 1
+end
+
+function Ledger:known(digest, now)
+  self:sweep(now)
+  local exp = self.seen_exp[digest]
+  return exp ~= nil and exp + self.skew >= now
 end
 
 function Ledger:spend(jti, exp, allowance, calls, now)
