@@ -19,7 +19,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --threads N          proxy threads or workers (1)
   --variant JSON       a second gateway with the generated config edited: [["search","replace"],...]
   --baseline NAME=DIR  the gateway builder of another checkout (DIR/gateway/build.ts), as its own case; repeatable
-  --cases LIST         only these cases, comma-separated (gateway, variant, nginx, caddy, ...)
+  --cases LIST         only these cases, comma-separated (gateway, variant, nginx, caddy, badge-key, badge, ...)
   --cases peers        the gateway against eRPC and proxyd instead (bench/peers.ts; its options: --cases peers --help)
   --pin CPUS           taskset CPU list for wrk (e.g. 1): the load tool keeps a core of its own
   --out DIR            where latest.json and latest.svg go (bench/results)

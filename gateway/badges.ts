@@ -57,15 +57,17 @@ export function badgeAuthRules(o: GatewayOptions, c: BadgeConds): Rule[] {
   const f = (name: string) => `${o.filesDir}/${name}`;
   const signed = [...c.token, ...anon("var(txn.badge_sig)", "-m", "int", "1")];
   const live = [...signed, ...anon(SECONDS_LEFT, "ge", "0")];
-  const claim = (v: string, path: string, type = "") => req([`set-var(txn.${v})`, `var(txn.key),jwt_payload_query('${path}'${type ? `,'${type}'` : ""})`], c.accepted);
+  // What badge_seen did not already set from a badge accepted before.
+  const unread = (v: string) => not(has(`txn.${v}`));
+  const claim = (v: string, path: string, type = "") => req([`set-var(txn.${v})`, `var(txn.key),jwt_payload_query('${path}'${type ? `,'${type}'` : ""})`], [...c.accepted, ...unread(v)]);
   return [
-    // A badge this gateway verified before (the same bytes: their SHA-256) skips the signature check.
+    // A badge this gateway accepted before (the same bytes: their SHA-256) is not checked again.
     req(["set-var(txn.badge_digest)", "var(txn.key),digest(sha256)"], c.token, "Badges: signed tokens checked here, never by asking the badge service."),
     req(["lua.badge_seen"], c.token),
-    req(["set-var(txn.badge_sig)", `var(txn.key),jwt_verify("${BADGE_ALG}","${f(BADGE_KEY_FILE)}")`], [...c.token, ...not(anon("var(txn.badge_sig)", "-m", "int", "1"))]),
+    req(["set-var(txn.badge_sig)", `var(txn.key),jwt_verify("${BADGE_ALG}","${f(BADGE_KEY_FILE)}")`], [...c.token, ...unread("badge_sig")]),
     req(["set-var(txn.now)", "date()"], signed),
-    req(["set-var(txn.badge_exp)", "var(txn.key),jwt_payload_query('$.exp','int')"], signed),
-    req(["set-var(txn.badge_project)", `var(txn.key),jwt_payload_query('$.sub'),map(${f(BADGE_PROJECTS_FILE)})`], live),
+    req(["set-var(txn.badge_exp)", "var(txn.key),jwt_payload_query('$.exp','int')"], [...signed, ...unread("badge_exp")]),
+    req(["set-var(txn.badge_project)", `var(txn.key),jwt_payload_query('$.sub'),map(${f(BADGE_PROJECTS_FILE)})`], [...live, ...unread("badge_project")]),
     req(["set-var(txn.keyname)", "var(txn.badge_project)"], c.accepted),
     claim("badge_jti", "$.jti"),
     claim("badge_alw", "$.alw", "int"),
@@ -87,7 +89,7 @@ export function badgeRefusals(o: GatewayOptions, c: BadgeConds): Rule[] {
 export function badgeScopeRules(o: GatewayOptions, chains: readonly GatewayChain[], c: BadgeConds): Rule[] {
   if (!o.badges) return [];
   return [
-    ...chains.map((ch) => req(["set-var(txn.badge_scope)", `var(txn.key),jwt_payload_query('$.chains.${chainClaim(ch.path)}','int')`], [...c.accepted, ...anon("var(txn.chain)", "-m", "str", ch.path)])),
+    ...chains.map((ch) => req(["set-var(txn.badge_scope)", `var(txn.key),jwt_payload_query('$.chains.${chainClaim(ch.path)}','int')`], [...c.accepted, ...not(has("txn.badge_scope")), ...anon("var(txn.chain)", "-m", "str", ch.path)])),
     {
       phase: "http-request",
       action: ["return", "status", "403", "content-type", JSON_TYPE, "lf-string", errorBody(-32003, "badge of project %[var(txn.badge_project)] does not cover chain %[var(txn.chain)]")],

@@ -5,9 +5,11 @@
 -- other request is one call. Sets txn.badge_verdict when the request must be refused:
 --   "spent" (429: the allowance is used up), "full" (503: the gateway holds as many badges as it
 --   may), "expired" (401).
--- The action badge_seen spares the signature check (an ECDSA verification, most of what a badge
--- costs) for a badge already verified: txn.badge_sig is set to 1 when the token's digest
--- (txn.badge_digest, SHA-256 of the whole token) is one badge_spend remembered, and unexpired.
+-- The action badge_seen spares a badge the gateway accepted before its checks (an ECDSA
+-- verification and a JSON read per claim, most of what a badge costs): when the token's digest
+-- (txn.badge_digest, SHA-256 of the whole token) is one badge_spend remembered and unexpired, it
+-- sets txn.badge_sig, txn.badge_exp, txn.badge_project, txn.badge_jti, txn.badge_alw and, for a
+-- chain the badge was accepted for before, txn.badge_scope, as HAProxy's own checks would.
 -- Loaded by HAProxy's lua-load; the ledger is shared with the WebSocket filter (limits.lua).
 local DATA = require('gateway_data').badges
 local ledger = require('rpcstack.badge_ledger').shared(DATA.max_held, DATA.skew)
@@ -24,10 +26,20 @@ core.register_action('badge_spend', { 'http-req' }, function(txn)
   local verdict = ledger:spend(jti, exp, alw, calls, now)
   if verdict then txn:set_var('txn.badge_verdict', verdict) end
   local digest = txn:get_var('txn.badge_digest')
-  if digest then ledger:remember(digest, exp, now) end
+  if digest and not verdict then
+    local claims = { exp = exp, sub = txn:get_var('txn.badge_project'), jti = jti, alw = alw }
+    ledger:remember(digest, claims, txn:get_var('txn.chain'), now)
+  end
 end, 0)
 
 core.register_action('badge_seen', { 'http-req' }, function(txn)
   local digest = txn:get_var('txn.badge_digest')
-  if digest and ledger:known(digest, os.time()) then txn:set_var('txn.badge_sig', 1) end
+  local c = digest and ledger:known(digest, os.time())
+  if not c then return end
+  txn:set_var('txn.badge_sig', 1)
+  txn:set_var('txn.badge_exp', c.exp)
+  txn:set_var('txn.badge_project', c.sub)
+  txn:set_var('txn.badge_jti', c.jti)
+  txn:set_var('txn.badge_alw', c.alw)
+  if c.scope[txn:get_var('txn.chain')] then txn:set_var('txn.badge_scope', 1) end
 end, 0)

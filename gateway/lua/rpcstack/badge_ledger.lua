@@ -8,9 +8,11 @@
 -- one by one. At most `max` badges are held at once; a badge not yet held is refused beyond it.
 --
 --   new(max, skew) -> ledger
---   ledger:remember(digest, exp, now)   a badge whose signature HAProxy verified (digest: SHA-256 of
---       the whole token), so the next request with it need not verify the signature again
---   ledger:known(digest, now) -> bool     whether that badge was verified and has not expired
+--   ledger:remember(digest, claims, chain, now)   a badge HAProxy verified and accepted for chain
+--       (digest: SHA-256 of the whole token; claims: { exp, sub, jti, alw }), so that the next
+--       request with the same bytes need neither verify its signature nor read its claims again
+--   ledger:known(digest, now) -> claims   that badge's claims (and .scope[chain] for each chain
+--       it was accepted for), or nil when it is not held or has expired
 --   ledger:spend(jti, exp, allowance, calls, now) -> verdict, spent
 --       verdict  nil (within the allowance), "spent" (the allowance is used up: this call and
 --                every later one are refused), "full" (too many badges held), "expired"
@@ -22,7 +24,7 @@ Ledger.__index = Ledger
 function Ledger.new(max, skew)
   return setmetatable({
     buckets = {}, held = 0, max = max, skew = skew, swept = 0,
-    seen = {}, seen_exp = {}, seen_held = 0,
+    seen = {}, seen_claims = {}, seen_held = 0,
   }, Ledger)
 end
 
@@ -38,7 +40,7 @@ function Ledger:sweep(now)
   end
   for minute, digests in pairs(self.seen) do
     if (minute + 1) * 60 + self.skew <= now then
-      for _, d in ipairs(digests) do self.seen_exp[d] = nil end
+      for _, d in ipairs(digests) do self.seen_claims[d] = nil end
       self.seen_held = self.seen_held - #digests
       self.seen[minute] = nil
     end
@@ -47,24 +49,30 @@ end
 
 -- Verified signatures, by the minute their badge expires (swept like the counts). A digest is
 -- found only for the very token that was verified: any other bytes are another digest.
-function Ledger:remember(digest, exp, now)
+function Ledger:remember(digest, claims, chain, now)
   self:sweep(now)
-  if self.seen_exp[digest] or self.seen_held >= self.max then return end
-  local minute = exp // 60
+  local held = self.seen_claims[digest]
+  if held then
+    held.scope[chain] = true
+    return
+  end
+  if self.seen_held >= self.max then return end
+  local minute = claims.exp // 60
   local digests = self.seen[minute]
   if not digests then
     digests = {}
     self.seen[minute] = digests
   end
   digests[#digests + 1] = digest
-  self.seen_exp[digest] = exp
+  claims.scope = { [chain] = true }
+  self.seen_claims[digest] = claims
   self.seen_held = self.seen_held + 1
 end
 
 function Ledger:known(digest, now)
   self:sweep(now)
-  local exp = self.seen_exp[digest]
-  return exp ~= nil and exp + self.skew >= now
+  local claims = self.seen_claims[digest]
+  if claims and claims.exp + self.skew >= now then return claims end
 end
 
 function Ledger:spend(jti, exp, allowance, calls, now)
