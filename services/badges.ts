@@ -1,5 +1,6 @@
 /** The badge service's container (badges/): it signs badges; the gateway checks them. Pure data. */
 import type { StackSettings } from "../config/index.js";
+import { nodeHttpGet } from "./health.js";
 import type { ServiceSpec } from "./types.js";
 
 export const BADGE_SERVICE_PORT = 8480;
@@ -23,13 +24,7 @@ export function badgeService(settings: StackSettings, projects: string): Service
     ports: [{ container: BADGE_SERVICE_PORT, protocol: "tcp", purpose: "api" }],
     volumes: [],
     files: [PROGRAM],
-    healthcheck: {
-      test: ["CMD", "node", "-e", `fetch("http://127.0.0.1:${BADGE_SERVICE_PORT}/health").then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))`],
-      intervalSeconds: 30,
-      timeoutSeconds: 10,
-      retries: 3,
-      startPeriodSeconds: 10,
-    },
+    healthcheck: nodeHttpGet(BADGE_SERVICE_PORT, "/health", 10),
     restart: "unless-stopped",
     user: "1000:1000",
     stopGraceSeconds: 10,

@@ -9,6 +9,7 @@ import { MAIN_HOST, type StackSettings } from "../config/index.js";
 import { dataVolumeMounts, dataVolumes, volumeArgs } from "./dataVolumes.js";
 import { placedNodes, servedBySeveral, type PlacedNode } from "./nodes.js";
 import { SYNC_HEALTH_PORT } from "./ports.js";
+import { nodeHttpGet } from "./health.js";
 import type { FileSpec, PortSpec, ServiceSpec } from "./types.js";
 
 /** The nodes' own live checks, by layer (services/readiness.ts syncHealthUrls). */
@@ -74,13 +75,7 @@ export function diskWatch(settings: StackSettings, health: SyncHealthUrls, host 
     ports: [watcherPort(settings, host)],
     volumes: mounts,
     files: [PROGRAM],
-    healthcheck: {
-      test: ["CMD", "node", "-e", `fetch("http://127.0.0.1:${DISK_WATCH.port}/metrics").then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))`],
-      intervalSeconds: 30,
-      timeoutSeconds: 10,
-      retries: 3,
-      startPeriodSeconds: 10,
-    },
+    healthcheck: nodeHttpGet(DISK_WATCH.port, "/metrics", 10),
     restart: "unless-stopped",
     user: "1000:1000",
     stopGraceSeconds: 10,

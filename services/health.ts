@@ -38,3 +38,14 @@ export function bashHttpGet(port: number, path: string, okStatuses: readonly num
     `IFS=' ' read -r _ status _ <&3 && [[ "$status" =~ ^(${statuses})$ ]]`;
   return { test: ["CMD", "bash", "-c", script], ...timing, startPeriodSeconds };
 }
+
+/** An HTTP GET that must answer 2xx, with Node's fetch: the Node.js image the package's own programs run in. */
+export function nodeHttpGet(port: number, path: string, startPeriodSeconds: number): HealthCheckSpec {
+  return {
+    test: ["CMD", "node", "-e", `fetch("http://127.0.0.1:${port}${path}").then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))`],
+    intervalSeconds: 30,
+    timeoutSeconds: 10,
+    retries: 3,
+    startPeriodSeconds,
+  };
+}
