@@ -22,5 +22,7 @@ export const l2SyncState = provider.readiness.l2State;
 export const endpoints = provider.gateway.endpoints;
 export const smokeBlockNumbers = provider.smokeTest.blockNumbers;
 export const providerManifest = provider.providerManifest;
+// Where pages ask for badges, on stacks that issue them (an output left undefined makes Pulumi warn).
+if (settings.badges) module.exports.badgeServerUrl = provider.badgeServerUrl;
 // Only aws hosts have a cost estimate: an export left undefined makes Pulumi warn on every run.
 if (provider.host.monthlyCostUsd) module.exports.monthlyCostUsd = provider.host.monthlyCostUsd;

@@ -5,10 +5,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { BADGE_MAX_BODY_BYTES } from "../gateway/badges.js";
 import { allowedOrigins, decide, type ServiceProject } from "./issue.js";
 import { signBadge, type SigningKey } from "./token.js";
 
-const MAX_BODY = 4096;
+// The gateway refuses larger ones first when they say their length; a chunked one is cut here.
+const MAX_BODY = BADGE_MAX_BODY_BYTES;
 
 export interface BadgeServerOptions {
   readonly projects: readonly ServiceProject[];

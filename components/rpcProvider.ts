@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { INSTANCE_TYPES, MAIN_HOST, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
+import { BADGE_PATH } from "../gateway/badges.js";
 import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
 import { openFilesFor } from "../services/gateway.js";
 import { AwsHost } from "./awsHost.js";
@@ -45,6 +46,8 @@ export class RpcProvider extends pulumi.ComponentResource {
   readonly smokeTest: SmokeTest;
   /** What to submit when applying to a provider program (no keys in it). */
   readonly providerManifest: pulumi.Output<ProviderManifest>;
+  /** Where pages ask for badges (`badges`), else undefined. */
+  readonly badgeServerUrl?: pulumi.Output<string>;
 
   constructor(name: string, args: RpcProviderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:RpcProvider", name, {}, opts);
@@ -119,6 +122,7 @@ export class RpcProvider extends pulumi.ComponentResource {
       { parent: this },
     );
     this.providerManifest = pulumi.output(providerManifest(s, plan.surface));
+    if (s.badges) this.badgeServerUrl = pulumi.output(`${plan.surface.baseUrl}${BADGE_PATH}`);
     this.network = pulumi.output(s.network.name);
     this.tier = pulumi.output(s.tier.name);
     this.registerOutputs({ network: this.network, tier: this.tier, publicAddress: this.host.publicAddress });

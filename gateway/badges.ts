@@ -36,6 +36,7 @@ export const chainClaim = (path: string) => path.replace(/-/g, "_");
 
 /** Seconds the badge has left, the skew included (an ACL pattern cannot start with "-": it would read as a flag). */
 const SECONDS_LEFT = `var(txn.badge_exp),add(${BADGE_CLOCK_SKEW_SECONDS}),sub(txn.now)`;
+const EXPIRED = "badge expired: ask the badge server for a new one";
 const has = (v: string): Cond => anon(`var(${v})`, "-m", "found");
 const not = (c: Cond): Cond => ["!", ...c];
 
@@ -80,7 +81,7 @@ export function badgeRefusals(o: GatewayOptions, c: BadgeConds): Rule[] {
   const unsigned = not(anon("var(txn.badge_sig)", "-m", "int", "1"));
   return [
     refuse(401, "badge signature invalid: tampered with, unsigned, or made with a signing key this gateway no longer uses", [...c.token, ...unsigned]),
-    refuse(401, "badge expired: ask the badge server for a new one", [...c.token, ...not(has("txn.badge_project")), ...anon(SECONDS_LEFT, "lt", "0")]),
+    refuse(401, EXPIRED, [...c.token, ...not(has("txn.badge_project")), ...anon(SECONDS_LEFT, "lt", "0")]),
     refuse(401, "badge of a project this gateway no longer serves", [...c.token, ...not(has("txn.badge_project"))]),
   ];
 }
@@ -105,7 +106,7 @@ export function badgeAllowanceRules(o: GatewayOptions, c: BadgeConds): Rule[] {
   return [
     req(["lua.badge_spend"], c.accepted),
     refuse(429, "badge allowance used up: ask the badge server for a new badge", verdict("spent")),
-    refuse(401, "badge expired: ask the badge server for a new one", verdict("expired")),
+    refuse(401, EXPIRED, verdict("expired")),
     refuse(503, "the gateway holds as many badges as it may: try again shortly", verdict("full")),
   ];
 }

@@ -33,6 +33,7 @@ describe("badges in the program", () => {
     expect(made.inputs.logging).toBe("none");
     expect(made.inputs.triggers).toEqual([1]);
     expect(made.additionalSecretOutputs).toContain("stdout");
+    expect(r.outputs.badgeServerUrl).toMatch(/^https:\/\/localhost(:\d+)?\/badge$/);
     // A new generation is a new key: the command's trigger changes.
     const next = await run({ badges: badges(2) });
     expect(next.one(COMMAND, "rpcstack-badge-key-generate").inputs.triggers).toEqual([2]);
@@ -67,6 +68,7 @@ describe("badges in the program", () => {
   it("a stack without badges has neither the key nor the service", async () => {
     const r = await run({});
     expect(r.byType("rpcstack:index:BadgeSigningKey")).toHaveLength(0);
+    expect(r.outputs).not.toHaveProperty("badgeServerUrl");
     expect(r.byType(CONTAINER).map((c) => c.inputs.name)).not.toContain("rpcstack-badges");
   });
 });
