@@ -169,6 +169,21 @@ describe("badge mode", () => {
     }
   });
 
+  it("a badge's lifetime is read from expiresIn when the server gives it: a browser whose clock is off still renews in time", async () => {
+    let calls = 0;
+    // expiresAt as a client whose clock is an hour fast would see it: already past.
+    const skewed = createServer((_q, res) => (calls++, res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ key: BADGE_KEY, expiresIn: 3600, expiresAt: new Date(Date.now() - 3600_000).toISOString() }))));
+    const port = await listen(skewed);
+    try {
+      const client = createClient({ baseUrl: gw.base, badge: { badgeServerAddress: `http://127.0.0.1:${port}/`, projectId: "p" }, chainIds: "ETH1" });
+      expect(await client.sendRelay({ method: "eth_chainId" })).toBe("0x7a69");
+      expect(await client.sendRelay({ method: "eth_chainId" })).toBe("0x7a69");
+      expect(calls).toBe(1);
+    } finally {
+      skewed.close();
+    }
+  });
+
   it("a badge server that refuses the project is a typed badge error", async () => {
     const client = createClient({ baseUrl: gw.base, badge: { badgeServerAddress: badgeAddress(), projectId: "nope" }, chainIds: "ETH1" });
     const err = await client.sendRelay({ method: "eth_chainId" }).catch((e) => e);
