@@ -3,6 +3,13 @@ import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { SignJWT } from "jose";
 import type { BadgeClaims } from "./issue.js";
 
+/**
+ * A shell command that writes a new EC P-256 private key (PKCS#8 DER, base64) to stdout: what
+ * `pulumi up` runs once per key generation (components/badgeSigningKey.ts), where Pulumi runs,
+ * which has Node.js. The text is the same on every machine, so an update never sees it change.
+ */
+export const GENERATE_KEY = `node -e 'process.stdout.write(require("crypto").generateKeyPairSync("ec",{namedCurve:"P-256"}).privateKey.export({type:"pkcs8",format:"der"}).toString("base64"))'`;
+
 export interface SigningKey {
   readonly privateKey: KeyObject;
   /** The public half as a PEM (SPKI): what the gateway verifies badges with. */

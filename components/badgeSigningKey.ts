@@ -1,18 +1,11 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { readSigningKey } from "../badges/token.js";
+import { GENERATE_KEY, readSigningKey } from "../badges/token.js";
 
 export interface BadgeSigningKeyArgs {
   /** `badges.signingKeyGeneration`: a new value makes a new key, and every badge signed with the old one stops working. */
   readonly generation: number;
 }
-
-/**
- * Writes an EC P-256 private key (PKCS#8 DER, base64) to stdout; run once per generation on the
- * machine running Pulumi, which has Node.js. The text is the same on every machine, so an update
- * never sees a change in it.
- */
-export const GENERATE_KEY = `node -e 'process.stdout.write(require("crypto").generateKeyPairSync("ec",{namedCurve:"P-256"}).privateKey.export({type:"pkcs8",format:"der"}).toString("base64"))'`;
 
 /**
  * The key badges are signed with (ES256), made on the first `pulumi up` with badges and kept in

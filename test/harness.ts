@@ -1,8 +1,9 @@
-import { execFileSync } from "node:child_process";
 /**
  * Runs the Pulumi program under the SDK's mock engine with a real stack file and records every
  * resource registration: type, name, inputs, parent, dependencies, options and secret inputs.
  */
+import { execFileSync } from "node:child_process";
+import { GENERATE_KEY } from "../badges/token.js";
 import { join } from "node:path";
 import { vi } from "vitest";
 import { encodeConfigValue, readStackFile } from "../export/stackFile.js";
@@ -127,8 +128,8 @@ function defaultState(type: string, inputs: Record<string, any>): Record<string,
     return { exitCode: 0, containerLogs: logs };
   }
   if (type === "aws:ec2/eip:Eip") return { publicIp: "198.51.100.20" };
-  // A local command's output is what running it here prints (the badge signing key).
-  if (type === "command:local:Command") return { stdout: execFileSync("sh", ["-c", inputs.create], { encoding: "utf8" }) };
+  // The badge signing key's command runs here for real: its output is a key like the one it makes.
+  if (type === "command:local:Command" && inputs.create === GENERATE_KEY) return { stdout: execFileSync("sh", ["-c", inputs.create], { encoding: "utf8" }) };
   return {};
 }
 
