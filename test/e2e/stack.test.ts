@@ -114,6 +114,8 @@ if (missing) {
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
       junoFs?.remove();
       const remaining = removeByPrefix(prefix);
+      // Compose reads the badge key for every command on the devnet files, `down` included.
+      delete process.env.RPCSTACK_BADGE_SIGNING_KEY;
       rmSync(dir, { recursive: true, force: true });
       console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
       expect(remaining, "the test leaves nothing behind").toEqual([]);
@@ -270,7 +272,8 @@ if (missing) {
     }, 400_000);
 
     it("the default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) runs from its export and relays per chain and interface; with badges, its badge service issues badges the gateway container accepts", async () => {
-      // The badge service, from its bundle in the Node.js image, with the key compose reads from the environment.
+      // The badge service, from its bundle in the Node.js image, with the key compose reads from the
+      // environment (for `down` too: it stays set until the clean-up).
       const badgeOrigin = "http://localhost:5173";
       writeDevnetStackFile(dir, images, { "rpcstack:badges": { projects: [{ projectId: "e2e-web", chains: ["ETHDEV"], origins: [badgeOrigin] }] } });
       process.env.RPCSTACK_BADGE_SIGNING_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
@@ -301,7 +304,6 @@ if (missing) {
       expect(await clientFor("ETHDEV", badge, 0, gw).sendRelay({ method: "eth_chainId", params: [] })).toBe("0x539");
       expect((await clientFor("STRKDEV", badge, 0, gw).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e)).status).toBe(403);
       expect(must("docker", ["logs", d("badges")])).not.toContain(badge);
-      delete process.env.RPCSTACK_BADGE_SIGNING_KEY;
       for (const f of [...COMPOSE_FILES].reverse()) dc(f, "down", "-v");
     }, 600_000);
   });
