@@ -72,6 +72,8 @@ export function badgeAuthRules(o: GatewayOptions, c: BadgeConds): Rule[] {
     req(["set-var(txn.keyname)", "var(txn.badge_project)"], c.accepted),
     claim("badge_jti", "$.jti"),
     claim("badge_alw", "$.alw", "int"),
+    // A page's WebSockets and subscriptions count per badge: a front end has many pages open.
+    req(["set-var(txn.ws_owner)", "str(badge:),concat(,txn.badge_jti,)"], c.accepted),
   ];
 }
 

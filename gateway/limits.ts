@@ -129,12 +129,15 @@ export const rateRules = (o: GatewayOptions, keyed: Cond): Rule[] => [
 ];
 
 /**
- * WebSocket connections per key (sc1 tracks the key for the life of the tunnel). No compression
- * extension is negotiated, so the sizes the ws_limit filter reads are the sizes a node decodes.
+ * WebSocket connections per key (sc1 tracks the key for the life of the tunnel): per project key,
+ * and per badge, not per project, on sockets opened with a badge (txn.ws_owner, set by the badge
+ * rules), since a front end's many pages each hold their own. No compression extension is
+ * negotiated, so the sizes the ws_limit filter reads are the sizes a node decodes.
  */
 export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
   return [
-    req(["track-sc1", "var(txn.keyname)", "table", "st_ws"], ws),
+    req(["set-var(txn.ws_owner)", "var(txn.keyname)"], [...ws, "!", ...anon("var(txn.ws_owner)", "-m", "found")]),
+    req(["track-sc1", "var(txn.ws_owner)", "table", "st_ws"], ws),
     refuse(429, "too many WebSocket connections for this project key", [...ws, ...anon("sc_conn_cur(1)", "gt", String(o.wsMaxConnectionsPerKey))]),
     req(["del-header", "Sec-WebSocket-Extensions"], anon("hdr(upgrade)", "-m", "found")),
   ];

@@ -38,7 +38,7 @@ beforeAll(async () => {
       { path: "heads", chainId: "HEADS", kind: "evm", upstreams: { rpcHttp: up.url, rpcWs: headsUrl } },
     ],
     [{ name: "team", key: KEY }],
-    { badges: { service: svc.address, projects: ["web"], perAddressPerMinute: 40 } },
+    { badges: { service: svc.address, projects: ["web"], perAddressPerMinute: 40 }, wsMaxConnectionsPerKey: 1 },
     undefined,
     undefined,
     svc.key.publicKeyPem,
@@ -190,6 +190,20 @@ describe("badges at the gateway", () => {
     const again = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${badge}?secret=null`);
     const status = await new Promise<number>((r) => again.once("unexpected-response", (_req, res) => r(res.statusCode!)));
     expect(status).toBe(429);
+  });
+
+  it("WebSocket connections count per badge, not per project: each page of a front end holds its own", async () => {
+    const [a, b] = [await newBadge(), await newBadge()];
+    const open = (badge: string) => new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${badge}?secret=null`);
+    const first = open(a);
+    await new Promise((r, j) => (first.once("open", r), first.once("error", j)));
+    // wsMaxConnectionsPerKey is 1 here: the same badge cannot open a second socket, another badge of the project can.
+    const again = open(a);
+    expect(await new Promise<number>((r) => again.once("unexpected-response", (_q, res) => r(res.statusCode!)))).toBe(429);
+    const other = open(b);
+    await new Promise((r, j) => (other.once("open", r), other.once("error", j)));
+    first.close();
+    other.close();
   });
 
   it("over WebSocket: a socket that only listens is closed once its badge has expired, though the node keeps sending", async () => {

@@ -56,7 +56,9 @@ end
 -- Only upgrades are filtered: plain HTTP through the same backend is not touched.
 function WsLimit:start_analyze(txn, chn)
   if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then
-    self.who = txn:get_var('txn.keyname') or ('address ' .. tostring(txn.f:src()))
+    -- Whose subscriptions these are: the key's, a badge's own (per page, not per project), or on
+    -- Cosmos hostnames the address's.
+    self.who = txn:get_var('txn.ws_owner') or ('address ' .. tostring(txn.f:src()))
     local jti = LEDGER and txn:get_var('txn.badge_jti')
     if jti then
       local exp, alw = txn:get_var('txn.badge_exp'), txn:get_var('txn.badge_alw')
