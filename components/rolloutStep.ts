@@ -29,7 +29,8 @@ export class RolloutStep extends pulumi.ComponentResource {
     this.passed = pulumi.all([this.container.exitCode, this.container.containerLogs]).apply(([code, logs]) => {
       if (code !== 0) {
         const tail = (logs ?? "").trim().split("\n").slice(-3).join("\n");
-        throw new pulumi.ResourceError(`rpcstack: ${args.service.name}: the node before it did not come back into rotation (exit ${code}); the next node was left as it is:\n${tail}`, this);
+        // hideStack: the operator reads the message alone, not the program's stack trace.
+        throw new pulumi.ResourceError(`rpcstack: ${args.service.name}: the node before it did not come back into rotation (exit ${code}); the next node was left as it is:\n${tail}`, this, true);
       }
       return this.container as pulumi.Resource;
     });

@@ -98,7 +98,8 @@ export class SmokeTest extends pulumi.ComponentResource {
           )
           .stdout.apply((out) => {
             const verdict = smokeVerdict(out, reportOnly);
-            if (verdict.error) throw new pulumi.ResourceError(verdict.error, this);
+            // hideStack: the operator reads the verdict alone, not the program's stack trace.
+            if (verdict.error) throw new pulumi.ResourceError(verdict.error, this, true);
             return verdict.result;
           });
     // The invoke's result is secret because the key went in; what it reports holds no key.

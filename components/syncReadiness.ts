@@ -59,7 +59,8 @@ export class SyncReadiness extends pulumi.ComponentResource {
       if (wait && code !== 0) {
         // Fails `pulumi up` with the program's own last words (timeout or unreachable node).
         const tail = (logs ?? "").trim().split("\n").slice(-3).join("\n");
-        throw new pulumi.ResourceError(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`, this);
+        // hideStack: the operator reads the message alone, not the program's stack trace.
+        throw new pulumi.ResourceError(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`, this, true);
       }
       return parsed ?? { synced: false };
     });

@@ -202,6 +202,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
         chains: raw.gateway?.cache?.chains ?? {},
       },
       maxConnections: raw.gateway?.maxConnections ?? G.maxConnections.default,
+      maxConnectionsSet: raw.gateway?.maxConnections !== undefined,
       relayExternalL1: raw.gateway?.relayExternalL1 ?? G.relayExternalL1.default,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,
