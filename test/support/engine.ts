@@ -10,7 +10,20 @@ import { ROOT } from "../harness.js";
 export interface EngineManifest {
   readonly cli: string;
   readonly languageHost: string;
-  readonly plugins: Record<string, { readonly version: string; readonly built: boolean; readonly note: string }>;
+  readonly plugins: Record<string, EnginePlugin>;
+}
+
+export interface EnginePlugin {
+  /** The pinned release the engine is asked for. */
+  readonly version: string;
+  readonly built: boolean;
+  readonly note: string;
+  /** Where the binary is, when built. */
+  readonly path?: string;
+  /** What the binary says it is (GetPluginInfo). */
+  readonly reported?: string;
+  /** The override that let another release stand in for the pin (RPCSTACK_ACCEPT_PLUGIN=...). */
+  readonly accepted?: string;
 }
 
 export interface Engine {
@@ -45,12 +58,17 @@ export function projectCopy(dir: string, stackFiles: Record<string, string> = {}
 }
 
 /**
- * The environment for the built CLI: its bin/ first on PATH (the engine finds the language host and
- * plugins there), a PULUMI_HOME of the test's own, no downloads and no update check.
+ * The environment for the built CLI: its bin/ first on PATH (the engine finds the language host
+ * there), a PULUMI_HOME of the test's own holding the plugins, no downloads and no update check.
  */
 export function engineEnv(engine: Engine, home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   // The caller's own Pulumi settings (a login, a passphrase) stay out: the test sets its own.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PULUMI_")));
+  // The plugins go into this PULUMI_HOME's plugin cache under their pinned versions, as build.sh
+  // installs them for a user: the engine finds them by exact version, with no "from $PATH" warning.
+  for (const [name, p] of Object.entries(engine.manifest.plugins)) {
+    if (p.built && p.path) execFileSync(join(engine.bin, "pulumi"), ["plugin", "install", "resource", name, p.version, "--file", p.path], { env: { ...inherited, PULUMI_HOME: home }, stdio: "ignore" });
+  }
   return {
     ...inherited,
     PATH: `${engine.bin}:${process.env.PATH ?? ""}`,
