@@ -42,14 +42,18 @@ export interface HostFacts extends DaemonOpenFiles {
   readonly dockerVersion: string;
 }
 
-export function parsePreflight(stdout: string): HostFacts {
-  const kv = new Map(
+/** The key=value lines of a report the preflight's shell prints. */
+export const reportEntries = (stdout: string): Map<string, string> =>
+  new Map(
     stdout
       .split("\n")
       .map((l) => l.trim())
       .filter((l) => l.includes("="))
       .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)] as const),
   );
+
+export function parsePreflight(stdout: string): HostFacts {
+  const kv = reportEntries(stdout);
   const num = (k: string) => {
     const v = Number(kv.get(k));
     if (!kv.has(k) || !Number.isFinite(v)) throw new Error(`host preflight: no ${k} in its report:\n${stdout}`);

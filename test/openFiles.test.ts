@@ -4,10 +4,14 @@
  * the program before anything is registered, naming the figure that fits and how to raise the limit.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
 import { describe, expect, it, vi } from "vitest";
 import { OPEN_FILES_SCRIPT, containerOpenFiles, fitConnections, parseOpenFiles } from "../hosts/openFiles.js";
-import { runProgram, type RunOptions } from "./harness.js";
+import { reportEntries } from "../hosts/preflight.js";
+import { ROOT, runProgram, type RunOptions } from "./harness.js";
 
 const unset = { maxConnections: 20000, maxConnectionsSet: false };
 const set = (n: number) => ({ maxConnections: n, maxConnectionsSet: true });
@@ -49,8 +53,7 @@ describe("what the daemon lets the gateway container open (pure)", () => {
 
 describe("the open-file lines of the preflight, run for real on this machine", () => {
   it("report the running dockerd's hard limit and whether it may raise it, as /proc shows them", () => {
-    const kv = new Map(execFileSync("/bin/sh", ["-c", OPEN_FILES_SCRIPT], { encoding: "utf8" }).trim().split("\n").map((l) => l.split("=") as [string, string]));
-    const facts = parseOpenFiles(kv);
+    const facts = parseOpenFiles(reportEntries(execFileSync("/bin/sh", ["-c", OPEN_FILES_SCRIPT], { encoding: "utf8" })));
     expect(facts.nrOpen).toBe(Number(readFileSync("/proc/sys/fs/nr_open", "utf8")));
     const pid = spawnSync("pidof", ["dockerd"], { encoding: "utf8" }).stdout.trim().split(" ")[0];
     if (!pid || !existsSync(`/proc/${pid}/limits`)) {
@@ -98,5 +101,24 @@ describe("the program under the mock engine", () => {
     const { run } = await deploy({ stack: "testnet", hostFacts: { docker_nofile: 40000, docker_nofile_raise: 0 } });
     expect(run.error).toBeUndefined();
     expect(gatewayOf(run).inputs.ulimits).toEqual([{ name: "nofile", soft: 40000, hard: 40000 }]);
+  });
+});
+
+describe("npm run export of the local stack", () => {
+  it("fits the gateway to this machine's Docker daemon as pulumi up does, and says the figure", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rpcstack-export-nofile-"));
+    try {
+      writeFileSync(join(dir, "keys.json"), JSON.stringify([{ name: "team", key: "Zq3vX9kLmP2wR7tY5uB8nC1dF4gH6jK0aS" }]));
+      const r = spawnSync("npx", ["tsx", "export/cli.ts", "--stack", "local", "--keys-file", join(dir, "keys.json"), "--out", join(dir, "out")], { cwd: ROOT, encoding: "utf8" });
+      expect(r.status, r.stderr).toBe(0);
+      const fit = fitConnections(unset, parseOpenFiles(reportEntries(execFileSync("/bin/sh", ["-c", OPEN_FILES_SCRIPT], { encoding: "utf8" }))), "this machine");
+      if ("problem" in fit) throw new Error(fit.problem);
+      expect(r.stdout).toContain(fit.note);
+      const haproxy = parse(readFileSync(join(dir, "out/dc-gateway.yaml"), "utf8")).services.haproxy;
+      expect(haproxy.ulimits.nofile).toEqual({ soft: 2 * fit.maxConnections + 1024, hard: 2 * fit.maxConnections + 1024 });
+      expect(readFileSync(join(dir, "out/gateway/haproxy.cfg"), "utf8")).toContain(`maxconn ${fit.maxConnections}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

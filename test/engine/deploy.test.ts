@@ -73,7 +73,8 @@ describe("the local stack on the real Pulumi engine", () => {
     return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
   };
   const npmRunUp = () => {
-    const r = spawnSync("npm", ["run", "up"], { cwd: project, env, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
+    // npm keeps its log in the test's folder, not in the user's ~/.npm.
+    const r = spawnSync("npm", ["run", "up"], { cwd: project, env: { ...env, npm_config_logs_dir: temp("rpcstack-engine-npm-logs-") }, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
     return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
   };
   /** Sets rpcstack:<path> in the copy's stack file (the way an operator edits it). */
