@@ -18,7 +18,7 @@ import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "../harness.js";
-import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, engineWithPlugins, projectCopy, type Engine } from "../support/engine.js";
 import { freePort, waitFor } from "../support/net.js";
 
 const USER = `rpcssh${process.pid % 10000}`;
@@ -67,13 +67,9 @@ describe("host kinds on the real Pulumi engine", () => {
   }
 
   beforeAll(async () => {
-    const found = findEngine();
-    if ("missing" in found) throw new Error(found.missing);
-    const unbuilt = ["docker", "command"].filter((p) => !found.manifest.plugins[p]?.built);
-    if (unbuilt.length) throw new Error(`the engine has no ${unbuilt.join(", ")} plugin`);
     if (process.getuid?.() !== 0) throw new Error("needs root: it adds a test user and runs sshd");
     if (!existsSync("/usr/sbin/sshd")) throw new Error("needs Debian's openssh-server (/usr/sbin/sshd): bash .ci/run installs it, or apt-get install openssh-server");
-    engine = found;
+    engine = engineWithPlugins();
     images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
     dir = temp("rpcstack-ssh-");
     // sshd reads authorized_keys as the user it logs in: the folder must be open to it.

@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { expect } from "vitest";
 import { ROOT } from "../harness.js";
 
 export interface EngineManifest {
@@ -38,6 +39,21 @@ export function findEngine(): Engine | { readonly missing: string } {
   const manifest = join(dir, "engine.json");
   if (!existsSync(join(dir, "bin/pulumi")) || !existsSync(manifest)) return { missing: `no engine in ${dir}: run bash scripts/engine/build.sh` };
   return { dir, bin: join(dir, "bin"), manifest: JSON.parse(readFileSync(manifest, "utf8")) as EngineManifest };
+}
+
+/**
+ * The engine with the docker and command plugins the deploying tests need, or an error saying why
+ * not; a plugin that stands in for its pin (RPCSTACK_ACCEPT_PLUGIN) is said, so a run shows it.
+ */
+export function engineWithPlugins(): Engine {
+  const found = findEngine();
+  if ("missing" in found) throw new Error(found.missing);
+  const unbuilt = ["docker", "command"].filter((p) => !found.manifest.plugins[p]?.built);
+  if (unbuilt.length) throw new Error(`the engine has no ${unbuilt.join(", ")} plugin: ${unbuilt.map((p) => found.manifest.plugins[p]?.note).join("; ")}`);
+  for (const [name, p] of Object.entries(found.manifest.plugins)) {
+    if (p.accepted) console.warn(`engine: plugin ${name} is v${p.reported}, not the pinned v${p.version} (${p.accepted})`);
+  }
+  return found;
 }
 
 /**
@@ -93,4 +109,11 @@ export function engineImages<T extends object>(images: T): T {
     out[k] = tagged;
   }
   return out as T;
+}
+
+/** The engine's output carries the program's errors as messages: no stack trace, no exception dump. */
+export function expectNoStackTrace(out: string): void {
+  expect(out).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+  expect(out).not.toContain("<ref *");
+  expect(out).not.toContain("unhandled exception");
 }
