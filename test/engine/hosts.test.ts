@@ -18,7 +18,7 @@ import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "../harness.js";
-import { engineEnv, engineImages, engineWithPlugins, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, type Engine } from "../support/engine.js";
 import { freePort, waitFor } from "../support/net.js";
 
 const USER = `rpcssh${process.pid % 10000}`;
@@ -152,6 +152,7 @@ describe("host kinds on the real Pulumi engine", () => {
     expect(r.out).toMatch(/host has \d+ cores, tier recommended needs 4/);
     expect(r.out).toMatch(/host has \d+ GB free on \S+, tier recommended needs 2000 GB/);
     expect(r.out).not.toMatch(/docker:index\/container:Container.*create/);
+    expectNoStackTrace(r.out);
   }, 600_000);
 
   it.each(["testnet", "mainnet"])("%s previewed with its host switched to this machine: the preflight refuses it, naming what is short", (name) => {
@@ -161,6 +162,7 @@ describe("host kinds on the real Pulumi engine", () => {
     expect(r.status).not.toBe(0);
     expect(r.out).toContain("this machine is too small or not ready for tier recommended");
     expect(r.out).toMatch(/host has \d+ cores, tier recommended needs 4/);
+    expectNoStackTrace(r.out);
   }, 600_000);
 
   it("a testnet stack a host meets (minimum tier, an external L1, a 200 GB disk) previews every resource the mock engine registers", async () => {
