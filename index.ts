@@ -1,28 +1,47 @@
-/** The rpcstack Pulumi program: validate the stack's config, then build one RpcProvider. */
+/**
+ * The rpcstack Pulumi program: validate the stack's config, check the hosts, then build one
+ * RpcProvider. An async function (Pulumi awaits it and takes its result as the stack's outputs), so
+ * the hosts' preflights finish before anything is registered.
+ */
 import * as pulumi from "@pulumi/pulumi";
+import { ConfigError } from "./config/index.js";
+import { HostUnfit } from "./hosts/preflight.js";
+import { preflightHosts } from "./components/preflight.js";
 import { RpcProvider } from "./components/rpcProvider.js";
 import { readStackConfig } from "./components/stackConfig.js";
 
-// Throws ConfigError, listing every problem, before any resource is registered.
-const { projectKeys, sshPrivateKey, l1Endpoint, ...settings } = readStackConfig();
-const provider = new RpcProvider("rpcstack", {
-  settings,
-  projectKeys: pulumi.secret(projectKeys),
-  sshPrivateKey: sshPrivateKey === undefined ? undefined : pulumi.secret(sshPrivateKey),
-  l1Endpoint: l1Endpoint === undefined ? undefined : pulumi.secret(l1Endpoint),
-});
-
-export const network = provider.network;
-export const tier = provider.tier;
-export const publicAddress = provider.host.publicAddress;
-export const l1RpcUrl = provider.l1.rpcHttpUrl;
-export const l2RpcUrl = provider.l2.rpcHttpUrl;
-export const l1SyncState = provider.readiness.l1State;
-export const l2SyncState = provider.readiness.l2State;
-export const endpoints = provider.gateway.endpoints;
-export const smokeBlockNumbers = provider.smokeTest.blockNumbers;
-export const providerManifest = provider.providerManifest;
-// Where pages ask for badges, on stacks that issue them (an output left undefined makes Pulumi warn).
-if (settings.badges) module.exports.badgeServerUrl = provider.badgeServerUrl;
-// Only aws hosts have a cost estimate: an export left undefined makes Pulumi warn on every run.
-if (provider.host.monthlyCostUsd) module.exports.monthlyCostUsd = provider.host.monthlyCostUsd;
+export default async function program(): Promise<Record<string, unknown>> {
+  let provider: RpcProvider;
+  try {
+    // Throws ConfigError, listing every problem, before any resource is registered.
+    const { projectKeys, sshPrivateKey, l1Endpoint, ...config } = readStackConfig();
+    const settings = await preflightHosts(config);
+    provider = new RpcProvider("rpcstack", {
+      settings,
+      projectKeys: pulumi.secret(projectKeys),
+      sshPrivateKey: sshPrivateKey === undefined ? undefined : pulumi.secret(sshPrivateKey),
+      l1Endpoint: l1Endpoint === undefined ? undefined : pulumi.secret(l1Endpoint),
+    });
+  } catch (e) {
+    // The operator's own mistakes reach them as the message alone: a RunError is printed without
+    // the engine's "unhandled exception" wrapper and stack trace.
+    if (e instanceof ConfigError || e instanceof HostUnfit) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+  return {
+    network: provider.network,
+    tier: provider.tier,
+    publicAddress: provider.host.publicAddress,
+    l1RpcUrl: provider.l1.rpcHttpUrl,
+    l2RpcUrl: provider.l2.rpcHttpUrl,
+    l1SyncState: provider.readiness.l1State,
+    l2SyncState: provider.readiness.l2State,
+    endpoints: provider.gateway.endpoints,
+    smokeBlockNumbers: provider.smokeTest.blockNumbers,
+    providerManifest: provider.providerManifest,
+    // Only aws hosts have a cost estimate, and only stacks with badges a badge server: an output
+    // left undefined makes Pulumi warn on every run.
+    ...(provider.host.monthlyCostUsd ? { monthlyCostUsd: provider.host.monthlyCostUsd } : {}),
+    ...(provider.badgeServerUrl ? { badgeServerUrl: provider.badgeServerUrl } : {}),
+  };
+}

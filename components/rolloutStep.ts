@@ -1,5 +1,6 @@
 import type * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
+import { OperatorError } from "./operatorError.js";
 import type { ServiceSpec } from "../services/index.js";
 import { createContainers, type DockerTarget } from "./dockerServices.js";
 
@@ -29,7 +30,7 @@ export class RolloutStep extends pulumi.ComponentResource {
     this.passed = pulumi.all([this.container.exitCode, this.container.containerLogs]).apply(([code, logs]) => {
       if (code !== 0) {
         const tail = (logs ?? "").trim().split("\n").slice(-3).join("\n");
-        throw new pulumi.ResourceError(`rpcstack: ${args.service.name}: the node before it did not come back into rotation (exit ${code}); the next node was left as it is:\n${tail}`, this);
+        throw new OperatorError(`rpcstack: ${args.service.name}: the node before it did not come back into rotation (exit ${code}); the next node was left as it is:\n${tail}`, this);
       }
       return this.container as pulumi.Resource;
     });

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { INSTANCE_TYPES, MAIN_HOST, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
 import { BADGE_PATH } from "../gateway/badges.js";
 import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
-import { openFilesFor } from "../services/gateway.js";
+import { hostTier } from "../hosts/preflight.js";
 import { AwsHost } from "./awsHost.js";
 import { BadgeSigningKey } from "./badgeSigningKey.js";
 import { Gateway } from "./gateway.js";
@@ -134,7 +134,7 @@ function createFurtherHost(name: string, args: RpcProviderArgs, hostName: string
   const s = args.settings;
   const h = s.hosts[hostName];
   const z = stackSizing(s, hostName);
-  const tier = h.diskGB === undefined ? h.tier : { ...h.tier, diskGB: h.diskGB };
+  const tier = hostTier(h.tier, h.diskGB);
   if (h.kind === "aws") {
     const needs = { diskGB: h.diskGB, diskIops: h.diskIops, iops: z?.iops, throughputMBps: z?.throughputMBps, memoryGiB: z?.memoryGiB };
     const aws = new AwsHost(name, { ...h, tier, retainData: s.retainData, needs, privateAddress: h.privateAddress, ingress: furtherHostIngress(s, hostName) }, { parent });
@@ -144,14 +144,13 @@ function createFurtherHost(name: string, args: RpcProviderArgs, hostName: string
   }
   const warn = memoryWarning(z, tier.memoryGiB);
   if (warn) pulumi.log.warn(`rpcstack: host ${hostName}: ${warn} (tier ${tier.name})`, parent);
-  return new SshHost(name, { ...h, tier, privateKey: args.sshPrivateKey! }, { parent });
+  return new SshHost(name, { ...h, privateKey: args.sshPrivateKey! }, { parent });
 }
 
 function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource): Host {
   const { host, retainData } = args.settings;
   const z = stackSizing(args.settings);
-  // host.diskGB stands for the tier's disk wherever it is checked (preflight, volume size).
-  const tier = host.diskGB === undefined ? args.settings.tier : { ...args.settings.tier, diskGB: host.diskGB };
+  const tier = hostTier(args.settings.tier, host.diskGB);
   switch (host.kind) {
     case "aws": {
       const needs = { diskGB: host.diskGB, diskIops: host.diskIops, iops: z?.iops, throughputMBps: z?.throughputMBps, memoryGiB: z?.memoryGiB };
@@ -164,9 +163,7 @@ function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource
     case "local": {
       const warn = memoryWarning(z, tier.memoryGiB);
       if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
-      const maxConnections = args.settings.gateway.maxConnections;
-      const gateway = { maxConnections, openFiles: openFilesFor(maxConnections) };
-      return host.kind === "ssh" ? new SshHost(name, { ...host, tier, gateway, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, { tier, gateway }, { parent });
+      return host.kind === "ssh" ? new SshHost(name, { ...host, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, {}, { parent });
     }
   }
 }

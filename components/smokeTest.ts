@@ -1,5 +1,6 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
+import { OperatorError } from "./operatorError.js";
 import type { ProjectKey, StackSettings } from "../config/index.js";
 import type { SshTarget } from "../hosts/preflight.js";
 import { GATEWAY_PATHS } from "../services/gateway.js";
@@ -98,7 +99,7 @@ export class SmokeTest extends pulumi.ComponentResource {
           )
           .stdout.apply((out) => {
             const verdict = smokeVerdict(out, reportOnly);
-            if (verdict.error) throw new pulumi.ResourceError(verdict.error, this);
+            if (verdict.error) throw new OperatorError(verdict.error, this);
             return verdict.result;
           });
     // The invoke's result is secret because the key went in; what it reports holds no key.

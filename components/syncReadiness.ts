@@ -1,5 +1,6 @@
 import type * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
+import { OperatorError } from "./operatorError.js";
 import type { StackSettings } from "../config/index.js";
 import { RESULT_PREFIX } from "../readiness/result.js";
 import type { NodeState } from "../readiness/syncState.js";
@@ -59,7 +60,7 @@ export class SyncReadiness extends pulumi.ComponentResource {
       if (wait && code !== 0) {
         // Fails `pulumi up` with the program's own last words (timeout or unreachable node).
         const tail = (logs ?? "").trim().split("\n").slice(-3).join("\n");
-        throw new pulumi.ResourceError(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`, this);
+        throw new OperatorError(`rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes (exit ${code}):\n${tail}`, this);
       }
       return parsed ?? { synced: false };
     });

@@ -196,7 +196,7 @@ export const configSchema = {
         pendingPollInterval: { ...duration, default: "3s" },
         // Restore the node's database from a snapshot before its first start (config/snapshots.ts).
         snapshot: {
-          type: "object",
+          type: "object", "x-hint": 'must be "latest", an https:// URL, or { url, sha256, sizeBytes, unpackedGB } with url one of those',
           properties: {
             url: { type: "string", pattern: "^(latest|https://[^\\s/?#@]+([/?#][^\\s]*)?)$", "x-hint": 'must be "latest" or an https:// URL (without user:password@)' },
             sha256: { type: "string", pattern: "^[0-9a-f]{64}$", "x-hint": "must be the archive's SHA-256: 64 lowercase hex digits" },

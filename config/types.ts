@@ -141,6 +141,8 @@ export interface StackSettings {
     readonly maxBodyKiB: number;
     /** Concurrent connections HAProxy accepts; its open-file limit follows (two per connection). */
     readonly maxConnections: number;
+    /** Whether the stack file set maxConnections; unset, the host's preflight may lower the default to what its Docker daemon allows. */
+    readonly maxConnectionsSet: boolean;
     /** With `l1.external`: relay the L1 chain's route there (true), or serve no L1 route. */
     readonly relayExternalL1: boolean;
     /** HAProxy image. */

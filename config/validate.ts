@@ -65,13 +65,17 @@ function parseEntries(entries: Readonly<Record<string, string>>): { raw: RawConf
       continue;
     }
     try {
-      raw[key] = JSON.parse(value);
+      raw[key] = shorthand(key, JSON.parse(value));
     } catch {
       problems.push(problem([key], "must be structured YAML (an object, list or boolean), not a plain string"));
     }
   }
   return { raw: raw as RawConfig, problems };
 }
+
+/** `l2.snapshot: latest` (or an https URL), the form the docs' prose uses, is `l2.snapshot: { url: ... }`. */
+const shorthand = (key: string, v: unknown): unknown =>
+  key === "l2" && typeof (v as { snapshot?: unknown } | null)?.snapshot === "string" ? { ...(v as object), snapshot: { url: (v as { snapshot: string }).snapshot } } : v;
 
 function formatAjvError(e: ErrorObject): string {
   const segments: (string | number)[] = e.instancePath
@@ -98,7 +102,7 @@ function formatAjvError(e: ErrorObject): string {
     case "format":
       return problem(segments, `${typeof hint === "string" ? hint : `must match ${params.pattern ?? params.format}`} (got ${safeEcho(segments, e.data)})`);
     case "type":
-      return problem(segments, `must be ${article(String(params.type))}`);
+      return problem(segments, typeof hint === "string" ? hint : `must be ${article(String(params.type))}`);
     case "minItems":
       return problem(segments, `must list at least ${params.limit} item${params.limit === 1 ? "" : "s"}`);
     case "minProperties":
@@ -202,6 +206,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
         chains: raw.gateway?.cache?.chains ?? {},
       },
       maxConnections: raw.gateway?.maxConnections ?? G.maxConnections.default,
+      maxConnectionsSet: raw.gateway?.maxConnections !== undefined,
       relayExternalL1: raw.gateway?.relayExternalL1 ?? G.relayExternalL1.default,
       image: raw.gateway?.image ?? GATEWAY_IMAGES.haproxy,
       certbotImage: raw.gateway?.certbotImage ?? GATEWAY_IMAGES.certbot,

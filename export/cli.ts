@@ -2,11 +2,14 @@
  * `npm run export -- --stack testnet --out DIR`: writes dc-l1.yaml, dc-l2.yaml and
  * dc-gateway.yaml (and the files they mount) from the same specs `pulumi up` deploys.
  */
+import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { bundleSource } from "../components/bundle.js";
-import { ConfigError, loadConfig } from "../config/index.js";
+import { ConfigError, loadConfig, type StackSettings } from "../config/index.js";
+import { OPEN_FILES_SCRIPT, fitConnections, parseOpenFiles } from "../hosts/openFiles.js";
+import { reportEntries } from "../hosts/preflight.js";
 import { exportCompose, type ExportOptions } from "./compose.js";
 import { readSigningKey } from "../badges/token.js";
 import { systemReason } from "../cli/errors.js";
@@ -56,6 +59,19 @@ function readKeysText(file: string | undefined): string | undefined {
   return text;
 }
 
+/**
+ * A `local` stack runs on this machine's Docker daemon, as `pulumi up` checks it: the gateway's
+ * maxConnections fitted to (unset) or checked against (set) what the daemon lets a container open.
+ */
+function fitThisMachine(settings: StackSettings): StackSettings {
+  if (settings.host.kind !== "local") return settings;
+  const report = execFileSync("/bin/sh", ["-c", OPEN_FILES_SCRIPT], { encoding: "utf8" });
+  const fit = fitConnections(settings.gateway, parseOpenFiles(reportEntries(report)), "this machine");
+  if ("problem" in fit) throw new Error(fit.problem);
+  if (fit.note) console.log(fit.note);
+  return { ...settings, gateway: { ...settings.gateway, maxConnections: fit.maxConnections } };
+}
+
 export function runExport(argv: string[]): number {
   let values;
   try {
@@ -100,7 +116,7 @@ export function runExport(argv: string[]): number {
     const projectKeys = keys === undefined ? undefined : [...settings.projectKeys];
     const badgeKey = values["badge-key-file"] !== undefined ? readFlagFile("--badge-key-file", values["badge-key-file"]) : process.env.RPCSTACK_BADGE_SIGNING_KEY;
     const badgePublicKey = badgeKey?.trim() ? readSigningKey(badgeKey).publicKeyPem : undefined;
-    out = exportCompose(settings, { projectKeys, badgePublicKey, namePrefix: prefix, publish });
+    out = exportCompose(fitThisMachine(settings), { projectKeys, badgePublicKey, namePrefix: prefix, publish });
   } catch (e) {
     if (e instanceof UsageError || e instanceof FileProblem) {
       console.error(`rpcstack export: ${e.message}${e instanceof UsageError ? `\n${USAGE}` : ""}`);

@@ -4,6 +4,7 @@
  */
 import type { Tier } from "../config/index.js";
 import { shellQuote } from "../services/shell.js";
+import { OPEN_FILES_SCRIPT, fitConnections, parseOpenFiles, type DaemonOpenFiles } from "./openFiles.js";
 
 /** Oldest Docker engine the package is tested against (named volumes, healthcheck start period). */
 export const MIN_DOCKER_VERSION = [20, 10] as const;
@@ -25,39 +26,34 @@ fi
 probe=$data_path
 while [ ! -d "$probe" ]; do probe=$(dirname "$probe"); done
 disk_free_kib=$(df -Pk "$probe" | awk 'NR==2 {print $4}')
-# The daemon's hard open-file limit caps every container's (runc cannot raise it): empty when unknown.
-docker_nofile=""
-dockerd_pid=$(pidof dockerd 2>/dev/null | awk '{print $1}' || true)
-if [ -n "$dockerd_pid" ] && [ -r "/proc/$dockerd_pid/limits" ]; then
-  docker_nofile=$(awk '/^Max open files/ {print $5}' "/proc/$dockerd_pid/limits")
-fi
 echo "cores=$cores"
 echo "memory_kib=$mem_kib"
 echo "disk_path=$data_path"
 echo "disk_free_kib=$disk_free_kib"
 echo "docker_version=$docker_version"
-echo "docker_nofile=$docker_nofile"
-`;
+${OPEN_FILES_SCRIPT}`;
 
-export interface HostFacts {
+export interface HostFacts extends DaemonOpenFiles {
   readonly cores: number;
   readonly memoryKiB: number;
   readonly diskPath: string;
   readonly diskFreeKiB: number;
   /** Empty when Docker is not installed (or its daemon does not answer). */
   readonly dockerVersion: string;
-  /** The Docker daemon's hard open-file limit; undefined when unknown or unlimited. */
-  readonly dockerNofile?: number;
 }
 
-export function parsePreflight(stdout: string): HostFacts {
-  const kv = new Map(
+/** The key=value lines of a report the preflight's shell prints. */
+export const reportEntries = (stdout: string): Map<string, string> =>
+  new Map(
     stdout
       .split("\n")
       .map((l) => l.trim())
       .filter((l) => l.includes("="))
       .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)] as const),
   );
+
+export function parsePreflight(stdout: string): HostFacts {
+  const kv = reportEntries(stdout);
   const num = (k: string) => {
     const v = Number(kv.get(k));
     if (!kv.has(k) || !Number.isFinite(v)) throw new Error(`host preflight: no ${k} in its report:\n${stdout}`);
@@ -69,7 +65,7 @@ export function parsePreflight(stdout: string): HostFacts {
     diskPath: kv.get("disk_path") ?? "",
     diskFreeKiB: num("disk_free_kib"),
     dockerVersion: kv.get("docker_version") ?? "",
-    dockerNofile: /^\d+$/.test(kv.get("docker_nofile") ?? "") ? Number(kv.get("docker_nofile")) : undefined,
+    ...parseOpenFiles(kv),
   };
 }
 
@@ -81,12 +77,12 @@ const KIB_PER_GB = 1e9 / 1024;
 export interface PreflightOptions {
   /** Whether a missing Docker is installed by the package (ssh) or is the operator's to install (local). */
   readonly installsDocker: boolean;
-  /** The gateway container's open-file limit, which the daemon's own limit must allow. */
-  readonly gateway?: { readonly maxConnections: number; readonly openFiles: number };
+  /** The gateway's connections, where this host runs it: checked against, or when unset fitted to, the daemon's open-file limit. */
+  readonly gateway?: { readonly maxConnections: number; readonly maxConnectionsSet: boolean };
 }
 
 /** Everything that keeps this host from carrying the tier, one sentence each; empty when it fits. */
-export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: PreflightOptions): string[] {
+export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: Pick<PreflightOptions, "installsDocker">): string[] {
   const out: string[] = [];
   const label = tierLabel(tier);
   if (facts.cores < tier.cores) out.push(`host has ${facts.cores} cores, ${label} needs ${tier.cores}`);
@@ -103,14 +99,6 @@ export function preflightShortfalls(facts: HostFacts, tier: Tier, opts: Prefligh
   } else if (!dockerVersionOk(facts.dockerVersion)) {
     out.push(`host runs Docker ${facts.dockerVersion}, the package needs ${MIN_DOCKER_VERSION.join(".")} or newer`);
   }
-  const gw = opts.gateway;
-  if (gw && facts.dockerNofile !== undefined && gw.openFiles > facts.dockerNofile) {
-    const fits = Math.floor((facts.dockerNofile - (gw.openFiles - 2 * gw.maxConnections)) / 2);
-    out.push(
-      `the Docker daemon's open-file limit is ${facts.dockerNofile}, and the gateway needs ${gw.openFiles} for rpcstack:gateway.maxConnections ${gw.maxConnections} ` +
-        `(2 per connection + ${gw.openFiles - 2 * gw.maxConnections}): set gateway.maxConnections to ${fits} or less, or raise the daemon's limit (LimitNOFILE in its systemd unit)`,
-    );
-  }
   return out;
 }
 
@@ -124,15 +112,34 @@ export function dockerVersionOk(version: string): boolean {
   return maj > MIN_DOCKER_VERSION[0] || (maj === MIN_DOCKER_VERSION[0] && min >= MIN_DOCKER_VERSION[1]);
 }
 
-/** Throws one error naming every shortfall; returns the facts when the host fits. */
-export function assertHostFits(hostLabel: string, stdout: string, tier: Tier, opts: PreflightOptions): HostFacts {
+/** A host the stack cannot use: what the preflight found, as the operator reads it (no stack trace). */
+export class HostUnfit extends Error {}
+
+/** A host that passed its preflight: its facts, and the gateway's connections when it runs the gateway. */
+export interface HostVerdict {
+  readonly facts: HostFacts;
+  readonly maxConnections?: number;
+  /** One line saying the connections figure, when it was not set. */
+  readonly note?: string;
+}
+
+/** Throws one HostUnfit naming every shortfall; returns the verdict when the host fits. */
+export function assertHostFits(hostLabel: string, stdout: string, tier: Tier, opts: PreflightOptions): HostVerdict {
   const facts = parsePreflight(stdout);
   const short = preflightShortfalls(facts, tier, opts);
-  if (short.length) {
-    throw new Error(`rpcstack: ${hostLabel} is too small or not ready for ${tierLabel(tier)}:\n  ${short.join("\n  ")}`);
+  const fit = opts.gateway && fitConnections(opts.gateway, facts, hostLabel);
+  if (fit && "problem" in fit) {
+    if (!short.length) throw new HostUnfit(`rpcstack: ${fit.problem}`);
+    short.push(fit.problem);
   }
-  return facts;
+  if (short.length) {
+    throw new HostUnfit(`rpcstack: ${hostLabel} is too small or not ready for ${tierLabel(tier)}:\n  ${short.join("\n  ")}`);
+  }
+  return fit ? { facts, ...fit } : { facts };
 }
+
+/** The tier a host is checked against: host.diskGB stands for the tier's disk (preflight, volume size). */
+export const hostTier = (tier: Tier, diskGB: number | undefined): Tier => (diskGB === undefined ? tier : { ...tier, diskGB });
 
 /** ssh options shared by everything the package runs on an ssh host and its Docker provider: the same client, the same trust. */
 export const SSH_OPTIONS = ["-o", "StrictHostKeyChecking=accept-new"] as const;

@@ -11,11 +11,9 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
-import { LocalWorkspace, PulumiCommand, type LocalWorkspaceOptions, type OutputMap, type UpResult } from "@pulumi/pulumi/automation";
+import { LocalWorkspace, PulumiCommand, type LocalWorkspaceOptions, type UpResult } from "@pulumi/pulumi/automation";
 import type { SemVer } from "semver";
-import { NETWORKS, type ChainKind, type NetworkName } from "../config/networks/index.js";
-import { headProbe } from "../gateway/heads.js";
-import { INTERFACES } from "../gateway/types.js";
+import { elapsed, programErrors, summary } from "./upReport.js";
 
 /** The CLI installed when none is on PATH: the release that shipped the SDK in package-lock.json. */
 export const PULUMI_CLI_VERSION = "3.248.0";
@@ -26,6 +24,7 @@ export const CLI_DIR = ".pulumi-cli";
 export const STATE_DIR = ".pulumi-state";
 const KEY_NAME = "local";
 const INSTALL_DOCS = "https://www.pulumi.com/docs/install/";
+const ENGINE_BUILD = "bash scripts/engine/build.sh";
 
 export const USAGE = `usage: npm run up [-- --help]
 Deploys the local stack (stacks/Pulumi.local.yaml: a devnet trial chain on this machine's Docker)
@@ -173,15 +172,19 @@ async function up(deps: UpDeps): Promise<number> {
 
   say(`pulumi up --stack ${STACK}; the engine's output follows`);
   let result: Pick<UpResult, "outputs">;
+  let engineSaid = "";
+  const keep = (write: (s: string) => void) => (s: string) => ((engineSaid += s), write(s));
   try {
-    result = await stack.up({ onOutput: deps.out, onError: deps.err });
+    result = await stack.up({ onOutput: keep(deps.out), onError: keep(deps.err) });
   } catch {
-    // The engine already printed why, streamed above.
-    throw new Stop(`pulumi up failed after ${elapsed(deps.now() - started)}; the engine's output above says why. Fix that and run npm run up again.`);
+    // The engine printed why above; the program's own words (config, preflight, readiness, smoke) close the run.
+    const why = programErrors(engineSaid);
+    const took = `pulumi up failed after ${elapsed(deps.now() - started)}`;
+    throw new Stop(`${why.length ? `${took}:\n${why.join("\n")}\n` : `${took}; the engine's output above says why. `}Fix that and run npm run up again.`);
   }
 
   const readCmd = [fileBackend ? backendPrefix(envVars) : "", onPath ? "pulumi" : rel(cli.command), `config get projectKeys --stack ${STACK}`].filter(Boolean).join(" ");
-  deps.out(summary(result.outputs, readCmd, elapsed(deps.now() - started)));
+  deps.out(summary(result.outputs, STACK, readCmd, elapsed(deps.now() - started)));
   return 0;
 }
 
@@ -204,7 +207,8 @@ async function pulumiCli(deps: UpDeps, say: (s: string) => void, rel: (p: string
   } catch (e) {
     throw new Stop(
       `could not install Pulumi CLI v${PULUMI_CLI_VERSION} into ${rel(root)}/: ${firstLine((e as Error).message)}. ` +
-        `Check this machine's internet access, or install the CLI yourself (${INSTALL_DOCS}) and run npm run up again.`,
+        `Check this machine's internet access, or install the CLI yourself (${INSTALL_DOCS}), or, where Pulumi's downloads cannot be reached, build it from the Go module proxy with ` +
+        `${ENGINE_BUILD} and put its bin/ first on PATH (export PATH="$(${ENGINE_BUILD} --print-dir)/bin:$PATH"); then run npm run up again.`,
     );
   }
   say(`installed Pulumi CLI v${cli.version ?? PULUMI_CLI_VERSION} at ${rel(cli.command)}`);
@@ -240,58 +244,6 @@ const firstLine = (s: string) =>
     .split("\n")
     .map((l) => l.trim())
     .find(Boolean) ?? s;
-
-export function elapsed(ms: number): string {
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
-}
-
-interface ManifestChain {
-  chainId: string;
-  path: string;
-  kind: ChainKind;
-}
-
-/** What the terminal shows when the stack is up: endpoints, the key, one relay, the time. */
-export function summary(outputs: OutputMap, readKeyCommand: string, took: string): string {
-  const value = <T>(k: string) => outputs[k]?.value as T | undefined;
-  const network = value<NetworkName>("network");
-  const endpoints = value<Record<string, { chainId: string; endpoints: Record<string, string> }>>("endpoints") ?? {};
-  const chains = value<{ chains: ManifestChain[] }>("providerManifest")?.chains ?? [];
-  const blocks = value<Record<string, Record<string, number>>>("smokeBlockNumbers") ?? {};
-  const lines: string[] = ["", `rpcstack: stack ${STACK} is up (network ${network ?? "?"}) in ${took}.`];
-  const banner = network ? NETWORKS[network]?.dev?.banner : undefined;
-  if (banner) lines.push(banner);
-  lines.push("", "Endpoints (your project key goes where <KEY> is):");
-  for (const e of Object.values(endpoints)) {
-    for (const url of Object.values(e.endpoints)) lines.push(`  ${e.chainId.padEnd(8)} ${url}`);
-  }
-  // The engine hands outputs back with their keys sorted: say the interfaces in the surface's order.
-  const ifaceOrder = (i: string) => {
-    const k = (INTERFACES as readonly string[]).indexOf(i);
-    return k < 0 ? INTERFACES.length : k;
-  };
-  const smoke = Object.entries(blocks).flatMap(([id, byIface]) =>
-    Object.entries(byIface)
-      .sort(([a], [b]) => ifaceOrder(a) - ifaceOrder(b) || a.localeCompare(b))
-      .map(([iface, n]) => `${id} ${iface} at block ${n}`),
-  );
-  if (smoke.length) lines.push("", `Smoke test relays through the gateway: ${smoke.join(", ")}.`);
-  lines.push("", "The project key is a Pulumi secret (rpcstack:projectKeys); print it with:", `  ${readKeyCommand}`);
-  const target = chains.find((c) => c.kind === "starknet") ?? chains.find((c) => c.kind === "evm");
-  const url = target && endpoints[target.path]?.endpoints.rpcHttp;
-  if (target && url) {
-    const body = headProbe(target.kind);
-    // -k: the local stack's certificate is self-signed.
-    lines.push(
-      "",
-      `One relay (${target.chainId}'s head block):`,
-      `  KEY=$(${readKeyCommand} | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8"))[0].key')`,
-      `  curl -sk ${url.replace("<KEY>", "$KEY")} -H 'Content-Type: application/json' -d '${body}'`,
-    );
-  }
-  return `${lines.join("\n")}\n`;
-}
 
 if (require.main === module) {
   main(process.argv.slice(2), realDeps(join(__dirname, ".."))).then(

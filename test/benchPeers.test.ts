@@ -266,7 +266,7 @@ esac
 
   it("say so when the module proxy will not serve the release, and how to give a binary instead", () => {
     const go = fakeGo({ Path: erpc.module, Version: erpc.version, Error: "403 Forbidden\n\tserver response: This module version is not available." });
-    expect(() => peerBinary(erpc, go.env)).toThrow(/erpc 0\.1\.2 cannot be had from the Go module proxy: 403 Forbidden[\s\S]*This module version is not available[\s\S]*Set RPCSTACK_BENCH_ERPC to a erpc binary built from release 0\.1\.2/);
+    expect(() => peerBinary(erpc, go.env)).toThrow(/erpc 0\.1\.2 cannot be had from the Go module proxy: 403 Forbidden[\s\S]*This module version is not available[\s\S]*Set RPCSTACK_BENCH_ERPC to a erpc 0\.1\.2 binary to measure it \(where its project publishes release binaries and images: docs\/bench-peers\.md/);
     expect(go.calls()).toHaveLength(1);
   });
 });

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify, parse } from "yaml";
 import { ROOT } from "./harness.js";
-import { engineEnv, findEngine, projectCopy, type Engine } from "./support/engine.js";
+import { engineEnv, expectNoStackTrace, findEngine, projectCopy, type Engine } from "./support/engine.js";
 
 const found = findEngine();
 const dirs: string[] = [];
@@ -60,6 +60,8 @@ if ("missing" in found) {
       expect(r.status, r.out).not.toBe(0);
       expect(r.out).toContain("rpcstack:gateway.rateLimitPerSecond: must be an integer");
       expect(r.out).not.toMatch(/MODULE_NOT_FOUND|Cannot find module/);
+      // The message alone: no "unhandled exception" wrapper, no stack trace.
+      expectNoStackTrace(r.out);
       // No provider and no container was asked for: the program stopped before registering anything.
       expect(r.out).not.toMatch(/docker:index|command:local|pulumi-resource-/);
     }, 300_000);

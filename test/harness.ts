@@ -92,6 +92,8 @@ export interface HostFactsReport {
   disk_free_kib: number;
   docker_version: string;
   docker_nofile?: number;
+  docker_nofile_raise?: 0 | 1;
+  nr_open?: number;
 }
 
 export const BIG_HOST: HostFactsReport = {
@@ -242,7 +244,10 @@ export async function runProgram(opts: RunOptions): Promise<ProgramRun> {
   const outputs: Record<string, unknown> = {};
   const secretOutputs: string[] = [];
   try {
-    const program = await import("../index.js");
+    // The program is an async function whose result is the stack's outputs, as Pulumi runs it.
+    // (vitest imports it as an ES module; TypeScript types a CommonJS one's default as the whole module)
+    const mod = (await import("../index.js")) as unknown as { default: () => Promise<Record<string, unknown>> };
+    const program = await mod.default();
     for (const [k, v] of Object.entries(program)) {
       if (pulumi.Output.isInstance(v)) {
         // An output fed by a failed registration never resolves: stop at the first error.

@@ -119,16 +119,6 @@ describe("host kinds under the mock engine", () => {
     expect(run.byType("aws:ec2/instance:Instance")).toHaveLength(0);
   });
 
-  it("local: a gateway.maxConnections the Docker daemon's open-file limit cannot carry is refused at the preflight, with the figure that fits", async () => {
-    const run = await runProgram({ stack: "local", hostFacts: { docker_nofile: 20000 } });
-    expect(run.error?.message).toContain(
-      "the Docker daemon's open-file limit is 20000, and the gateway needs 41024 for rpcstack:gateway.maxConnections 20000 (2 per connection + 1024): set gateway.maxConnections to 9488 or less",
-    );
-    expect(run.byType("docker:index/container:Container")).toEqual([]);
-    const fits = await runProgram({ stack: "local", config: { gateway: { maxConnections: 9488 } }, hostFacts: { docker_nofile: 20000 } });
-    expect(fits.error).toBeUndefined();
-  });
-
   it("local on Sepolia: a machine below the tier stops the deployment with what is short", async () => {
     const run = await runProgram({ stack: "local", config: { network: "testnet", tier: "recommended" }, hostFacts: { cores: 1, disk_free_kib: 100 * GiB_KiB } });
     expect(run.error?.message).toMatch(/this machine is too small or not ready for tier recommended/);

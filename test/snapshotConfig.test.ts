@@ -26,6 +26,13 @@ describe("l2.snapshot", () => {
     expect(load(base({ snapshot: { url: "latest", unpackedGB: 70 } })).l2.snapshot).toMatchObject({ unpackedGB: 70, unpackedFrom: "l2.snapshot.unpackedGB" });
   });
 
+  it("the shorthand `l2.snapshot: latest` (or a URL) is `{ url: ... }`; another kind of value is refused with the forms it accepts", () => {
+    expect(load(base({ client: "juno", snapshot: "latest" })).l2.snapshot).toEqual(load(base({ client: "juno", snapshot: { url: "latest" } })).l2.snapshot);
+    expect(load(base({ snapshot: "https://snapshots.example.com/juno.tar.zst" })).l2.snapshot).toMatchObject({ url: "https://snapshots.example.com/juno.tar.zst", from: "url" });
+    expect(problemsOf(base({ snapshot: "newest" }))).toEqual([expect.stringMatching(/^rpcstack:l2\.snapshot\.url: must be "latest" or an https:\/\/ URL/)]);
+    expect(problemsOf(base({ snapshot: 7 }))).toEqual(['rpcstack:l2.snapshot: must be "latest", an https:// URL, or { url, sha256, sizeBytes, unpackedGB } with url one of those']);
+  });
+
   it.each([
     ["an http URL", { url: "http://snapshots.example.com/juno.tar.zst" }, /^rpcstack:l2\.snapshot\.url: must be "latest" or an https:\/\/ URL/],
     ["a URL with credentials", { url: "https://user:pw@snapshots.example.com/x" }, /^rpcstack:l2\.snapshot\.url: must be "latest" or an https:\/\/ URL \(without user:password@\)/],

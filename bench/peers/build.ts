@@ -94,7 +94,7 @@ export function peerBinary(r: PeerRelease, env: NodeJS.ProcessEnv = process.env)
   if (info.Error || !info.Dir) {
     throw new Error(
       `${r.name} ${r.release} cannot be had from the Go module proxy: ${info.Error ?? dl.stderr.trim()}\n` +
-        `Set ${r.env} to a ${r.name} binary built from release ${r.release} (commit ${r.commit}, main package ${r.pkg}) to measure it.`,
+        `Set ${r.env} to a ${r.name} ${r.release} binary to measure it (where its project publishes release binaries and images: docs/bench-peers.md, "Getting the peers").`,
     );
   }
   // The module cache is read-only, and a main module's replace directives (proxyd has one) apply

@@ -18,6 +18,11 @@ into $RPCSTACK_CACHE/pulumi/v<cli version>/ (RPCSTACK_CACHE defaults to ~/.cache
 reuses what an earlier run built there. Put its bin/ first on PATH to use them.
   --print-dir   print the engine folder (bin/ and engine.json are in it) and exit
   --help        this text
+Provider plugins go into plugins/ there and into Pulumi's plugin cache ($PULUMI_HOME, ~/.pulumi by
+default) under the pinned version. Each is asked its version as the engine asks (GetPluginInfo).
+  RPCSTACK_PLUGIN_DIR=DIR          take pulumi-resource-<name> binaries from DIR instead of building them
+  RPCSTACK_ACCEPT_PLUGIN="docker@5.1.0 ..."
+                                   accept these releases in place of the pins (engine.json records it)
 Needs: go (1.25+), node, and npm ci done in this checkout (it reads node_modules/@pulumi/*).
 Exit: 0 the CLI and language host are there (engine.json says which plugins could be built),
       1 the CLI or the language host could not be built, 2 bad arguments.
@@ -68,8 +73,8 @@ copy_module() { rm -rf "$work/$2"; cp -r "$1" "$work/$2" && chmod -R u+w "$work/
 
 status=0
 plugins_json="{}"
-record_plugin() { # name version built(true|false) note
-  plugins_json="$(node -e 'const j=JSON.parse(process.argv[1]); j[process.argv[2]]={version:process.argv[3],built:process.argv[4]==="true",note:process.argv[5]}; console.log(JSON.stringify(j))' "$plugins_json" "$1" "$2" "$3" "$4")"
+record_plugin() { # name version built(true|false) note [extra JSON fields]
+  plugins_json="$(node -e 'const [j,n,v,b,note,extra]=[JSON.parse(process.argv[1]),...process.argv.slice(2)]; j[n]={version:v,built:b==="true",note,...(b==="true"?{path:process.argv[7]}:{}),...JSON.parse(`{${extra}}`)}; console.log(JSON.stringify(j))' "$plugins_json" "$1" "$2" "$3" "$4" "${5:-}" "$engine/plugins/pulumi-resource-$1")"
 }
 
 # 1. The CLI: pkg/v3 replaces sdk/v3 with ../sdk, so `go install` is refused; lay the two side by side.
@@ -114,13 +119,18 @@ else
       && lh_built="v$cli_version (module $pseudo)"
   fi
   if [ -z "$lh_built" ]; then
-    reason="$(tail -n 1 "$engine/log/language-host.log" 2>/dev/null | sed 's/^[[:space:]]*//')"
-    say "Node.js language host v$cli_version: not available (${reason:-no pseudo-version for the release}); building the one in sdk/v3 $LH_FALLBACK"
+    if [ -n "$pseudo" ]; then
+      reason="asked the module proxy for github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3@$pseudo, which answered: $(tail -n 1 "$engine/log/language-host.log" 2>/dev/null | sed 's/^[[:space:]]*//')"
+    else
+      # The pseudo-version needs the tag's commit, which only an Origin in go list's answer gives.
+      reason="its module has no tag (the release's is the pseudo-version of the v$cli_version tag's commit), and \`go list -m -json github.com/pulumi/pulumi/pkg/v3@v$cli_version\` names no commit (no Origin in the module proxy's answer), so the module proxy was not asked for it"
+    fi
+    say "Node.js language host v$cli_version: not built: $reason; building the one in sdk/v3 $LH_FALLBACK"
     if old="$(download github.com/pulumi/pulumi/sdk/v3 "$LH_FALLBACK")" && copy_module "$old" sdk-lh \
       && (cd "$work/sdk-lh" && go build -trimpath \
             -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$LH_FALLBACK" \
             -o "$engine/bin/pulumi-language-nodejs" ./nodejs/cmd/pulumi-language-nodejs) >>"$engine/log/language-host.log" 2>&1; then
-      lh_built="$LH_FALLBACK (sdk/v3 $LH_FALLBACK; the v$cli_version host is refused by the module proxy)"
+      lh_built="$LH_FALLBACK (sdk/v3 $LH_FALLBACK; the v$cli_version host: $reason)"
     fi
   fi
   if [ -n "$lh_built" ]; then
@@ -133,40 +143,72 @@ else
   fi
 fi
 
-# 3. Provider plugins, at the versions the npm packages ask for.
+# 3. Provider plugins, at the versions the npm packages ask for. They are kept in plugins/, off the
+# PATH (the engine warns "using ... from $PATH" about every plugin it finds there, whatever its
+# version), and installed into Pulumi's plugin cache ($PULUMI_HOME/plugins, ~/.pulumi by default) under
+# the pinned version, where the engine looks them up by exact version. Each binary is asked its version
+# the way the engine asks it (scripts/engine/pluginVersion.cjs: GetPluginInfo over gRPC): a plugin that
+# reports another release is refused, unless RPCSTACK_ACCEPT_PLUGIN names it (e.g. docker@5.1.0).
+mkdir -p "$engine/plugins"
+reported_version() { node "$root/scripts/engine/pluginVersion.cjs" "$1" 2>>"$engine/log/$name.log"; }
+accepted() { local list="${RPCSTACK_ACCEPT_PLUGIN:-}"; case " ${list//,/ } " in *" $name@$1 "*) return 0 ;; *) return 1 ;; esac; }
+# Checks $1 (a plugin binary) and installs it; says why not and returns 1 when it is refused.
+use_plugin() {
+  local from="$1" how="$2" got
+  if ! got="$(reported_version "$from")"; then
+    reason="$how: the plugin did not answer GetPluginInfo ($(tail -n 1 "$engine/log/$name.log"))"; return 1
+  fi
+  extra='"reported":"'"$got"'"'
+  if [ "$got" != "$version" ]; then
+    if ! accepted "$got"; then
+      reason="$how: $from reports v$got, not the pinned v$version (GetPluginInfo); give it the v$version build, or accept this one with RPCSTACK_ACCEPT_PLUGIN=$name@$got"
+      return 1
+    fi
+    extra="$extra"',"accepted":"RPCSTACK_ACCEPT_PLUGIN='"$name@$got"'"'
+    how="$how; v$got accepted in place of v$version by RPCSTACK_ACCEPT_PLUGIN"
+  fi
+  [ "$from" = "$plug" ] || cp "$from" "$plug" || { reason="cannot copy $from to $plug"; return 1; }
+  if ! "$engine/bin/pulumi" plugin install resource "$name" "$version" --file "$plug" --reinstall >>"$engine/log/$name.log" 2>&1; then
+    reason="$how: pulumi plugin install failed ($(tail -n 1 "$engine/log/$name.log"))"; return 1
+  fi
+  say "plugin $name v$version: $how (reports v$got), installed into Pulumi's plugin cache"
+  record_plugin "$name" "$version" true "$how" "$extra"
+}
 for name in $(node -p 'Object.keys(require(process.argv[1])).filter(k=>!k.startsWith("$")).join(" ")' "$root/scripts/engine/plugins.json"); do
   field() { node -p 'require(process.argv[1])[process.argv[2]][process.argv[3]]' "$root/scripts/engine/plugins.json" "$name" "$1"; }
   version="$(field version)" module="$(field module)" modver="$(field moduleVersion)" main="$(field main)"
-  bin="$engine/bin/pulumi-resource-$name"
+  plug="$engine/plugins/pulumi-resource-$name"
+  # Earlier builds put plugins in bin/, on the PATH: the engine would take them from there, with a warning.
+  rm -f "$engine/bin/pulumi-resource-$name" "$engine/bin/pulumi-resource-$name.version"
+  : >"$engine/log/$name.log"
   t=$(now)
-  if [ -x "$bin" ] && [ -f "$bin.version" ] && [ "$(cat "$bin.version")" = "$version" ]; then
-    say "plugin $name v$version: cached"; record_plugin "$name" "$version" true "cached"; continue
-  fi
+  reason=""
   if [ -n "${RPCSTACK_PLUGIN_DIR:-}" ] && [ -x "$RPCSTACK_PLUGIN_DIR/pulumi-resource-$name" ]; then
-    cp "$RPCSTACK_PLUGIN_DIR/pulumi-resource-$name" "$bin" && echo "$version" >"$bin.version"
-    say "plugin $name v$version: taken from RPCSTACK_PLUGIN_DIR"; record_plugin "$name" "$version" true "from RPCSTACK_PLUGIN_DIR"; continue
+    use_plugin "$RPCSTACK_PLUGIN_DIR/pulumi-resource-$name" "taken from RPCSTACK_PLUGIN_DIR" && continue
+    say "plugin $name v$version: not used: $reason"; record_plugin "$name" "$version" false "$reason"; continue
+  elif [ -x "$plug" ]; then
+    use_plugin "$plug" "cached" && continue
   fi
   if [ -z "$module" ] || [ -z "$modver" ]; then
-    note="$(field usedBy)"
-    reason="no module version of its provider is known for v$version ($note)"
+    reason="${reason:+$reason; }no module version of its provider is known for v$version, so the module proxy was not asked ($(field usedBy))"
     say "plugin $name v$version: not built: $reason"; record_plugin "$name" "$version" false "$reason"; continue
   fi
-  if ! src="$(download "$module" "$modver" 2>"$engine/log/$name.log")"; then
-    reason="the module proxy refuses $module@$modver: $(tail -n 1 "$engine/log/$name.log" | sed 's/^[[:space:]]*//')"
+  if ! src="$(download "$module" "$modver" 2>>"$engine/log/$name.log")"; then
+    reason="asked the module proxy for $module@$modver (the v$version tag's commit), which answered: $(tail -n 1 "$engine/log/$name.log" | sed 's/^[[:space:]]*//')"
     say "plugin $name v$version: not built: $reason"; record_plugin "$name" "$version" false "$reason"; continue
   fi
   tags="$(field tags)" var="$(field versionVariable)"
   if copy_module "$src" "plugin-$name" && (cd "$work/plugin-$name" && go build -trimpath ${tags:+-tags "$tags"} \
-        -ldflags "-X $var=$version" -o "$bin" "$main") >"$engine/log/$name.log" 2>&1; then
-    echo "$version" >"$bin.version"
-    say "plugin $name v$version: built in $(took "$t")"; record_plugin "$name" "$version" true "built from $module@$modver"
+        -ldflags "-X $var=$version" -o "$plug" "$main") >>"$engine/log/$name.log" 2>&1; then
+    use_plugin "$plug" "built from $module@$modver in $(took "$t")" && continue
+    say "plugin $name v$version: not used: $reason"; record_plugin "$name" "$version" false "$reason"
   else
-    reason="go build failed: $(tail -n 1 "$engine/log/$name.log")"
+    reason="go build of $module@$modver failed: $(tail -n 1 "$engine/log/$name.log")"
     say "plugin $name v$version: not built: $reason"; record_plugin "$name" "$version" false "$reason"
   fi
 done
 
 node -e 'const fs=require("fs"); fs.writeFileSync(process.argv[1], JSON.stringify({cli: process.argv[2], languageHost: process.argv[3], plugins: JSON.parse(process.argv[4])}, null, 2)+"\n")' \
   "$engine/engine.json" "v$cli_version" "$lh_note" "$plugins_json"
-say "engine in $engine (bin/, engine.json)"
+say "engine in $engine (bin/, plugins/, engine.json)"
 exit "$status"

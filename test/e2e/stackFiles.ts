@@ -17,8 +17,8 @@ export function writeStackFiles(dir: string, images: TestImages): void {
     "rpcstack:l1": { executionImage: images.geth, consensusImage: images.lighthouse },
     "rpcstack:l2": { client: "juno", pendingPollInterval: "3s", image: images.juno },
     "rpcstack:indexer": { image: images.node },
-    // This CI sandbox caps open files at 20000; HAProxy needs two per connection.
-    "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+    // gateway.maxConnections as shipped: unset, fitted to this machine's Docker daemon by the export.
+    "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot },
     "rpcstack:readiness": { ...stack.config["rpcstack:readiness"], image: images.node },
   });
   writeFileSync(join(dir, "Pulumi.e2e.yaml"), stringify(stack));
@@ -38,8 +38,8 @@ export function withDevnetImages(config: Record<string, unknown>, images: TestIm
     "rpcstack:l1": { executionImage: images.geth },
     "rpcstack:l2": { image: images.starknetDevnet },
     "rpcstack:indexer": { image: images.node },
-    // This sandbox's Docker daemon allows 20000 open files; HAProxy needs two per connection.
-    "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot, maxConnections: 4000 },
+    // gateway.maxConnections as shipped: unset, fitted to the Docker daemon by the preflight or the export.
+    "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot },
     "rpcstack:readiness": { ...(config["rpcstack:readiness"] as object), image: images.node },
   };
 }

@@ -26,7 +26,7 @@ import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT } from "../harness.js";
-import { engineEnv, engineImages, findEngine, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, type Engine } from "../support/engine.js";
 
 const PORTS = [443, 80, 8545, 8546, 5050];
 const STACK = "local";
@@ -73,7 +73,8 @@ describe("the local stack on the real Pulumi engine", () => {
     return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
   };
   const npmRunUp = () => {
-    const r = spawnSync("npm", ["run", "up"], { cwd: project, env, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
+    // npm keeps its log in the test's folder, not in the user's ~/.npm.
+    const r = spawnSync("npm", ["run", "up"], { cwd: project, env: { ...env, npm_config_logs_dir: temp("rpcstack-engine-npm-logs-") }, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
     return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
   };
   /** Sets rpcstack:<path> in the copy's stack file (the way an operator edits it). */
@@ -83,11 +84,7 @@ describe("the local stack on the real Pulumi engine", () => {
   };
 
   beforeAll(async () => {
-    const found = findEngine();
-    if ("missing" in found) throw new Error(found.missing);
-    const unbuilt = ["docker", "command"].filter((p) => !found.manifest.plugins[p]?.built);
-    if (unbuilt.length) throw new Error(`the engine has no ${unbuilt.join(", ")} plugin: ${unbuilt.map((p) => found.manifest.plugins[p]?.note).join("; ")}`);
-    engine = found;
+    engine = engineWithPlugins();
     const taken = await takenPorts();
     if (taken.length) throw new Error(`the local stack publishes ports ${taken.join(", ")}, which something here holds`);
     if (names("container").length) throw new Error(`containers named rpcstack-* exist already: ${names("container").join(", ")}`);
@@ -114,12 +111,42 @@ describe("the local stack on the real Pulumi engine", () => {
     return file;
   };
 
+  /** Edits the copy's stack file before the stack exists (as an operator edits it). */
+  const editStackFile = (edit: (config: Record<string, any>) => void) => {
+    const file = join(project, "stacks/Pulumi.local.yaml");
+    const doc = parse(readFileSync(file, "utf8"));
+    edit(doc.config);
+    writeFileSync(file, stringify(doc));
+  };
+
+  it("a config error, then a gateway.maxConnections the Docker daemon cannot carry, stop npm run up before anything exists, each as one paragraph", () => {
+    editStackFile((c) => (c["rpcstack:gateway"] = { ...c["rpcstack:gateway"], rateLimitPerSecond: "fast" }));
+    const config = npmRunUp();
+    expect(config.status).toBe(1);
+    expect(config.out).toMatch(/rpcstack: pulumi up failed after [^:\n]+:\nInvalid rpcstack stack configuration \(1 problem\):\n {2}rpcstack:gateway\.rateLimitPerSecond: must be an integer\nFix that and run npm run up again\./);
+    expectNoStackTrace(config.out);
+    editStackFile((c) => (c["rpcstack:gateway"] = { ...c["rpcstack:gateway"], rateLimitPerSecond: undefined, maxConnections: 1000000 }));
+    const r = npmRunUp();
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/rpcstack: pulumi up failed after [^:\n]+:\nrpcstack: rpcstack:gateway\.maxConnections 1000000 needs 2001024 open files in the gateway container \(2 per connection \+ 1024\), and this machine's Docker daemon lets a container open \d+ files: set it to \d+ or less/);
+    expect(r.out).toContain("`sudo systemctl edit docker`, add `[Service]` and `LimitNOFILE=1048576`");
+    expect(r.out).toContain("`ulimit -Hn 1048576; ulimit -Sn 1048576`");
+    expectNoStackTrace(r.out);
+    // Nothing of the stack was created: no container, network or volume, no component in the state.
+    expect([...names("container"), ...names("network"), ...names("volume")]).toEqual([]);
+    expect(pulumi("stack", "export").out).not.toContain("rpcstack:index:");
+    editStackFile((c) => delete c["rpcstack:gateway"].maxConnections);
+  }, 900_000);
+
   it("npm run up deploys the stack with the built CLI: the endpoints, the key's read command and the smoke relays are printed", () => {
     const t0 = Date.now();
     const r = npmRunUp();
     console.log(`engine: npm run up took ${Math.round((Date.now() - t0) / 1000)} s`);
     expect(r.status, r.out).toBe(0);
     expect(r.out).toContain("rpcstack: using the Pulumi CLI on PATH (v3.248.0)");
+    // The shipped default, fitted to this machine's Docker daemon and said once; no plugin found on the PATH.
+    expect(r.out).toMatch(/rpcstack: rpcstack:gateway\.maxConnections is not set: \d+/);
+    expect(r.out).not.toContain("from $PATH");
     expect(r.out).toContain("rpcstack: file backend without PULUMI_CONFIG_PASSPHRASE: the local stack's secrets use an empty passphrase");
     expect(r.out).toMatch(/rpcstack: stack local is up \(network devnet\)/);
     expect(r.out).toContain("ETHDEV   https://localhost/gateway/ethdev/rpc-http/<KEY>");
@@ -200,13 +227,34 @@ describe("the local stack on the real Pulumi engine", () => {
     expect(docker("exec", "rpcstack-gateway", "sha256sum", "/certs/gateway.pem").split(" ")[0]).toBe(cert);
   }, 900_000);
 
-  it("a node that never syncs fails the update with the program's message; after the fix the next up succeeds", () => {
+  it("a relay the smoke test cannot make fails npm run up with the program's message as one paragraph; without the cause the next up succeeds", () => {
+    setConfig("gateway.methodPolicy.ethdev.denyMethods[0]", "eth_blockNumber");
+    try {
+      const refused = npmRunUp();
+      expect(refused.status).toBe(1);
+      expect(refused.out).toMatch(/rpcstack: pulumi up failed after [^:\n]+:\nrpcstack: the smoke test through the gateway failed: ETHDEV rpc-http: ETHDEV: HTTP 403/);
+      expectNoStackTrace(refused.out);
+      expect(refused.out).not.toContain("error serializing property");
+    } finally {
+      const rm = pulumi("config", "rm", "--path", "rpcstack:gateway.methodPolicy");
+      expect(rm.status, rm.out).toBe(0);
+    }
+    const fixed = pulumi("up", "--yes", "--skip-preview");
+    expect(fixed.status, fixed.out).toBe(0);
+  }, 900_000);
+
+  it("a node that never syncs fails npm run up with the program's message as one paragraph; after the fix the next up succeeds", () => {
     setConfig("readiness.timeoutMinutes", "1");
     setConfig("l2.image", images.starknetDevnetStalled);
-    const stuck = pulumi("up", "--yes", "--skip-preview");
-    expect(stuck.status).not.toBe(0);
-    expect(stuck.out).toContain("rpcstack: the nodes were not synced within rpcstack:readiness.timeoutMinutes");
-    setConfig("l2.image", images.starknetDevnet);
+    try {
+      const stuck = npmRunUp();
+      expect(stuck.status).toBe(1);
+      expect(stuck.out).toMatch(/rpcstack: pulumi up failed after [^:\n]+:\n(.+\n)*rpcstack: the nodes were not synced within rpcstack:readiness\.timeoutMinutes/);
+      expectNoStackTrace(stuck.out);
+      expect(stuck.out).not.toContain("error serializing property");
+    } finally {
+      setConfig("l2.image", images.starknetDevnet);
+    }
     const fixed = pulumi("up", "--yes", "--skip-preview");
     expect(fixed.status, fixed.out).toBe(0);
   }, 900_000);

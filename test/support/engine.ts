@@ -5,12 +5,26 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { expect } from "vitest";
 import { ROOT } from "../harness.js";
 
 export interface EngineManifest {
   readonly cli: string;
   readonly languageHost: string;
-  readonly plugins: Record<string, { readonly version: string; readonly built: boolean; readonly note: string }>;
+  readonly plugins: Record<string, EnginePlugin>;
+}
+
+export interface EnginePlugin {
+  /** The pinned release the engine is asked for. */
+  readonly version: string;
+  readonly built: boolean;
+  readonly note: string;
+  /** Where the binary is, when built. */
+  readonly path?: string;
+  /** What the binary says it is (GetPluginInfo). */
+  readonly reported?: string;
+  /** The override that let another release stand in for the pin (RPCSTACK_ACCEPT_PLUGIN=...). */
+  readonly accepted?: string;
 }
 
 export interface Engine {
@@ -25,6 +39,21 @@ export function findEngine(): Engine | { readonly missing: string } {
   const manifest = join(dir, "engine.json");
   if (!existsSync(join(dir, "bin/pulumi")) || !existsSync(manifest)) return { missing: `no engine in ${dir}: run bash scripts/engine/build.sh` };
   return { dir, bin: join(dir, "bin"), manifest: JSON.parse(readFileSync(manifest, "utf8")) as EngineManifest };
+}
+
+/**
+ * The engine with the docker and command plugins the deploying tests need, or an error saying why
+ * not; a plugin that stands in for its pin (RPCSTACK_ACCEPT_PLUGIN) is said, so a run shows it.
+ */
+export function engineWithPlugins(): Engine {
+  const found = findEngine();
+  if ("missing" in found) throw new Error(found.missing);
+  const unbuilt = ["docker", "command"].filter((p) => !found.manifest.plugins[p]?.built);
+  if (unbuilt.length) throw new Error(`the engine has no ${unbuilt.join(", ")} plugin: ${unbuilt.map((p) => found.manifest.plugins[p]?.note).join("; ")}`);
+  for (const [name, p] of Object.entries(found.manifest.plugins)) {
+    if (p.accepted) console.warn(`engine: plugin ${name} is v${p.reported}, not the pinned v${p.version} (${p.accepted})`);
+  }
+  return found;
 }
 
 /**
@@ -45,12 +74,17 @@ export function projectCopy(dir: string, stackFiles: Record<string, string> = {}
 }
 
 /**
- * The environment for the built CLI: its bin/ first on PATH (the engine finds the language host and
- * plugins there), a PULUMI_HOME of the test's own, no downloads and no update check.
+ * The environment for the built CLI: its bin/ first on PATH (the engine finds the language host
+ * there), a PULUMI_HOME of the test's own holding the plugins, no downloads and no update check.
  */
 export function engineEnv(engine: Engine, home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   // The caller's own Pulumi settings (a login, a passphrase) stay out: the test sets its own.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PULUMI_")));
+  // The plugins go into this PULUMI_HOME's plugin cache under their pinned versions, as build.sh
+  // installs them for a user: the engine finds them by exact version, with no "from $PATH" warning.
+  for (const [name, p] of Object.entries(engine.manifest.plugins)) {
+    if (p.built && p.path) execFileSync(join(engine.bin, "pulumi"), ["plugin", "install", "resource", name, p.version, "--file", p.path], { env: { ...inherited, PULUMI_HOME: home }, stdio: "ignore" });
+  }
   return {
     ...inherited,
     PATH: `${engine.bin}:${process.env.PATH ?? ""}`,
@@ -75,4 +109,11 @@ export function engineImages<T extends object>(images: T): T {
     out[k] = tagged;
   }
   return out as T;
+}
+
+/** The engine's output carries the program's errors as messages: no stack trace, no exception dump. */
+export function expectNoStackTrace(out: string): void {
+  expect(out).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+  expect(out).not.toContain("<ref *");
+  expect(out).not.toContain("unhandled exception");
 }
