@@ -207,6 +207,45 @@ describe("the local stack on the real Pulumi engine", () => {
     expect(readFileSync(join(project, "stacks/Pulumi.local.yaml"), "utf8")).not.toContain(key);
   });
 
+  it("badges on the real engine: the signing key is made once and kept encrypted, the badge service's badges relay, preview stays clean, a new key generation ends the old badges", () => {
+    const origin = "http://localhost:5173";
+    setConfig("badges.projects[0].projectId", "engine-web");
+    setConfig("badges.projects[0].chains[0]", "ETHDEV");
+    setConfig("badges.projects[0].origins[0]", origin);
+    const up = pulumi("up", "--yes", "--skip-preview");
+    expect(up.status, up.out).toBe(0);
+    const ca = gatewayCa();
+    const curl = (...args: string[]) => execFileSync("curl", ["-sS", "--cacert", ca, ...args], { encoding: "utf8" });
+    const askBadge = () => JSON.parse(curl("-X", "POST", "https://localhost/badge", "-H", `Origin: ${origin}`, "-H", "Content-Type: application/json", "-d", '{"projectId":"engine-web","chainIds":["ETHDEV"]}')).key as string;
+    const relay = (k: string) => JSON.parse(curl("-X", "POST", `https://localhost/gateway/ethdev/rpc-http/${k}`, "-H", "Content-Type: application/json", "-d", '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'));
+    const first = askBadge();
+    expect(relay(first).result).toBe("0x539");
+    expect(pulumi("stack", "output", "badgeServerUrl").out.trim()).toBe("https://localhost/badge");
+    // The private key is where the badge service reads it, and nowhere in the state in clear text.
+    const env = JSON.parse(docker("inspect", "--format", "{{json .Config.Env}}", "rpcstack-badges")) as string[];
+    const signing = env.find((e) => e.startsWith("RPCSTACK_BADGE_SIGNING_KEY="))!.split("=")[1];
+    expect(signing.length).toBeGreaterThan(100);
+    const files: string[] = [];
+    const walk = (d: string) => readdirSync(d).forEach((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : files.push(join(d, f))));
+    walk(state);
+    for (const f of files) expect(readFileSync(f, "latin1").includes(signing), f).toBe(false);
+    expect(up.out).not.toContain(signing);
+    // The key is made once: nothing to change on the next preview.
+    const preview = pulumi("preview", "--expect-no-changes", "--diff");
+    expect(preview.status, preview.out).toBe(0);
+    // A new generation: a new key; the old badge is refused, a new one relays.
+    setConfig("badges.signingKeyGeneration", "2");
+    const rotated = pulumi("up", "--yes", "--skip-preview");
+    expect(rotated.status, rotated.out).toBe(0);
+    expect(relay(first).error.message).toMatch(/badge signature invalid/);
+    expect(relay(askBadge()).result).toBe("0x539");
+    // Badges off again: their service goes, the stack the later tests expect comes back.
+    expect(pulumi("config", "rm", "rpcstack:badges").status).toBe(0);
+    const off = pulumi("up", "--yes", "--skip-preview");
+    expect(off.status, off.out).toBe(0);
+    expect(names("container")).not.toContain("rpcstack-badges");
+  }, 900_000);
+
   it("destroy removes every container and network it made and keeps the data volumes; the next up attaches the same volumes", () => {
     const volumes = names("volume");
     expect(volumes).toEqual(expect.arrayContaining(["rpcstack-gateway-certs", "rpcstack-gateway-run"]));
