@@ -12,9 +12,9 @@ import { SMOKE_PREFIX, type SmokeResult } from "./result.js";
 
 
 export async function runSmoke(base: string, key: string, plan: readonly SmokeCheck[], timeoutMs: number): Promise<SmokeResult> {
-  const result: SmokeResult = { ok: [], failed: [] };
-  await Promise.all(
-    plan.map(async (c) => {
+  // Relays run at once; the result lists them in the plan's order, so a failure reads the same every time.
+  const outcomes = await Promise.all(
+    plan.map(async (c): Promise<SmokeResult> => {
       const opts = { baseUrl: base, privateKey: key, chainIds: c.chainId, chainPaths: { [c.chainId]: c.path }, timeoutMs, WebSocket: WebSocket as any };
       try {
         let reply: unknown;
@@ -27,13 +27,13 @@ export async function runSmoke(base: string, key: string, plan: readonly SmokeCh
         }
         const block = headOf(c.kind, c.iface, reply);
         if (block === undefined) throw new Error(`reply holds no block number: ${JSON.stringify(reply).slice(0, 200)}`);
-        result.ok.push({ chainId: c.chainId, iface: c.iface, block });
+        return { ok: [{ chainId: c.chainId, iface: c.iface, block }], failed: [] };
       } catch (e) {
-        result.failed.push({ chainId: c.chainId, iface: c.iface, error: (e as Error).message });
+        return { ok: [], failed: [{ chainId: c.chainId, iface: c.iface, error: (e as Error).message }] };
       }
     }),
   );
-  return result;
+  return { ok: outcomes.flatMap((o) => o.ok), failed: outcomes.flatMap((o) => o.failed) };
 }
 
 const KINDS: readonly string[] = Object.keys(HEAD_METHOD);
