@@ -5,11 +5,10 @@
  * another origin gets nothing; no project key is ever in the page's traffic; a badge copied out of
  * the page stops working after its lifetime, covers only its chain, and cannot be altered.
  */
-import { createServer, type Server } from "node:http";
-import { build } from "esbuild";
+import { createServer } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { makeBadge, startBadgeService, type RunningBadgeService } from "./support/badges.js";
-import { startChromium, type Browser } from "./support/chromium.js";
+import { serveClientPage, startChromium, type Browser } from "./support/chromium.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { hardhatForTests } from "./support/hardhat.js";
 
@@ -20,7 +19,7 @@ const SKEW = 5;
 const node = hardhatForTests();
 let svc: RunningBadgeService;
 let gw: RunningGateway;
-let page: Server;
+let page: Awaited<ReturnType<typeof serveClientPage>>;
 let allowed: string;
 let other: string;
 let browser: Browser;
@@ -46,10 +45,7 @@ beforeAll(async () => {
     undefined,
     svc.key.publicKeyPem,
   );
-  const bundle = await build({ entryPoints: ["client/index.ts"], bundle: true, format: "iife", globalName: "rpcstack", platform: "browser", target: "es2020", write: false });
-  const html = `<!doctype html><html><head><meta charset="utf-8"><script>${bundle.outputFiles[0].text}</script></head><body>dapp</body></html>`;
-  page = createServer((_req, res) => (res.writeHead(200, { "Content-Type": "text/html" }), res.end(html)));
-  await new Promise<void>((r) => page.listen(port, "127.0.0.1", r));
+  page = await serveClientPage(port);
   browser = await startChromium();
 }, 120_000);
 

@@ -2,10 +2,8 @@
  * A browser is the client: headless Chromium loads a page from one loopback origin, and the
  * client library, bundled for the browser, calls the real gateway on another (CORS).
  */
-import { createServer, type Server } from "node:http";
-import { build } from "esbuild";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startChromium, type Browser } from "./support/chromium.js";
+import { serveClientPage, startChromium, type Browser } from "./support/chromium.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
@@ -13,18 +11,15 @@ const KEY = "web_Key_M3nB6vC9xZ2lK5jH8gF1dS4aP7oI";
 
 let up: Recorder;
 let gw: RunningGateway;
-let page: Server;
+let page: Awaited<ReturnType<typeof serveClientPage>>;
 let pageUrl: string;
 let browser: Browser;
 
 beforeAll(async () => {
   up = await startRecorder();
   gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: up.url } }], [{ name: "web", key: KEY }]);
-  const bundle = await build({ entryPoints: ["client/index.ts"], bundle: true, format: "iife", globalName: "rpcstack", platform: "browser", target: "es2020", write: false });
-  const html = `<!doctype html><html><head><meta charset="utf-8"><script>${bundle.outputFiles[0].text}</script></head><body>page</body></html>`;
-  page = createServer((_req, res) => (res.writeHead(200, { "Content-Type": "text/html" }), res.end(html)));
-  await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
-  pageUrl = `http://127.0.0.1:${(page.address() as { port: number }).port}/`;
+  page = await serveClientPage();
+  pageUrl = page.url;
   browser = await startChromium();
 }, 90_000);
 

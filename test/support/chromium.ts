@@ -5,6 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:http";
+import { build } from "esbuild";
 import WebSocket from "ws";
 import { freePort, start, waitFor, type Child } from "./net.js";
 
@@ -76,4 +78,16 @@ export async function startChromium(): Promise<Browser> {
     await stop();
     throw new Error(`${(e as Error).message}\n${child.output().slice(-2000)}`);
   }
+}
+
+/**
+ * A page with the client library bundled for the browser (global `rpcstack`), served on loopback
+ * at `port` (0: any free one): what the browser tests open, from an origin of their choosing.
+ */
+export async function serveClientPage(port = 0): Promise<{ readonly url: string; close(): void }> {
+  const bundle = await build({ entryPoints: ["client/index.ts"], bundle: true, format: "iife", globalName: "rpcstack", platform: "browser", target: "es2020", write: false });
+  const html = `<!doctype html><html><head><meta charset="utf-8"><script>${bundle.outputFiles[0].text}</script></head><body>page</body></html>`;
+  const server = createServer((_req, res) => (res.writeHead(200, { "Content-Type": "text/html" }), res.end(html)));
+  await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, close: () => server.close() };
 }
