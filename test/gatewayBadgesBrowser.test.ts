@@ -5,12 +5,12 @@
  * another origin gets nothing; no project key is ever in the page's traffic; a badge copied out of
  * the page stops working after its lifetime, covers only its chain, and cannot be altered.
  */
-import { createServer } from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { makeBadge, startBadgeService, type RunningBadgeService } from "./support/badges.js";
 import { serveClientPage, startChromium, type Browser } from "./support/chromium.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { hardhatForTests } from "./support/hardhat.js";
+import { freePort } from "./support/net.js";
 
 const KEY = "backend_Key_Q2wE4rT6yU8iO0pA1sD3fG5h";
 // Short, so that the test sees badges expire and be renewed.
@@ -25,12 +25,8 @@ let other: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  const port = await new Promise<number>((r) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const p = (probe.address() as { port: number }).port;
-      probe.close(() => r(p));
-    });
-  });
+  // The page's port is known before the badge service is told its origin.
+  const port = await freePort();
   allowed = `http://127.0.0.1:${port}`;
   other = `http://localhost:${port}`;
   svc = await startBadgeService([{ projectId: "dapp", chains: { ETH1: "eth" }, origins: [allowed], lifetimeSeconds: LIFETIME, allowance: 1000 }]);
