@@ -109,7 +109,7 @@ describe("ACME HTTP-01 through the gateway, against Pebble", () => {
       let out = "";
       p.stdout.on("data", (d) => (out += d));
       p.stderr.on("data", (d) => (out += d));
-      p.on("exit", (code) => resolve({ code, out }));
+      p.on("close", (code) => resolve({ code, out }));
     });
     expect(run.code, run.out).toBe(0);
     expect(run.out).toContain("haproxy now serves");

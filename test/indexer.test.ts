@@ -16,7 +16,7 @@ function runIndexer(env: Record<string, string>, stopOn?: RegExp): Promise<{ cod
       if (stopOn?.test(err)) p.kill("SIGTERM");
     });
     const t = setTimeout(() => p.kill("SIGTERM"), 20_000);
-    p.on("exit", (code) => (clearTimeout(t), resolve({ code, out, err })));
+    p.on("close", (code) => (clearTimeout(t), resolve({ code, out, err })));
   });
 }
 

@@ -21,7 +21,7 @@ function ready(args: string[], timeoutMs = 60_000): Promise<{ code: number | nul
       p.kill("SIGKILL");
       reject(new Error(`rpcstack-ready did not exit within ${timeoutMs} ms:\n${out}\n${err}`));
     }, timeoutMs);
-    p.on("exit", (code) => {
+    p.on("close", (code) => {
       clearTimeout(timer);
       resolve({ code, out, err });
     });

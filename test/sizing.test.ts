@@ -111,7 +111,7 @@ describe("rpcstack-ready against a real EVM node as the external L1", () => {
       let text = "";
       p.stdout.on("data", (d) => (text += d));
       p.stderr.on("data", (d) => (text += d));
-      p.on("exit", (code) => resolve({ code, text }));
+      p.on("close", (code) => resolve({ code, text }));
     });
     expect(out.code).toBe(0);
     const result = JSON.parse(out.text.split("\n").find((l) => l.startsWith(RESULT_PREFIX))!.slice(RESULT_PREFIX.length));

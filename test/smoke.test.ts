@@ -58,7 +58,7 @@ function smoke(args: string[] = []): Promise<{ code: number | null; out: string;
     let err = "";
     p.stdout.on("data", (d) => (out += d));
     p.stderr.on("data", (d) => (err += d));
-    p.on("exit", (code) => resolve({ code, out, err }));
+    p.on("close", (code) => resolve({ code, out, err }));
     p.stdin.end(bundleSource("smoke/run.ts"));
   });
 }
@@ -200,7 +200,7 @@ describe("a gateway without a domain (self-signed): the relays trust exactly its
       let stderr = "";
       p.stdout.on("data", (d) => (stdout += d));
       p.stderr.on("data", (d) => (stderr += d));
-      p.on("exit", (status) => resolve({ status, stdout, stderr }));
+      p.on("close", (status) => resolve({ status, stdout, stderr }));
     });
 
   it("reads the certificate blocks only: the private key beside them never leaves the container", async () => {

@@ -123,7 +123,7 @@ describe("the bundled program runs with plain Node and no node_modules (as in it
         let stderr = "";
         p.stdout.on("data", (d) => (stdout += d));
         p.stderr.on("data", (d) => (stderr += d));
-        p.on("exit", (status) => resolve({ status, stdout, stderr }));
+        p.on("close", (status) => resolve({ status, stdout, stderr }));
       });
       expect(res.status, res.stderr + res.stdout).toBe(0);
       expect(parseReadinessLogs(res.stdout)).toMatchObject({ synced: true, l1: { status: "synced" }, l2: { status: "synced" } });
