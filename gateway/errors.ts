@@ -28,6 +28,7 @@ const ERROR_STATUSES: Record<number, [string, number, string]> = {
 
 /** Statuses only the gateway's own rules answer: HAProxy has no error file for them. */
 const RULE_STATUSES: Record<number, [string, number, string]> = {
+  414: ["URI Too Long", -32014, "URI too long"],
   431: ["Request Header Fields Too Large", -32031, "request headers too large"],
 };
 const STATUSES = { ...ERROR_STATUSES, ...RULE_STATUSES };

@@ -118,6 +118,10 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
     // The same lists for Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...): the
     // method is the path, so an allowed name opens its URI call too.
     const p = methodPolicy(c);
+    // A method's name never holds a slash: an encoded one (/v1%2Fdial_peers) is a way round the
+    // lists for a server that decodes it before routing (CometBFT on Go's older ServeMux does).
+    rules.push(refuse(400, "encoded slash in a Tendermint URI call", [...on(c, "rpc-http"), ...anon("var(txn.rest)", "-i", "-m", "sub", "%2f", "%5c")]));
+    if (c.hostnames?.tendermintRpc) rules.push(refuse(400, "encoded slash in a Tendermint URI call", [...hostIs(c.hostnames.tendermintRpc), ...anon("path", "-i", "-m", "sub", "%2f", "%5c")]));
     for (const d of deniedTerms(p, "var(txn.rest)", URI_PREFIXES)) rules.push(refuse(403, "method not served by this gateway", [...on(c, "rpc-http"), ...d]));
     if (c.hostnames?.tendermintRpc) for (const d of deniedTerms(p, "path", URI_PREFIXES)) rules.push(refuse(403, "method not served by this gateway", [...hostIs(c.hostnames.tendermintRpc), ...d]));
   }

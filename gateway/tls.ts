@@ -71,8 +71,8 @@ export const resolverSections = (o: GatewayOptions): Section[] =>
 
 /**
  * Port 80: ACME challenges; gateway paths refused with a JSON error (a redirect would invite
- * clients to keep sending keys in clear); anything else redirected to the configured name
- * (or the public hostname it matched), never to whatever Host the client sent.
+ * clients to keep sending keys in clear); anything else redirected to the configured name's root
+ * (or, path kept, to the public hostname it matched), never to whatever Host the client sent.
  */
 export function httpSections(o: GatewayOptions, hostnames: readonly string[]): Section[] {
   // RFC 8555 8.3: a token is base64url; nothing else under the prefix reaches the responder.
@@ -90,11 +90,13 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
     ],
     rules: [
       ...normalizeRules(),
-      // In any case: a key sent to /GATEWAY/... was sent in clear all the same.
-      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path_beg", "-i", "/gateway")),
+      // In any case, and wherever it stands: a key sent to /x/%2FGATEWAY/... was sent in clear all the same.
+      refuse(403, `plain HTTP is not served: use https://${domain}${port}/gateway/... (a key sent in clear should be replaced)`, anon("path", "-i", "-m", "sub", "gateway")),
       refuse(404, "not an ACME challenge", [...acmePath, "!", ...acme]),
+      // Cosmos public hostnames take no key: their paths go along.
       ...hostnames.map((h) => req(["redirect", "prefix", `https://${h}${port}`, "code", "301"], [...hostIs(h), "!", ...acme])),
-      req(["redirect", "prefix", `https://${domain}${port}`, "code", "301"], ["!", ...acme]),
+      // The stack's own name serves keyed paths only: its redirect carries no path, so no key is echoed.
+      req(["redirect", "location", `https://${domain}${port}/`, "code", "301"], ["!", ...acme]),
       ...(o.acmeResponder ? [{ phase: "use_backend" as const, action: ["be_acme"], cond: acme }] : []),
     ],
   };

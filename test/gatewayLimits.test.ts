@@ -111,15 +111,16 @@ describe("bodies", () => {
   }, 20_000);
 });
 
-describe("headers", () => {
-  const send = (extra: number, http2 = false) => {
+describe("headers and URI", () => {
+  const send = (extra: number, http2 = false, query = "") => {
     const headers = { "content-type": "application/json", "x-pad": "p".repeat(extra) };
     const body = JSON.stringify(call("eth_chainId"));
-    if (!http2) return fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers, body }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    const path = `/gateway/eth/rpc-http/${KEY}${query}`;
+    if (!http2) return fetch(`${gw.base}${path}`, { method: "POST", headers, body }).then(async (r) => ({ status: r.status, body: await r.text() }));
     return new Promise<{ status: number; body: string }>((resolve, reject) => {
       const session = http2Connect(gw.base, { rejectUnauthorized: false });
       session.on("error", reject);
-      const s = session.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${KEY}`, ...headers });
+      const s = session.request({ ":method": "POST", ":path": path, ...headers });
       let text = "";
       let status = 0;
       s.on("response", (h) => (status = Number(h[":status"])));
@@ -139,6 +140,18 @@ describe("headers", () => {
     }
     expect(up.seen.length).toBe(before);
     expect((await send(15 * 1024)).status).toBe(200);
+    expect(up.seen.length).toBe(before + 1);
+  });
+
+  it("a URI over 16 KiB gets a JSON 414 and never reaches the node, over HTTP/1.1 and HTTP/2; 15 KiB are relayed", async () => {
+    const before = up.seen.length;
+    for (const http2 of [false, true]) {
+      const long = await send(0, http2, `?q=${"u".repeat(40 * 1024)}`);
+      expect(long.status).toBe(414);
+      expect(JSON.parse(long.body).error.message).toMatch(/URI longer than 16384 bytes/);
+    }
+    expect(up.seen.length).toBe(before);
+    expect((await send(0, false, `?q=${"u".repeat(15 * 1024)}`)).status).toBe(200);
     expect(up.seen.length).toBe(before + 1);
   });
 });

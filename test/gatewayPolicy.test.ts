@@ -159,7 +159,8 @@ describe("browsers and plain HTTP", () => {
       expect(JSON.parse(refused.body).error.message).toMatch(/use https:\/\/localhost/);
       const moved = await get("/docs?x=1");
       expect(moved.status).toBe(301);
-      expect(moved.location).toBe(`https://localhost:${gw.httpsPort}/docs?x=1`);
+      // To the stack's root: its name serves keyed paths only, so no path is carried over.
+      expect(moved.location).toBe(`https://localhost:${gw.httpsPort}/`);
     });
     expect(n).toBe(0);
   });
@@ -301,7 +302,16 @@ describe("Tendermint RPC: a body is checked whatever the method", () => {
       expect((await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("GET", "/v1/unsafe_flush_mempool", HOSTS.tendermintRpc, {}, []), { waitMs: 1500 })).status).toBe(403);
       expect((await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", `/gateway/hub/rpc-http/${KEY}/v1`, "localhost", {}, [body("unsafe_flush_mempool")]), { waitMs: 1500 })).status).toBe(403);
       expect((await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", `/gateway/hub/rpc-http/${KEY}/v1/dial_peers`, "localhost", {}, []), { waitMs: 1500 })).status).toBe(403);
+      // An encoded slash: a server that decodes the path before routing reads /v1/dial_peers.
+      for (const p of ["/v1%2Fdial_peers", "/v1%2fdial_seeds", "/v1%2Funsafe_flush_mempool", "/v1%5Cdial_peers"]) {
+        expect((await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("GET", p, HOSTS.tendermintRpc, {}, []), { waitMs: 1500 })).status, p).toBe(400);
+        expect((await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", `/gateway/hub/rpc-http/${KEY}${p}`, "localhost", {}, []), { waitMs: 1500 })).status, p).toBe(400);
+        expect((await rawExchange(gw.httpsPort, "localhost", rawRequest("GET", `/gateway/hubopen/rpc-http/${KEY}${p}`, "localhost", {}, []), { waitMs: 1500 })).status, p).toBe(400);
+      }
     })).toBe(0);
+    // REST paths keep theirs: a Cosmos REST path carries an IBC denom as ibc%2F<hash>.
+    expect(await reaching(async () => expect((await rawExchange(gw.httpsPort, HOSTS.rest, rawRequest("GET", "/cosmos/bank/v1beta1/denoms_metadata/ibc%2F27394FB0", HOSTS.rest, {}, []), { waitMs: 1500 })).status).toBe(200))).toBe(1);
+    expect(up.seen.at(-1)!.url).toBe("/cosmos/bank/v1beta1/denoms_metadata/ibc%2F27394FB0");
     // An allowed call sent the same way is relayed, body and all.
     expect(await reaching(async () => expect((await rawExchange(gw.httpsPort, HOSTS.tendermintRpc, rawRequest("GET", "/", HOSTS.tendermintRpc, {}, [body("status")]), { waitMs: 1500 })).status).toBe(200))).toBe(1);
     expect(up.seen.at(-1)!.body).toContain('"status"');
@@ -315,14 +325,28 @@ describe("port 80 normalises paths before it matches them", () => {
     r.end();
   });
 
-  it("/%67ateway/..., /x/../gateway/... and /GATEWAY/... are refused like /gateway/..., never redirected", async () => {
+  it("/%67ateway/..., /x/../gateway/..., /./gateway/..., /GATEWAY/... are refused like /gateway/..., never redirected", async () => {
     expect(await reaching(async () => {
-      for (const p of [`/%67ateway/eth/rpc-http/${KEY}`, `/x/../gateway/eth/rpc-http/${KEY}`, `/GATEWAY/eth/rpc-http/${KEY}`, `/x/%2e%2e/gateway/eth/rpc-http/${KEY}`]) {
+      for (const p of [`/%67ateway/eth/rpc-http/${KEY}`, `/x/../gateway/eth/rpc-http/${KEY}`, `/GATEWAY/eth/rpc-http/${KEY}`, `/x/%2e%2e/gateway/eth/rpc-http/${KEY}`, `/./gateway/eth/rpc-http/${KEY}`, `/%2e/gateway/eth/rpc-http/${KEY}`, `/%2Fgateway/eth/rpc-http/${KEY}`, `/x/gateway/eth/rpc-http/${KEY}`]) {
         const a = await get(p);
         expect(a.status, p).toBe(403);
         expect(a.location, p).toBeUndefined();
       }
     })).toBe(0);
+  });
+
+  it("a redirect to the stack's own name goes to its root: no path, so no key, is echoed; a public hostname keeps its path", async () => {
+    for (const p of [`/x/${KEY}`, `/%2E%2E/${KEY}?k=${KEY}`, "/"]) {
+      const a = await get(p);
+      expect(a.status, p).toBe(301);
+      expect(a.location, p).toMatch(/^https:\/\/localhost(:\d+)?\/$/);
+    }
+    const r = await new Promise<string | undefined>((resolve, reject) => {
+      const q = httpRequest({ host: "127.0.0.1", port: gw.httpPort, path: "/cosmos/bank/v1beta1/supply", headers: { Host: HOSTS.rest } }, (res) => (res.resume(), resolve(res.headers.location)));
+      q.on("error", reject);
+      q.end();
+    });
+    expect(r).toMatch(/^https:\/\/rest\.hub\.test(:\d+)?\/cosmos\/bank\/v1beta1\/supply$/);
   });
 
   it("only /.well-known/acme-challenge/<token> reaches the ACME responder, and as a plain token path", async () => {
