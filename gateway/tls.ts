@@ -104,13 +104,25 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
   return [frontend, ...acmeBackend];
 }
 
+/** Connections the ACME client's socket serves at once; more wait in the kernel's backlog. */
+export const CERT_SOCKET_CONNECTIONS = 4;
+
 /** The ACME client's socket: it can hand over a certificate for certFile, and nothing else (gateway/lua/certs.lua). */
 export const certSections = (o: GatewayOptions): Section[] =>
   o.certSocket
     ? [{
         header: ["frontend", "cert_update"],
         comment: "Certificate renewals from the ACME client: the only thing its socket can ask.",
-        directives: [["mode", "tcp"], ["bind", o.certSocket, "mode", "600"], ["no", "log"], ["tcp-request", "content", "use-service", "lua.cert_update"]],
+        directives: [
+          ["mode", "tcp"],
+          ["bind", o.certSocket, "mode", "600"],
+          // A renewal is one connection now and then: a few at once, and none held idle, so what
+          // waits on this socket never takes from the connections the public listener may hold.
+          ["maxconn", String(CERT_SOCKET_CONNECTIONS)],
+          ["timeout", "client", "10s"],
+          ["no", "log"],
+          ["tcp-request", "content", "use-service", "lua.cert_update"],
+        ],
       }]
     : [];
 

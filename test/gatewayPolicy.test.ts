@@ -6,11 +6,12 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { createHash } from "node:crypto";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { rawExchange } from "./support/http.js";
+import { issueCert } from "./support/tls.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
 const KEY = "pol_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj";
@@ -38,8 +39,8 @@ afterAll(async () => {
 });
 
 const call = (method: string, id: number = 1) => ({ jsonrpc: "2.0", id, method, params: [] });
-const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${gw.base}${path}`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+  fetch(`${gw.base}${path}`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body), signal });
 
 /** Runs `fn` and returns how many requests reached the upstream meanwhile. */
 async function reaching(fn: () => Promise<void>): Promise<number> {
@@ -240,6 +241,40 @@ describe("keys in logs and on the runtime API", () => {
     expect((await post(`/gateway/eth/rpc-http/${MALLORY}`, call("eth_chainId"))).status).toBe(401);
     expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"))).status).toBe(200);
   });
+
+  it("the ACME client's socket refuses a certificate whose key is not its own, reads no more than its bound, and its idle connections take nothing from the public listener", async () => {
+    const ask = (text: string | Buffer) => new Promise<string>((resolve, reject) => {
+      const s = connect(`${gw.dir}/cert.sock`, () => s.end(text));
+      let data = "";
+      s.on("data", (d) => (data += d));
+      s.on("end", () => resolve(data));
+      // The service answers and closes before a long stream is all sent: the reset is expected.
+      s.on("error", (e: any) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? resolve(data) : reject(e)));
+    });
+    const [a, b] = [issueCert(["localhost"]), issueCert(["localhost"])];
+    const certOf = (pem: string) => pem.slice(0, pem.indexOf("-----END CERTIFICATE-----") + 26);
+    const keyOf = (pem: string) => pem.slice(pem.indexOf("-----BEGIN PRIVATE KEY-----"));
+    expect(await ask(certOf(a) + keyOf(b))).toBe("refused: the private key does not belong to the certificate\n");
+    // Still served with the certificate it had: handshakes go on.
+    expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"))).status).toBe(200);
+    expect(await ask(Buffer.alloc(8 << 20, "A"))).toMatch(/^(refused: longer than 65536 bytes\n)?$/);
+    // More idle connections asked of the socket than the whole gateway may hold (past its few and
+    // their backlog, connect fails at once): a public call is answered.
+    const tries = await Promise.all(Array.from({ length: 2100 }, () => new Promise<Socket | undefined>((resolve) => {
+      const s = connect(`${gw.dir}/cert.sock`, () => resolve(s));
+      s.on("error", () => resolve(undefined));
+    })));
+    const idle = tries.filter((s) => s !== undefined);
+    expect(idle.length).toBeLessThan(100);
+    try {
+      expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"), {}, AbortSignal.timeout(5000))).status).toBe(200);
+    } finally {
+      idle.forEach((s) => s.destroy());
+    }
+    // Once HAProxy has seen them go, the socket takes a good pair again.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await ask(a)).toBe("ok\n");
+  }, 60_000);
 
   it("the runtime API's show map prints digests, not keys", async () => {
     const out = await new Promise<string>((resolve, reject) => {
