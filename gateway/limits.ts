@@ -30,6 +30,8 @@ const HOT_BUFFERS = 16;
  * releases HAPROXY_ENVIRONMENT keeps glibc from returning them.
  */
 export const tuneDirectives = (o: GatewayOptions): Directive[] => [
+  // sc3 counts an address's requests whose body is still on its way (slowBodyRules).
+  ["tune.stick-counters", "4"],
   ["tune.h2.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
@@ -91,6 +93,34 @@ export function guessRules(o: GatewayOptions, gateway: Cond): Rule[] {
 }
 export const countWrongKey = (gateway: Cond, noKey: Cond): Rule[] => [req(["sc-inc-gpc0(2)"], [...gateway, ...noKey])];
 
+/**
+ * What one address may hold of the buffer pool while its clients are slow: requests whose body is
+ * still on its way (here), and WebSockets holding part of a message (ws_limit, limits.lua). Each
+ * holds a whole buffer until it is complete. The per-address bound on requests in progress keeps
+ * one address's share small; this keeps many addresses' shares small together: 64 addresses hold
+ * at most 64 x 2 x 4 = 512 of the pool's 963 buffers at the defaults (docs/gateway.md).
+ */
+export const SLOW_BODIES_PER_ADDRESS = 4;
+export const UNFINISHED_MESSAGES_PER_ADDRESS = 4;
+
+/**
+ * A request whose body is not all in when its headers are: fewer bytes than its Content-Length,
+ * or no Content-Length on a method that carries a body (chunked, or HTTP/2 without one). A GET
+ * or HEAD without either has none. Tracked by address in sc3 for as long as it lasts.
+ */
+function slowBodyRules(bodied: Cond): Rule[] {
+  const slow: Cond = [
+    ...bodied, ...anon("req.hdr_cnt(content-length)", "gt", "0"), ...anon("req.body_len,sub(txn.cl)", "lt", "0"),
+    "or", ...bodied, ...anon("req.hdr_cnt(content-length)", "eq", "0"), "!", "METH_GET", "!", "METH_HEAD",
+    "or", ...bodied, ...anon("req.hdr_cnt(content-length)", "eq", "0"), ...anon("req.hdr_cnt(transfer-encoding)", "gt", "0"),
+  ];
+  return [
+    req(["set-var(txn.cl)", "req.hdr_val(content-length)"], [...bodied, ...anon("req.hdr_cnt(content-length)", "gt", "0")], "Slow bodies: an address holds few buffers waiting for a body, however many addresses come."),
+    req(["track-sc3", "src", "table", "st_slow"], slow),
+    refuse(429, "too many request bodies on their way from this address", [...anon("sc_conn_cur(3)", "gt", String(SLOW_BODIES_PER_ADDRESS))]),
+  ];
+}
+
 /** Bodies: Content-Length first (no waiting), then the body itself, chunked or HTTP/2 alike. */
 export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
   const max = String(o.maxBodyBytes);
@@ -98,6 +128,7 @@ export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
   const full = String(bufferSize(o.maxBodyBytes) - MAX_REWRITE - 4096);
   return [
     refuse(413, "request body too large", anon("req.hdr_val(content-length)", "gt", max)),
+    ...slowBodyRules(bodied),
     req(["wait-for-body", "time", BODY_TIMEOUT], bodied, `Waits for the whole body (408 after ${BODY_TIMEOUT}): nothing reaches a node before it is in and checked.`),
     refuse(413, "request body too large", anon("req.body_size", "gt", max)),
     req(["set-var(txn.hdrlen)", "req.hdrs,length"], anon("req.body_len", "gt", "0")),
@@ -151,6 +182,7 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
  */
 export const wsFilter = (o: GatewayOptions, chain: string, sc: 0 | 1): Directive => [
   "filter", "lua.ws_limit", chain, String(o.maxBodyBytes), callsPerWindow(o), String(sc), String(o.wsMaxSubscriptionsPerSocket), String(o.wsMaxSubscriptionsPerKey),
+  String(UNFINISHED_MESSAGES_PER_ADDRESS), String(parseInt(BODY_TIMEOUT, 10)),
 ];
 
 /*
@@ -174,4 +206,5 @@ export const tables = (): Section[] => [
   { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
   { header: ["backend", "st_requests"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
+  { header: ["backend", "st_slow"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
 ];

@@ -35,6 +35,9 @@ local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badg
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address).
 -- One Lua state serves every thread (lua-load), so this is the whole gateway's count.
 local OPEN = {}
+-- Sockets of each client address holding part of a message: each holds a whole buffer until the
+-- rest comes, so an address holds few at once, and none for longer than a body may take.
+local UNFINISHED = {}
 
 -- Frame headers cost bytes too: a message cut into tiny frames must still fit the buffer.
 local FRAMING_ROOM = 4096
@@ -50,6 +53,7 @@ function WsLimit:new()
   return setmetatable({
     subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc,
     rules = self.rules, socket_max = self.socket_max, key_max = self.key_max,
+    unfinished_max = self.unfinished_max, unfinished_s = self.unfinished_s,
   }, WsLimit)
 end
 
@@ -58,7 +62,8 @@ function WsLimit:start_analyze(txn, chn)
   if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then
     -- Whose subscriptions these are: the key's, a badge's own (per page, not per project), or on
     -- Cosmos hostnames the address's.
-    self.who = txn:get_var('txn.ws_owner') or ('address ' .. tostring(txn.f:src()))
+    self.src = tostring(txn.f:src())
+    self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
     local jti = LEDGER and txn:get_var('txn.badge_jti')
     if jti then
       local exp, alw = txn:get_var('txn.badge_exp'), txn:get_var('txn.badge_alw')
@@ -70,8 +75,23 @@ function WsLimit:start_analyze(txn, chn)
   end
 end
 
--- The socket is gone: its subscriptions no longer count against the key.
-function WsLimit:end_analyze()
+-- Whether this socket holds part of a message: counted against its address while it does. Past
+-- the address's bound, or held longer than a body may take, the socket is closed.
+function WsLimit:unfinished(txn, held)
+  if held == (self.since ~= nil) then
+    if held and os.time() - self.since > self.unfinished_s then txn:done() end
+    return
+  end
+  local n = (UNFINISHED[self.src] or 0) + (held and 1 or -1)
+  UNFINISHED[self.src] = n > 0 and n or nil
+  self.since = held and os.time() or nil
+  if held and n > self.unfinished_max then txn:done() end
+end
+
+-- The socket is gone: its subscriptions no longer count against the key, nor a message it held
+-- against its address.
+function WsLimit:end_analyze(txn)
+  if self.since then self:unfinished(txn, false) end
   if self.subs > 0 then
     local left = (OPEN[self.who] or 0) - self.subs
     OPEN[self.who] = left > 0 and left or nil
@@ -90,7 +110,10 @@ function WsLimit:tcp_payload(txn, chn)
   local msg = txn.http_req
   msg.__filter = chn.__filter
   local avail = chn:input()
-  if avail < self.need then return 0 end
+  if avail < self.need then
+    self:unfinished(txn, true)
+    return 0
+  end
   local data = msg:body(0, avail) or ''
   local pos = 1
   while pos <= #data do
@@ -98,6 +121,7 @@ function WsLimit:tcp_payload(txn, chn)
     if stop == false then txn:done() end
     if not stop then
       self.need = frames
+      self:unfinished(txn, true)
       return pos - 1
     end
     if #frames > 0 then
@@ -123,6 +147,7 @@ function WsLimit:tcp_payload(txn, chn)
     pos = stop
   end
   self.need = 0
+  self:unfinished(txn, false)
   return pos - 1
 end
 
@@ -186,10 +211,12 @@ core.register_filter('grpc_limit', GrpcLimit, function(f, args)
 end)
 
 -- filter lua.ws_limit <chain> <max message bytes> <calls + requests per 10 s> <stick counter>
---   <subscriptions per socket> <subscriptions per key>
+--   <subscriptions per socket> <subscriptions per key> <unfinished messages per address>
+--   <seconds a message may take>
 core.register_filter('ws_limit', WsLimit, function(f, args)
   f.rules = RULES[args[1]]
   f.max, f.rate, f.sc = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
   f.socket_max, f.key_max = tonumber(args[5]), tonumber(args[6])
+  f.unfinished_max, f.unfinished_s = tonumber(args[7]), tonumber(args[8])
   return f
 end)

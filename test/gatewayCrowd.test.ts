@@ -1,0 +1,132 @@
+/**
+ * Many addresses together, on the real HAProxy with the production buffer size (1 MiB bodies):
+ * 64 attacking addresses on loopback (test/support/crowd.js, a process of its own), each holding
+ * WebSockets with an unfinished message, HTTP/2 streams with slow bodies and connections that
+ * never read, and reopening what the gateway closes. Another address's calls must all be answered
+ * meanwhile, and no node may be marked down.
+ */
+import { connect as http2Connect } from "node:http2";
+import { Agent, request as httpsRequest } from "node:https";
+import WebSocket from "ws";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { hardhatForTests } from "./support/hardhat.js";
+import { start } from "./support/net.js";
+import { SLOW_BODIES_PER_ADDRESS, UNFINISHED_MESSAGES_PER_ADDRESS } from "../gateway/limits.js";
+
+const ADDRESSES = 64;
+const ATTACK_MS = 15_000;
+const VICTIM = "127.0.0.250";
+const PREFIX = "crowd_Key_q8W3e5R7t9Y1u3I5o7P9_";
+const keyOf = (i: number) => `${PREFIX}${String(i).padStart(4, "0")}`;
+const KEYS = [...Array.from({ length: ADDRESSES }, (_, i) => ({ name: `attacker${i}`, key: keyOf(i) })), { name: "victim", key: keyOf(9999) }];
+const call = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
+
+const evm = hardhatForTests();
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: evm().url, rpcWs: evm().wsUrl } }], KEYS, {
+    // The production buffer: a body of up to 1 MiB, so the pool is the production one (963 buffers).
+    maxBodyBytes: 1 << 20,
+    maxConnections: 6000,
+    wsMaxConnectionsPerKey: 64,
+    rateLimitPerSecond: 100_000,
+    checkIntervalMs: 500,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** One call from the other address over its kept-alive connection: the status, or what went wrong. */
+const victimCall = (agent: Agent, id: number) =>
+  new Promise<string>((resolve) => {
+    const r = httpsRequest({ host: "127.0.0.1", port: gw.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${keyOf(9999)}`, method: "POST", agent, rejectUnauthorized: false, headers: { "Content-Type": "application/json" }, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(String(res.statusCode)));
+    });
+    r.on("timeout", () => r.destroy(new Error("no answer in 10 s")));
+    r.on("error", (e) => resolve(e.message));
+    r.end(call(id));
+  });
+
+describe("64 addresses together", () => {
+  it("another address's calls are all answered, and no node is marked down", async () => {
+    const crowd = start(process.execPath, [join(__dirname, "support/crowd.js"), String(gw.httpsPort), String(ADDRESSES), PREFIX]);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: VICTIM } as any);
+    const times: number[] = [];
+    const failures: string[] = [];
+    try {
+      // Let the attack build up before the other address starts.
+      await new Promise((r) => setTimeout(r, 3000));
+      const end = Date.now() + ATTACK_MS;
+      for (let id = 0; Date.now() < end; id++) {
+        const t0 = Date.now();
+        const status = await victimCall(agent, id);
+        times.push(Date.now() - t0);
+        if (status !== "200") failures.push(status);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await crowd.stop();
+      agent.destroy();
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+    const statuses: Record<string, number> = {};
+    for (const m of gw.logs().matchAll(/ (\d{3}) \d+ ([-A-Za-z]{4}) key=attacker/g)) statuses[`${m[1]} ${m[2]}`] = (statuses[`${m[1]} ${m[2]}`] ?? 0) + 1;
+    console.log(`crowd: ${times.length} calls from the other address, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms, max ${sorted.at(-1)} ms; the attackers' answers ${JSON.stringify(statuses)}; ${crowd.output().trim()}`);
+    expect(failures).toEqual([]);
+    expect(times.length).toBeGreaterThan(50);
+    expect(gw.logs()).not.toMatch(/is DOWN/);
+  }, 120_000);
+});
+
+describe("what one address may hold while it is slow", () => {
+  it(`${UNFINISHED_MESSAGES_PER_ADDRESS} WebSockets holding part of a message; the next one to hold one is closed, the others stay`, async () => {
+    const sockets: WebSocket[] = [];
+    try {
+      for (let k = 0; k <= UNFINISHED_MESSAGES_PER_ADDRESS; k++) {
+        const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${keyOf(0)}`, { rejectUnauthorized: false, localAddress: "127.0.0.41" } as any);
+        await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+        sockets.push(ws);
+        (ws as any)._socket.write(Buffer.concat([Buffer.from([0x81, 0xfe, 0x03, 0xe8, 1, 2, 3, 4]), Buffer.alloc(10, 0x20)]));
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(sockets.map((w) => w.readyState)).toEqual([...Array(UNFINISHED_MESSAGES_PER_ADDRESS).fill(WebSocket.OPEN), WebSocket.CLOSED]);
+      // Another address is not counted with it.
+      const other = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${keyOf(1)}`, { rejectUnauthorized: false, localAddress: "127.0.0.42" } as any);
+      sockets.push(other);
+      await new Promise((r, j) => (other.once("open", r), other.once("error", j)));
+      const answer = new Promise<string>((r) => other.once("message", (d) => r(String(d))));
+      other.send(call(7));
+      expect(JSON.parse(await answer)).toMatchObject({ id: 7, result: expect.any(String) });
+    } finally {
+      sockets.forEach((w) => w.terminate());
+    }
+  });
+
+  it(`${SLOW_BODIES_PER_ADDRESS} requests whose body is on its way; the next gets 429 at once, a request with its body in is answered`, async () => {
+    const session = http2Connect(`https://localhost:${gw.httpsPort}`, { rejectUnauthorized: false, localAddress: "127.0.0.43" } as any);
+    session.on("error", () => {});
+    try {
+      const post = (body: string, length: number, end = false) => new Promise<number>((resolve) => {
+        const s = session.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${keyOf(2)}`, "content-type": "application/json", "content-length": String(length) });
+        s.on("response", (h) => resolve(Number(h[":status"])));
+        s.on("error", () => resolve(0));
+        if (end) s.end(body);
+        else s.write(body);
+      });
+      const held = Array.from({ length: SLOW_BODIES_PER_ADDRESS }, () => post("{", 100));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await post("{", 100)).toBe(429);
+      expect(await post(call(1), call(1).length, true)).toBe(200);
+      void held;
+    } finally {
+      session.destroy();
+    }
+  });
+});
