@@ -22,8 +22,9 @@ import type { ChainKind, GatewayChain } from "./types.js";
 
 export const DEFAULT_DENY: Record<ChainKind, readonly string[]> = {
   // geth/Nethermind/Erigon/Besu administration and debugging, signing with node-held keys,
-  // the engine API, heavy tracing, and the dev nodes' state setters (hardhat, anvil, ganache).
-  evm: ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "clique_", "les_", "parity_", "trace_", "hardhat_", "evm_", "anvil_", "ganache_"],
+  // the engine API, heavy tracing, the dev nodes' state setters (hardhat, anvil, ganache), and
+  // testing_ (execution-apis src/testing: testing_buildBlockV1 builds a block of any transactions).
+  evm: ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "clique_", "les_", "parity_", "trace_", "hardhat_", "evm_", "anvil_", "ganache_", "testing_"],
   // starknet-devnet (devnet_mint, devnet_setTime...), Katana's dev_ setters; Juno and Pathfinder
   // expose no admin namespace over JSON-RPC.
   starknet: ["devnet_", "dev_", "katana_"],
