@@ -15,7 +15,8 @@
  * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
  */
 import { refuse } from "./errors.js";
-import { SEND_PREFIXES, hasNodes } from "./failover.js";
+import { hasNodes } from "./failover.js";
+import { readSet } from "./methods.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
 import { exactPath, hostIs, on } from "./routes.js";
 import type { ChainKind, GatewayChain } from "./types.js";
@@ -127,10 +128,11 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
 
 /**
  * What policy.lua reads from the stack's data (gateway_data.lua): each chain's lists (lower case;
- * "x_" is a family), and for a chain with several nodes the prefixes of its sends (failover.ts).
+ * "x_" is a family), and for a chain with several nodes the set of its reads (methods.ts), which
+ * alone may be sent to a second node (failover.ts).
  */
-export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy & { sends?: readonly string[] }> =>
-  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), ...(hasNodes(c) ? { sends: SEND_PREFIXES[c.kind].map((p) => p.toLowerCase()) } : {}) }]));
+export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy & { reads?: Record<string, true> }> =>
+  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), ...(hasNodes(c) ? { reads: readSet(c.kind) } : {}) }]));
 
 /** The methods that open a subscription over a WebSocket, as prefixes of the lower-cased name. */
 export const SUBSCRIBE_METHODS: Record<ChainKind, readonly string[]> = {
