@@ -52,3 +52,29 @@ export const READ_METHODS: Record<ChainKind, readonly string[]> = {
 
 /** A chain kind's reads as policy.lua looks them up: a set of lower-cased names. */
 export const readSet = (kind: ChainKind): Record<string, true> => Object.fromEntries(READ_METHODS[kind].map((m) => [m.toLowerCase(), true]));
+
+/**
+ * Which calls open a subscription over a WebSocket, on every chain kind: the lower-cased method
+ * name contains `opens` and not `closes`. So eth_subscribe (evm); starknet_subscribeNewHeads,
+ * ...Events, ...TransactionStatus, ...NewTransactions, ...NewTransactionReceipts (starknet-specs
+ * starknet_ws_api.json 0.8 to 0.10), and whatever a node adds under its own namespace
+ * (juno_subscribe*, pathfinder_subscribe); Tendermint's subscribe (cosmos). starknet_unsubscribe,
+ * eth_unsubscribe, unsubscribe and unsubscribe_all close one and are not counted.
+ */
+export const SUBSCRIPTION = { opens: "subscribe", closes: "unsubscribe" } as const;
+
+/**
+ * Which calls create a filter on the node, per chain kind: a lower-cased method name matching
+ * this pattern, read alike as a Lua pattern (ws.lua, filters.lua) and as an HAProxy regex (-i).
+ * evm: geth's filter API (eth/filters/api.go: NewFilter, NewBlockFilter,
+ * NewPendingTransactionFilter, so eth_newFilter, eth_newBlockFilter,
+ * eth_newPendingTransactionFilter), and the same shape under any namespace. Starknet and
+ * Tendermint have no filters.
+ */
+export const FILTER_CREATOR: Record<ChainKind, string | undefined> = { evm: "^[^_]+_new.*filter$", starknet: undefined, cosmos: undefined };
+
+/**
+ * How long geth keeps a filter nobody polls (eth/filters/filter_system.go, Config.Timeout: 5
+ * minutes): the window the gateway counts filter creations over.
+ */
+export const FILTER_WINDOW_S = 300;

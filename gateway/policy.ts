@@ -16,7 +16,7 @@
  */
 import { refuse } from "./errors.js";
 import { hasNodes } from "./failover.js";
-import { readSet } from "./methods.js";
+import { FILTER_CREATOR, SUBSCRIPTION, readSet } from "./methods.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
 import { exactPath, hostIs, on } from "./routes.js";
 import type { ChainKind, GatewayChain } from "./types.js";
@@ -81,9 +81,9 @@ const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"
 const RPC_HTTP = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "known_chain"];
 const HAS_BODY = anon("req.body_len", "gt", "0");
 const RPC_POST = [...RPC_HTTP, "METH_POST", ...exactPath];
-const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
+export const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
 /** A single call whose method json_query read (the raw name: lists match ignoring case). */
-const simple = anon("var(txn.rpc_method)", "-m", "found");
+export const simple = anon("var(txn.rpc_method)", "-m", "found");
 
 /**
  * Rules run for JSON-RPC POSTs once the body is in: they refuse denied methods, over-long
@@ -134,18 +134,10 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
 export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy & { reads?: Record<string, true> }> =>
   Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), ...(hasNodes(c) ? { reads: readSet(c.kind) } : {}) }]));
 
-/** The methods that open a subscription over a WebSocket, as prefixes of the lower-cased name. */
-export const SUBSCRIBE_METHODS: Record<ChainKind, readonly string[]> = {
-  evm: ["eth_subscribe"],
-  // starknet_subscribeNewHeads, ...Events, ...TransactionStatus, ...NewTransactions, ... (WS API 0.8+).
-  starknet: ["starknet_subscribe"],
-  // Tendermint's /websocket: subscribe (unsubscribe and unsubscribe_all close them).
-  cosmos: ["subscribe"],
-};
-
 /**
  * What ws_limit (gateway/lua/limits.lua) reads from the stack's data: per chain, the same lists
- * as HTTP calls, the batch limit, and which methods open a subscription.
+ * as HTTP calls, the batch limit, which calls open a subscription and which create a filter
+ * (gateway/methods.ts).
  */
 export const wsPolicyData = (chains: readonly GatewayChain[], maxBatch: number) =>
-  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), subscribe: SUBSCRIBE_METHODS[c.kind], max_batch: maxBatch }]));
+  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), subscribe: SUBSCRIPTION, filter: FILTER_CREATOR[c.kind], max_batch: maxBatch }]));
