@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import type { GatewayChain } from "../gateway/build.js";
+import { GATEWAY_LIMIT_DEFAULTS, compileGateway, type GatewayChain, type GatewayOptions } from "../gateway/build.js";
+import { policyData } from "../gateway/policy.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { stopEach } from "./support/net.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
@@ -87,5 +88,24 @@ describe("filters", () => {
     // Calls that create nothing still go through, and another key has its own budget.
     expect((await post(rpc("eth_getFilterChanges"))).status).toBe(200);
     expect((await post(rpc("eth_newFilter"), OTHER)).status).toBe(200);
+  });
+});
+
+const OPTIONS: GatewayOptions = {
+  ...GATEWAY_LIMIT_DEFAULTS, bindAddress: "127.0.0.1", httpsPort: 1, httpPort: 2, metrics: { address: "127.0.0.1", port: 3 }, certFile: "/c.pem", filesDir: "/f",
+  luaDir: "/l", rateLimitPerSecond: 10, maxBodyBytes: 65536, checkIntervalMs: 300, caFile: "/ca.pem", threads: 1, maxConnections: 100,
+};
+
+describe("one list of reads", () => {
+  it("the native retry rules and policy.lua's data name the same reads, for every chain kind", () => {
+    for (const kind of ["evm", "starknet", "cosmos"] as const) {
+      const nodes = ["a", "b"].map((n) => ({ name: n, rpcHttp: `http://${n}:1`, rpcWs: `ws://${n}:1`, healthUrl: `http://${n}:2/` }));
+      const chain: GatewayChain = { path: "c", chainId: "C", kind, upstreams: { rpcHttp: "http://a:1" }, nodes };
+      const { config } = compileGateway([chain], OPTIONS);
+      const rules = config.split("\n").filter((l) => l.includes("set-var(txn.rpc_read)") && l.includes("{ var(txn.rpc) -m str c }"));
+      const native = rules.flatMap((l) => /-i -m str (.*?) \}$/.exec(l)![1].split(" "));
+      expect(native.map((m) => m.toLowerCase()).sort(), kind).toEqual(Object.keys(policyData([chain]).c.reads!).sort());
+      expect(native.length, kind).toBeGreaterThan(20);
+    }
   });
 });
