@@ -7,8 +7,8 @@
  * decided in the frontend, where the method policy has read the body: the native path for single
  * calls, policy.lua for batches, both from that list.
  *
- * Everything else (sends, and whatever is not known to be a read) takes a hop through an internal listener (sendHop): HAProxy answers a
- * call whose node closed before replying with no answer at all when the call was not the first on
+ * Everything else (sends, and whatever is not known to be a read) takes a hop through an
+ * internal listener (sendHop): HAProxy answers a call whose node closed before replying with no answer at all when the call was not the first on
  * its client connection (src/http_ana.c, abort_keep_alive: HTTP/1.1 keep-alive is closed, an
  * HTTP/2 stream is refused with REFUSED_STREAM), which tells a client it may send the call again
  * elsewhere. Through the hop every send is the first call on a connection of its own, so its

@@ -112,12 +112,13 @@ function WsLimit:tcp_payload(txn, chn)
       local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max,
                      filters = FILTERS and self.rules.filter and FILTERS:left(self.key, now) }
       local verdict, calls, text, opened, made = ws.check(table.concat(parts), self.rules, subs)
-      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, now) end
       if verdict then txn:done() end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
       local b = self.badge
       if b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then txn:done() end
+      -- Only what goes on counts: a socket closed above forwards nothing.
+      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
         -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.
