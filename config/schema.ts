@@ -240,6 +240,7 @@ export const configSchema = {
         wsMaxConnectionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 100 },
         wsMaxSubscriptionsPerSocket: { type: "integer", minimum: 1, maximum: 1000000, default: 32 },
         wsMaxSubscriptionsPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 1000 },
+        filtersPerKey: { type: "integer", minimum: 1, maximum: 1000000, default: 100 },
         wsIdleTimeoutSeconds: { type: "integer", minimum: 10, maximum: 86400, default: 300 },
         methodPolicy: {
           type: "object",

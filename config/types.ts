@@ -80,6 +80,7 @@ export interface GatewayLimits {
   readonly wsMaxConnectionsPerKey: number;
   readonly wsMaxSubscriptionsPerSocket: number;
   readonly wsMaxSubscriptionsPerKey: number;
+  readonly filtersPerKey: number;
   readonly wsIdleTimeoutSeconds: number;
   /** Per chain path: methods (or `prefix_` families) opened or refused beyond the kind's defaults. */
   readonly methodPolicy: Readonly<Record<string, { readonly allowMethods?: readonly string[]; readonly denyMethods?: readonly string[] }>>;

@@ -197,6 +197,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       wsMaxConnectionsPerKey: raw.gateway?.wsMaxConnectionsPerKey ?? G.wsMaxConnectionsPerKey.default,
       wsMaxSubscriptionsPerSocket: raw.gateway?.wsMaxSubscriptionsPerSocket ?? G.wsMaxSubscriptionsPerSocket.default,
       wsMaxSubscriptionsPerKey: raw.gateway?.wsMaxSubscriptionsPerKey ?? G.wsMaxSubscriptionsPerKey.default,
+      filtersPerKey: raw.gateway?.filtersPerKey ?? G.filtersPerKey.default,
       wsIdleTimeoutSeconds: raw.gateway?.wsIdleTimeoutSeconds ?? G.wsIdleTimeoutSeconds.default,
       methodPolicy: raw.gateway?.methodPolicy ?? {},
       cache: {

@@ -13,6 +13,7 @@ import { errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { failoverGlobal, retryRules } from "./failover.js";
+import { filterData, filterGlobal, filterRules } from "./filters.js";
 import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
@@ -96,6 +97,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
     ...bodyRules(opts, bodied),
     ...policyRules(chains, opts.maxBatch),
+    ...filterRules(chains, opts),
     ...retryRules(chains),
     ...rateRules(opts, keyed),
     ...badgeAllowanceRules(opts, badge),
@@ -129,11 +131,11 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), cert_file: opts.certFile, ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), cert_file: opts.certFile, ...badgeData(opts) }),
     ...badgeFiles(opts),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []), ...failoverGlobal(chains, opts)];
+  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []), ...failoverGlobal(chains, opts), ...filterGlobal(chains, opts)];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),

@@ -6,7 +6,7 @@
  * The cache sits after the method policy, the key check, the rate limits and the node-health
  * gates: a request reaches it only once all of those have let it through.
  */
-import { CHECK_AGENT } from "./upstreams.js";
+import { CHECK_AGENT, hostHeader, parseUpstream } from "./upstreams.js";
 import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { NODE_DOWN, exactPath, on, rpcBackend } from "./routes.js";
 import { hasNodes } from "./failover.js";
@@ -116,7 +116,7 @@ export const FLIGHT_SHARE = 1 / 16;
  * and no URL reaches the httpclient's log lines.
  */
 export const cacheFetchAddress = (o: GatewayOptions) => `abns@rpcstack-cache-${o.httpsPort}`;
-/** What the httpclient asks for (a chain's path after it): never sent to a node. */
+/** What the httpclient asks for (a chain's path after it): neither its host nor its path reaches a node. */
 export const CACHE_FETCH_URL = "http://rpcstack-cache/";
 
 /** Chains whose JSON-RPC over HTTP is cached: evm and starknet with an rpcHttp upstream, unless switched off. */
@@ -162,6 +162,10 @@ export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions
         // Only cacheable reads and finality polls come this way: where a chain has several nodes,
         // one whose node fails is sent to another (failover.ts).
         ...(cached.some(hasNodes) ? [req(["set-var(txn.rpc_read)", "bool(true)"])] : []),
+        // The node's own name, not the httpclient's: geth refuses a Host outside --http.vhosts
+        // (default localhost) with 403. A chain with one node gets it in its backend too; one with
+        // several gets its URL's (each node of ours takes any, as it takes the clients' own).
+        ...cached.map((c) => req(["set-header", "Host", hostHeader(parseUpstream(c.upstreams.rpcHttp!))], anon("path", `/${c.path}`))),
         ...cached.map((c) => useBackend(rpcBackend(c), anon("path", `/${c.path}`))),
         { phase: "default_backend", action: ["be_unrouted"] },
       ],

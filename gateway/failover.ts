@@ -1,13 +1,14 @@
 /**
  * Failover between the nodes of a chain served by several, with HAProxy's own retries: a read
  * whose node fails before answering (refused, reset, closed without a reply, a node marked down
- * while it held the call) is sent once more, to another node; a send (a batch holding one
+ * while it held the call) is sent once more, to another node; any other call (a batch holding one
  * included) is retried only when the connection failed before the request left the gateway, so it
- * never reaches two nodes. Which calls are reads is decided in the frontend, where the method
- * policy has read the body: the native path for single calls, policy.lua for batches.
+ * never reaches two nodes. A read is a method on its chain kind's list (methods.ts READ_METHODS),
+ * decided in the frontend, where the method policy has read the body: the native path for single
+ * calls, policy.lua for batches, both from that list.
  *
- * Everything else (sends) takes a hop through an internal listener (sendHop): HAProxy answers a
- * call whose node closed before replying with no answer at all when the call was not the first on
+ * Everything else (sends, and whatever is not known to be a read) takes a hop through an
+ * internal listener (sendHop): HAProxy answers a call whose node closed before replying with no answer at all when the call was not the first on
  * its client connection (src/http_ana.c, abort_keep_alive: HTTP/1.1 keep-alive is closed, an
  * HTTP/2 stream is refused with REFUSED_STREAM), which tells a client it may send the call again
  * elsewhere. Through the hop every send is the first call on a connection of its own, so its
@@ -22,19 +23,8 @@
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import { anon, req, type Cond, type Directive, type Rule } from "./model.js";
 import { WS_HANDSHAKE } from "./upgrades.js";
-import type { ChainKind, GatewayChain, GatewayOptions } from "./types.js";
-
-/**
- * Methods that send something on: prefixes, matched ignoring case. evm: eth_sendRawTransaction,
- * eth_sendTransaction (and eth_sendRawTransactionSync, bundles), eth_submitWork/Hashrate;
- * starknet: starknet_addInvokeTransaction, starknet_addDeclareTransaction,
- * starknet_addDeployAccountTransaction; cosmos: Tendermint's broadcast_tx_* and broadcast_evidence.
- */
-export const SEND_PREFIXES: Record<ChainKind, readonly string[]> = {
-  evm: ["eth_send", "eth_submit"],
-  starknet: ["starknet_add"],
-  cosmos: ["broadcast_"],
-};
+import { READ_METHODS } from "./methods.js";
+import type { GatewayChain, GatewayOptions } from "./types.js";
 
 /** A chain whose backends hold several servers. */
 export const hasNodes = (c: GatewayChain): boolean => (c.nodes?.length ?? 0) > 1;
@@ -119,20 +109,26 @@ export const wsGoneFilter = (): Directive => ["filter", "lua.ws_gone"];
 export const failoverGlobal = (chains: readonly GatewayChain[], o: GatewayOptions): Directive[] =>
   chains.some(hasNodes) ? [luaLoad(o, LUA_ENTRIES.failover)] : [];
 
+/** Names per ACL: HAProxy splits a configuration line into at most 64 words (MAX_LINE_ARGS). */
+const NAMES_PER_RULE = 40;
+const chunks = <T>(xs: readonly T[], n: number): T[][] => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, (i + 1) * n));
+
 /**
  * Frontend rules, after the method policy: a single call whose method json_query read and that is
- * no send, and a WebSocket handshake (no body, nothing sent before the 101), are safe to retry.
- * policy.lua marks batches and unusual bodies itself.
+ * on its chain kind's list of reads, and a WebSocket handshake (no body, nothing sent before the
+ * 101), are safe to retry. policy.lua marks batches and unusual bodies itself, from the same list.
  */
 export function retryRules(chains: readonly GatewayChain[]): Rule[] {
   const multi = chains.filter(hasNodes);
   if (!multi.length) return [];
   return [
-    ...multi.map((c, i) =>
-      req(
-        ["set-var(txn.rpc_read)", "bool(true)"],
-        [...anon("var(txn.rpc)", "-m", "str", c.path), ...anon("var(txn.rpc_method)", "-m", "found"), "!", ...anon("var(txn.rpc_method)", "-i", "-m", "beg", ...SEND_PREFIXES[c.kind])],
-        i ? undefined : "Failover: reads may be sent to a second node, sends never once they may have reached one.",
+    ...multi.flatMap((c, i) =>
+      chunks(READ_METHODS[c.kind], NAMES_PER_RULE).map((names, j) =>
+        req(
+          ["set-var(txn.rpc_read)", "bool(true)"],
+          [...anon("var(txn.rpc)", "-m", "str", c.path), ...anon("var(txn.rpc_method)", "-i", "-m", "str", ...names)],
+          i || j ? undefined : "Failover: reads may be sent to a second node; anything else never, once it may have reached one.",
+        ),
       ),
     ),
     req(["set-var(txn.rpc_read)", "bool(true)"], [...anon("var(txn.chain)", "-m", "str", ...multi.map((c) => c.path)), ...WS_HANDSHAKE]),

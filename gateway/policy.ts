@@ -15,15 +15,17 @@
  * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
  */
 import { refuse } from "./errors.js";
-import { SEND_PREFIXES, hasNodes } from "./failover.js";
+import { hasNodes } from "./failover.js";
+import { FILTER_CREATOR, SUBSCRIPTION, readSet } from "./methods.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
 import { exactPath, hostIs, on } from "./routes.js";
 import type { ChainKind, GatewayChain } from "./types.js";
 
 export const DEFAULT_DENY: Record<ChainKind, readonly string[]> = {
   // geth/Nethermind/Erigon/Besu administration and debugging, signing with node-held keys,
-  // the engine API, heavy tracing, and the dev nodes' state setters (hardhat, anvil, ganache).
-  evm: ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "clique_", "les_", "parity_", "trace_", "hardhat_", "evm_", "anvil_", "ganache_"],
+  // the engine API, heavy tracing, the dev nodes' state setters (hardhat, anvil, ganache), and
+  // testing_ (execution-apis src/testing: testing_buildBlockV1 builds a block of any transactions).
+  evm: ["admin_", "debug_", "personal_", "miner_", "txpool_", "engine_", "clique_", "les_", "parity_", "trace_", "hardhat_", "evm_", "anvil_", "ganache_", "testing_"],
   // starknet-devnet (devnet_mint, devnet_setTime...), Katana's dev_ setters; Juno and Pathfinder
   // expose no admin namespace over JSON-RPC.
   starknet: ["devnet_", "dev_", "katana_"],
@@ -79,9 +81,9 @@ const SIMPLE_BODY = String.raw`(?i)^\s*\{(?![\s\S]*\\)(?![\s\S]*"method"[\s\S]*"
 const RPC_HTTP = [...anon("var(txn.iface)", "-m", "str", "rpc-http"), "known_chain"];
 const HAS_BODY = anon("req.body_len", "gt", "0");
 const RPC_POST = [...RPC_HTTP, "METH_POST", ...exactPath];
-const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
+export const isRpc = (c?: GatewayChain): Cond => (c ? anon("var(txn.rpc)", "-m", "str", c.path) : anon("var(txn.rpc)", "-m", "found"));
 /** A single call whose method json_query read (the raw name: lists match ignoring case). */
-const simple = anon("var(txn.rpc_method)", "-m", "found");
+export const simple = anon("var(txn.rpc_method)", "-m", "found");
 
 /**
  * Rules run for JSON-RPC POSTs once the body is in: they refuse denied methods, over-long
@@ -130,23 +132,16 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
 
 /**
  * What policy.lua reads from the stack's data (gateway_data.lua): each chain's lists (lower case;
- * "x_" is a family), and for a chain with several nodes the prefixes of its sends (failover.ts).
+ * "x_" is a family), and for a chain with several nodes the set of its reads (methods.ts), which
+ * alone may be sent to a second node (failover.ts).
  */
-export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy & { sends?: readonly string[] }> =>
-  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), ...(hasNodes(c) ? { sends: SEND_PREFIXES[c.kind].map((p) => p.toLowerCase()) } : {}) }]));
-
-/** The methods that open a subscription over a WebSocket, as prefixes of the lower-cased name. */
-export const SUBSCRIBE_METHODS: Record<ChainKind, readonly string[]> = {
-  evm: ["eth_subscribe"],
-  // starknet_subscribeNewHeads, ...Events, ...TransactionStatus, ...NewTransactions, ... (WS API 0.8+).
-  starknet: ["starknet_subscribe"],
-  // Tendermint's /websocket: subscribe (unsubscribe and unsubscribe_all close them).
-  cosmos: ["subscribe"],
-};
+export const policyData = (chains: readonly GatewayChain[]): Record<string, MethodPolicy & { reads?: Record<string, true> }> =>
+  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), ...(hasNodes(c) ? { reads: readSet(c.kind) } : {}) }]));
 
 /**
  * What ws_limit (gateway/lua/limits.lua) reads from the stack's data: per chain, the same lists
- * as HTTP calls, the batch limit, and which methods open a subscription.
+ * as HTTP calls, the batch limit, which calls open a subscription and which create a filter
+ * (gateway/methods.ts).
  */
 export const wsPolicyData = (chains: readonly GatewayChain[], maxBatch: number) =>
-  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), subscribe: SUBSCRIBE_METHODS[c.kind], max_batch: maxBatch }]));
+  Object.fromEntries(chains.map((c) => [c.path, { ...methodPolicy(c), subscribe: SUBSCRIPTION, filter: FILTER_CREATOR[c.kind], max_batch: maxBatch }]));

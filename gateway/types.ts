@@ -89,6 +89,8 @@ export interface GatewayOptions {
   readonly wsMaxSubscriptionsPerSocket: number;
   /** Subscriptions one key (on Cosmos hostnames, one address) may hold on its open WebSockets together. */
   readonly wsMaxSubscriptionsPerKey: number;
+  /** Filters (eth_newFilter and the like) one key may create in any FILTER_WINDOW_S (gateway/filters.ts). */
+  readonly filtersPerKey: number;
   /** A WebSocket with no traffic either way for this long is closed. */
   readonly wsIdleTimeoutSeconds: number;
   /** How often upstream health is checked. */
@@ -161,5 +163,6 @@ export const GATEWAY_LIMIT_DEFAULTS = {
   wsMaxConnectionsPerKey: 100,
   wsMaxSubscriptionsPerSocket: 32,
   wsMaxSubscriptionsPerKey: 1000,
+  filtersPerKey: 100,
   wsIdleTimeoutSeconds: 300,
 } as const;

@@ -20,6 +20,9 @@ export function parseUpstream(url: string): Upstream {
   return { host: u.hostname.replace(/^\[|\]$/g, ""), port, tls, basePath: u.pathname.replace(/\/+$/, "") };
 }
 
+/** The Host header a node reached at `u` expects: its URL's own authority (geth checks it against --http.vhosts). */
+export const hostHeader = (u: Upstream) => (u.port === (u.tls ? 443 : 80) ? u.host : `${u.host}:${u.port}`);
+
 /** Health checks say who they are, so node logs and request counts can tell them apart. */
 export const CHECK_AGENT = "rpcstack-gateway-healthcheck";
 
@@ -178,7 +181,7 @@ export class ChainBackends {
             // a second between attempts): the client gets 503 at once and may retry itself.
             ["retries", "0"],
             ...rewrite,
-            ["http-request", "set-header", "Host", u.port === (u.tls ? 443 : 80) ? u.host : `${u.host}:${u.port}`],
+            ["http-request", "set-header", "Host", hostHeader(u)],
             ...servers,
           ],
     });

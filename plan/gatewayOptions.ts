@@ -31,6 +31,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     wsMaxConnectionsPerKey: settings.gateway.wsMaxConnectionsPerKey,
     wsMaxSubscriptionsPerSocket: settings.gateway.wsMaxSubscriptionsPerSocket,
     wsMaxSubscriptionsPerKey: settings.gateway.wsMaxSubscriptionsPerKey,
+    filtersPerKey: settings.gateway.filtersPerKey,
     wsIdleTimeoutSeconds: settings.gateway.wsIdleTimeoutSeconds,
     checkIntervalMs: HEALTH_CHECK_INTERVAL_MS,
     caFile: "/etc/ssl/certs/ca-certificates.crt",

@@ -185,6 +185,7 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["wrong-key limit negative", () => set(base(), "gateway.wrongKeysPerMinute", -1), "rpcstack:gateway.wrongKeysPerMinute", />= 0/],
   ["connections per address zero", () => set(base(), "gateway.maxConnectionsPerAddress", 0), "rpcstack:gateway.maxConnectionsPerAddress", />= 1/],
   ["WebSockets per key zero", () => set(base(), "gateway.wsMaxConnectionsPerKey", 0), "rpcstack:gateway.wsMaxConnectionsPerKey", />= 1/],
+  ["filters per key zero", () => set(base(), "gateway.filtersPerKey", 0), "rpcstack:gateway.filtersPerKey", />= 1/],
   ["WebSocket idle timeout too short", () => set(base(), "gateway.wsIdleTimeoutSeconds", 1), "rpcstack:gateway.wsIdleTimeoutSeconds", />= 10/],
   ["method name with a dot", () => set(base(), "gateway.methodPolicy", { sep1: { allowMethods: ["debug.trace"] } }), "rpcstack:gateway.methodPolicy.sep1.allowMethods[0]", /method names or families/],
   ["method policy for an unknown chain", () => set(base(), "gateway.methodPolicy", { doge: { denyMethods: ["eth_sign"] } }), "rpcstack:gateway.methodPolicy.doge", /not a chain this gateway serves/],

@@ -127,6 +127,23 @@ describe(`a chain with two nodes, on ${haproxyVersion()}`, () => {
     });
   }, 30_000);
 
+  it("a call not known to be a read (sends under other names, an unknown method), alone or batched with a read, is never sent to a second node", async () => {
+    await failing(a, async () => {
+      a.freeze();
+      const methods = ["eea_sendRawTransaction", "priv_distributeRawTransaction", "mev_sendBundle", "acme_doSomething"];
+      const bodies = methods.flatMap((m) => Array.from({ length: 3 }, (_, i) => (i === 2 ? [rpc("eth_chainId"), rpc(m, `0x${m}${i}`)] : rpc(m, `0x${m}${i}`))));
+      const entries = bodies.map((b) => ((x) => `${x.method}:${x.params[0]}`)(Array.isArray(b) ? b[1] : b));
+      const pending = bodies.map(call);
+      await eventually("calls reached the frozen node", async () => entries.some((e) => count(a, e)), (ok) => ok);
+      a.setHealthy(false);
+      const answers = await Promise.all(pending);
+      for (const [i, e] of entries.entries()) {
+        expect(count(a, e) + count(b, e), e).toBe(1);
+        expect(answers[i].status, e).toBe(count(a, e) ? 502 : 200);
+      }
+    });
+  }, 30_000);
+
   it("over HTTP/2, a send its frozen node held gets 502, not a refused stream (which tells a client to send it again)", async () => {
     await failing(a, async () => {
       const session = http2Connect(gw.base, { rejectUnauthorized: false });

@@ -65,7 +65,7 @@ describe("method policy", () => {
   });
 
   it("the default lists refuse dev-node and admin families; denyMethods adds to them", async () => {
-    for (const m of ["hardhat_setBalance", "evm_mine", "anvil_setCode", "admin_peers", "personal_sign", "miner_start", "txpool_content", "engine_newPayloadV3"]) {
+    for (const m of ["hardhat_setBalance", "evm_mine", "anvil_setCode", "admin_peers", "personal_sign", "miner_start", "txpool_content", "engine_newPayloadV3", "testing_buildBlockV1"]) {
       expect(await reaching(async () => jsonError(await post(`/gateway/eth/rpc-http/${KEY}`, call(m)), 403, /is not served/))).toBe(0);
     }
     expect(await reaching(async () => jsonError(await post(`/gateway/open/rpc-http/${KEY}`, call("eth_sign")), 403, /eth_sign/))).toBe(0);

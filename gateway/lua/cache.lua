@@ -319,10 +319,10 @@ end
 local function rpc(chain, method, params)
   local body = '{"jsonrpc":"2.0","id":1,"method":"' .. method .. '","params":' .. params .. '}'
   local res = fetch(chain, body, POLL_HEADERS, 10000)
-  if not res or res.status ~= 200 then error('no answer') end
+  if not res or res.status ~= 200 then error('HTTP ' .. tostring(res and res.status or 'none'), 0) end
   local b = res.body or ''
   local m = members(b, skip(b, 1))
-  if not m then error('not a JSON-RPC answer') end
+  if not m then error('not a JSON-RPC answer', 0) end
   return b, m.result
 end
 
@@ -386,7 +386,7 @@ local function poll(name, c)
   local final, h = final_block(name, c)
   local n = final
   if not n then n, h = block(name, c.kind, k.at(0)) end
-  if not n then error('no block to know the chain by') end
+  if not n then error('no block to know the chain by', 0) end
   local a = ANCHOR[name]
   if a then
     local then_hash = h
@@ -404,10 +404,14 @@ local function poll(name, c)
   LIVE[name] = true
 end
 
+-- Each change of a chain's state is logged, and rpcstack_cache_live says it (rpcstack/cache_live.lua).
+local live = require('rpcstack.cache_live').new(function(level, text) core.log(core[level], text) end)
 core.register_task(function()
   while true do
     for name, c in pairs(CHAINS) do
-      if not pcall(poll, name, c) then LIVE[name] = false end
+      local ok, why = pcall(poll, name, c)
+      if not ok then LIVE[name] = false end
+      live:report(name, ok, why)
     end
     sweep(core.now().sec)
     core.msleep(POLL_MS)
@@ -424,6 +428,7 @@ core.register_service('rpc_cache_metrics', 'http', function(applet)
     '# HELP rpcstack_cache_fetches Misses being fetched from the nodes now (at most ' .. FETCH.max .. ').',
     '# TYPE rpcstack_cache_fetches gauge', 'rpcstack_cache_fetches ' .. RUNNING,
   }
+  for _, line in ipairs(live:lines(CHAINS)) do out[#out + 1] = line end
   local series = {
     { 'requests_total', 'counter', 'requests',
       'JSON-RPC POSTs naming a cacheable method (the calls the cache looks at).' },

@@ -10,8 +10,9 @@
 --   - each call adds one to the tracked counter's gpc 0 (the per-key rate that HTTP requests and
 --     batch calls share; on Cosmos hostnames the address's); past the rate the socket is closed
 --     before the message is forwarded;
---   - calls the chain's method policy denies, and subscriptions past the socket's or the key's
---     cap, are rewritten into calls of a method no node serves, under their own ids: the node
+--   - calls the chain's method policy denies, subscriptions past the socket's or the key's
+--     cap, and filters past the key's bound (rpcstack/filter_budget.lua, shared with HTTP calls),
+--     are rewritten into calls of a method no node serves, under their own ids: the node
 --     answers each with a JSON-RPC error, and the message's other calls go through;
 --   - on a socket opened with a badge (gateway/badges.ts), each call also counts against the
 --     badge's allowance (rpcstack/badge_ledger.lua, shared with the HTTP path): past it, or past
@@ -31,6 +32,7 @@ local ws = require 'rpcstack.ws'
 local DATA = require('gateway_data')
 local RULES = DATA.ws
 local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badges.max_held, DATA.badges.skew)
+local FILTERS = DATA.filters and require('rpcstack.filter_budget').shared(DATA.filters.max, DATA.filters.window)
 
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address).
 -- One Lua state serves every thread (lua-load), so this is the whole gateway's count.
@@ -64,6 +66,8 @@ function WsLimit:start_analyze(txn, chn)
     -- Cosmos hostnames the address's.
     self.src = tostring(txn.f:src())
     self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
+    -- Whose filters: the key's (a badge's project's), as over HTTP (filters.lua).
+    self.key = txn:get_var('txn.keyname') or self.who
     local jti = LEDGER and txn:get_var('txn.badge_jti')
     if jti then
       local exp, alw = txn:get_var('txn.badge_exp'), txn:get_var('txn.badge_alw')
@@ -128,13 +132,17 @@ function WsLimit:tcp_payload(txn, chn)
       local parts = {}
       for i, f in ipairs(frames) do parts[i] = ws.unmask(data:sub(f[1], f[1] + f[2] - 1), f[3]) end
       local open = OPEN[self.who] or 0
-      local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max }
-      local verdict, calls, text, opened = ws.check(table.concat(parts), self.rules, subs)
+      local now = os.time()
+      local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max,
+                     filters = FILTERS and self.rules.filter and FILTERS:left(self.key, now) }
+      local verdict, calls, text, opened, made = ws.check(table.concat(parts), self.rules, subs)
       if verdict then txn:done() end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
       local b = self.badge
       if b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then txn:done() end
+      -- Only what goes on counts: a socket closed above forwards nothing.
+      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
         -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.

@@ -2,8 +2,8 @@
 -- action rpc_policy reads the whole JSON-RPC body (rpcstack/policy.lua decides) and sets:
 --   txn.rpc_verdict  "denied" | "batch" (too many calls) | "invalid" (not JSON it can check)
 --   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
---   txn.rpc_read     true for an allowed body without a send, on a chain with several nodes
---                    (its lists name the sends): a read that may go to a second node
+--   txn.rpc_read     true for an allowed body whose every call is a known read, on a chain
+--                    with several nodes (its lists hold the reads): it may go to a second node
 --   txn.rpc_calls    a batch's number of calls (a badge's allowance counts them: badges.lua)
 -- Each chain's lists come from the stack's generated data (gateway_data.lua).
 local POLICY = require('gateway_data').policy

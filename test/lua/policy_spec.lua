@@ -46,12 +46,20 @@ describe('decide', function()
     end
   end)
 
-  it('with the sends of a chain with several nodes, says whether an allowed body holds a send', function()
-    local lists = { deny = EVM.deny, allow = EVM.allow, sends = { 'eth_send', 'eth_submit' } }
+  it('with the reads of a chain with several nodes, says whether an allowed body holds anything else', function()
+    local reads = { eth_getbalance = true, eth_blocknumber = true, eth_chainid = true }
+    local lists = { deny = EVM.deny, allow = EVM.allow, reads = reads }
     assert.same({ nil, 1, nil, false }, { decide(call('eth_getBalance'), lists, 10) })
+    assert.same({ nil, 1, nil, false }, { decide(call('ETH_GetBalance'), lists, 10) })
     assert.same({ nil, 1, nil, true }, { decide(call('ETH_SendRawTransaction'), lists, 10) })
-    local batch = '[' .. call('eth_blockNumber') .. ',' .. call('eth_sendRawTransaction') .. ']'
+    -- Not known to be a read is enough: sends under names no list of sends would hold.
+    for _, m in ipairs({ 'eea_sendRawTransaction', 'priv_distributeRawTransaction', 'mev_sendBundle', 'x_unknown' }) do
+      assert.same({ nil, 1, nil, true }, { decide(call(m), lists, 10) }, m)
+    end
+    local batch = '[' .. call('eth_blockNumber') .. ',' .. call('mev_sendBundle') .. ']'
     assert.same({ nil, 2, nil, true }, { decide(batch, lists, 10) })
+    local reads_only = '[' .. call('eth_blockNumber') .. ',' .. call('eth_chainId') .. ']'
+    assert.same({ nil, 2, nil, false }, { decide(reads_only, lists, 10) })
     -- A call without a method string is nothing the gateway can vouch for as a read.
     assert.same({ nil, 2, nil, true }, { decide('[' .. call('eth_chainId') .. ',{"id":2}]', lists, 10) })
     assert.same({ 'denied', 1, 'admin_peers' }, { decide(call('admin_peers'), lists, 10) })

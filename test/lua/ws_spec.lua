@@ -3,7 +3,8 @@ local ws = require 'rpcstack.ws'
 
 local KEY = '\90\23\195\8'
 local RULES = {
-  deny = { 'debug_', 'admin_' }, allow = { 'debug_tracetransaction' }, subscribe = { 'eth_subscribe' }, max_batch = 3,
+  deny = { 'debug_', 'admin_' }, allow = { 'debug_tracetransaction' }, max_batch = 3,
+  subscribe = { opens = 'subscribe', closes = 'unsubscribe' }, filter = '^[^_]+_new.*filter$',
 }
 local function subs(socket, key) return { socket = socket or 0, socket_max = 2, key = key or 0, key_max = 5 } end
 local call = function(method, id)
@@ -38,17 +39,17 @@ end)
 describe('check', function()
   it('reads the common message (one object, one "method" key, no escape) without the parser', function()
     local sub = ' {"id":1,"Method" : "eth_subscribe","params":["newHeads"]}'
-    assert.same({ nil, 1, nil, 1 }, { ws.check(sub, RULES, subs()) })
+    assert.same({ nil, 1, nil, 1, 0 }, { ws.check(sub, RULES, subs()) })
     local _, _, out = ws.check('{"id":1,"method":"admin_peers"}', RULES, subs())
     assert.equal('{"jsonrpc":"2.0","id":1,"method":"' .. ws.DENIED .. '","params":[]}', out)
     -- Cut short, it goes on as it is: the node answers a parse error, as over HTTP.
-    assert.same({ nil, 1, nil, 0 }, { ws.check('{"method":"eth_call"', RULES, subs()) })
+    assert.same({ nil, 1, nil, 0, 0 }, { ws.check('{"method":"eth_call"', RULES, subs()) })
   end)
 
   it('lets allowed calls through untouched and counts every call of a batch', function()
-    assert.same({ nil, 1, nil, 0 }, { ws.check(call('eth_blockNumber'), RULES, subs()) })
+    assert.same({ nil, 1, nil, 0, 0 }, { ws.check(call('eth_blockNumber'), RULES, subs()) })
     local batch = '[' .. call('a_b', 1) .. ',' .. call('c_d', 2) .. ',' .. call('debug_traceTransaction', 3) .. ']'
-    assert.same({ nil, 3, nil, 0 }, { ws.check(batch, RULES, subs()) })
+    assert.same({ nil, 3, nil, 0, 0 }, { ws.check(batch, RULES, subs()) })
   end)
 
   it('refuses what it cannot read and batches over the limit: the socket is closed on these', function()
@@ -79,7 +80,7 @@ describe('check', function()
   end)
 
   it('counts subscriptions and refuses those past the socket cap or the key cap', function()
-    assert.same({ nil, 1, nil, 1 }, { ws.check(call('eth_subscribe'), RULES, subs(0, 0)) })
+    assert.same({ nil, 1, nil, 1, 0 }, { ws.check(call('eth_subscribe'), RULES, subs(0, 0)) })
     local two = '[' .. call('eth_subscribe', 1) .. ',' .. call('eth_subscribe', 2) .. ']'
     local _, _, out, opened = ws.check(two, RULES, subs(1, 0))
     assert.equal(1, opened)
@@ -87,6 +88,33 @@ describe('check', function()
     assert.falsy(out:find('"id":1,"method":"' .. ws.OVER_CAP .. '"', 1, true))
     local _, _, over, none = ws.check(call('ETH_SUBSCRIBE', 7), RULES, subs(0, 5))
     assert.same({ '{"jsonrpc":"2.0","id":7,"method":"' .. ws.OVER_CAP .. '","params":[]}', 0 }, { over, none })
+  end)
+
+  it('counts every name that holds "subscribe" as a subscription, whatever its namespace, not unsubscribe', function()
+    local opening = { 'juno_subscribeNewHeads', 'pathfinder_subscribe', 'starknet_subscribeEvents', 'subscribe' }
+    for _, m in ipairs(opening) do
+      assert.same({ nil, 1, nil, 1, 0 }, { ws.check(call(m), RULES, subs()) }, m)
+    end
+    local closing = { 'starknet_unsubscribe', 'eth_unsubscribe', 'unsubscribe_all', 'starknet_subscriptionReorg' }
+    for _, m in ipairs(closing) do
+      assert.same({ nil, 1, nil, 0, 0 }, { ws.check(call(m), RULES, subs()) }, m)
+    end
+  end)
+
+  it('counts filter creations and refuses those past the filters left to the key', function()
+    local s = subs()
+    s.filters = 2
+    local three = '[' .. call('eth_newFilter', 1) .. ',' .. call('eth_newBlockFilter', 2) .. ','
+      .. call('ETH_NEWPENDINGTRANSACTIONFILTER', 3) .. ']'
+    local _, calls, out, opened, made = ws.check(three, RULES, s)
+    assert.same({ 3, 0, 2 }, { calls, opened, made })
+    assert.truthy(out:find('"id":3,"method":"' .. ws.OVER_FILTERS .. '"', 1, true))
+    assert.falsy(out:find('"id":2,"method":"' .. ws.OVER_FILTERS .. '"', 1, true))
+    -- Polling, removing and getLogs create nothing; without a bound every creation goes through.
+    for _, m in ipairs({ 'eth_getFilterChanges', 'eth_uninstallFilter', 'eth_getLogs' }) do
+      assert.same({ nil, 1, nil, 0, 0 }, { ws.check(call(m), RULES, s) }, m)
+    end
+    assert.same({ nil, 3, nil, 0, 3 }, { ws.check(three, RULES, subs()) })
   end)
 end)
 

@@ -7,10 +7,11 @@
 --     verdict  nil (allowed) | "denied" | "batch" (more than max_batch calls) | "invalid" (not
 --              JSON it can check); calls: the number of calls (a single call is one), when
 --              the body was read; method: the first denied method, reduced to [a-z0-9_] for the
---              error message; send: with lists.sends, whether an allowed body holds a send
---     lists    { deny = {...}, allow = {...}, sends = {...} }, lower case; a deny or allow entry
---              ending in "_" is a family; every sends entry is a prefix (chains with several
---              nodes have one: a body holding a send is never sent to a second node)
+--              error message; send: with lists.reads, whether an allowed body holds a call that
+--              is not known to be a read (then it is never sent to a second node)
+--     lists    { deny = {...}, allow = {...}, reads = { [name] = true } }, lower case; a deny or
+--              allow entry ending in "_" is a family; reads (chains with several nodes have it)
+--              is the chain kind's set of read methods (gateway/methods.ts)
 --   read(body) -> calls   each call's methods (every string under a "method" key, in any case),
 --     a single call being one; nil when the body is not JSON it can read whole
 local json = require 'rpcstack.json'
@@ -86,13 +87,6 @@ local function read(body)
   return calls
 end
 
-local function prefixed(m, prefixes)
-  for _, p in ipairs(prefixes) do
-    if m:sub(1, #p) == p then return true end
-  end
-  return false
-end
-
 local function decide(body, lists, max_batch)
   local calls = read(body)
   if not calls then return 'invalid' end
@@ -106,10 +100,10 @@ local function decide(body, lists, max_batch)
       if listed(lm, lists.deny) and not listed(lm, lists.allow) then
         return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
       end
-      if lists.sends and prefixed(lm, lists.sends) then send = true end
+      if lists.reads and not lists.reads[lm] then send = true end
     end
   end
-  if lists.sends then return nil, #calls, nil, send end
+  if lists.reads then return nil, #calls, nil, send end
   return nil, #calls
 end
 

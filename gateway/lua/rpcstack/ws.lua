@@ -13,21 +13,25 @@
 --       must reach (from p) before it can be. false: a protocol error, or a message over max bytes
 --       (payload) or over max + room (with its frame headers)
 --   check(text, rules, subs) -> verdict, calls, text', opened
---       rules  { deny = {...}, allow = {...}, subscribe = {...}, max_batch = n } (lower case:
---              deny and allow as the policy has them, subscribe the prefixes of the methods that
---              open a subscription)
---       subs   { socket = n, socket_max = n, key = n, key_max = n }: subscriptions opened on this
---              socket and on all of the key's sockets, and their caps
+--       rules  { deny = {...}, allow = {...}, subscribe = { opens = s, closes = s }, filter = p,
+--              max_batch = n } (lower case: deny and allow as the policy has them; a call opens a
+--              subscription when its name contains `opens` and not `closes`, and creates a filter
+--              when it matches the Lua pattern `filter`, if any: gateway/methods.ts)
+--       subs   { socket = n, socket_max = n, key = n, key_max = n, filters = n }: subscriptions
+--              opened on this socket and on all of the key's sockets, their caps, and the filters
+--              the key may still create (nil: no bound)
 --       verdict  nil, "invalid" (not JSON the gateway can read whole) or "batch" (more than
 --              max_batch calls): the socket is closed on either. The common message (one object,
 --              no backslash, one "method" key) is read without the parser, as the HTTP path reads
 --              it with json_query: cut short, it goes on and the node answers a parse error
 --       calls  the number of calls (a single call is one), for the rate
 --       text'  the message to forward instead, or nil to forward it as it is: each call the policy
---              denies, and each subscription past a cap, becomes a call of a method no node serves
---              (DENIED, OVER_CAP), with the call's own id, so the node answers it with a JSON-RPC
---              error (-32601) in its place and the other calls go through
+--              denies, each subscription past a cap and each filter past the key's bound becomes a
+--              call of a method no node serves (DENIED, OVER_CAP, OVER_FILTERS), with the call's
+--              own id, so the node answers it with a JSON-RPC error (-32601) in its place and the
+--              other calls go through
 --       opened the subscriptions this message opens
+--       made   the filters it creates
 local json = require 'rpcstack.json'
 local policy = require 'rpcstack.policy'
 local byte, char, find, pack, unpack = string.byte, string.char, string.find, string.pack, string.unpack
@@ -35,6 +39,7 @@ local concat = table.concat
 
 local DENIED = 'rpcstack_method_not_served'
 local OVER_CAP = 'rpcstack_subscription_limit_reached'
+local OVER_FILTERS = 'rpcstack_filter_limit_reached'
 
 local function header(h)
   if #h < 2 then return end
@@ -91,22 +96,20 @@ local function unit(data, p, max, room)
   end
 end
 
-local function starts(m, prefixes)
-  for _, p in ipairs(prefixes) do
-    if m:sub(1, #p) == p then return true end
-  end
-  return false
-end
-
--- What each call is: 'denied', 'subscribe' or nil, from its methods (every "method" key).
+-- What each call is: 'denied', 'subscribe', 'filter' or nil, from its methods (every "method" key).
 local function kind(methods, rules)
-  local sub = false
+  local k
+  local sub = rules.subscribe
   for _, m in ipairs(methods) do
     local lm = m:lower()
     if policy.listed(lm, rules.deny) and not policy.listed(lm, rules.allow) then return 'denied' end
-    if starts(lm, rules.subscribe) then sub = true end
+    if find(lm, sub.opens, 1, true) and not find(lm, sub.closes, 1, true) then
+      k = 'subscribe'
+    elseif rules.filter and find(lm, rules.filter) then
+      k = k or 'filter'
+    end
   end
-  return sub and 'subscribe' or nil
+  return k
 end
 
 -- The raw id of the call object at text[i], as Go's decoder takes it: the last key that is "id"
@@ -151,7 +154,7 @@ local function check(text, rules, subs)
   local calls = simple(text) or policy.read(text)
   if not calls then return 'invalid' end
   if #calls > rules.max_batch then return 'batch', #calls end
-  local refuse, opened, any = {}, 0, false
+  local refuse, opened, made, any = {}, 0, 0, false
   for i, methods in ipairs(calls) do
     local k = kind(methods, rules)
     if k == 'denied' then
@@ -162,17 +165,24 @@ local function check(text, rules, subs)
       else
         refuse[i], any = OVER_CAP, true
       end
+    elseif k == 'filter' then
+      if not subs.filters or made < subs.filters then
+        made = made + 1
+      else
+        refuse[i], any = OVER_FILTERS, true
+      end
     end
   end
-  if not any then return nil, #calls, nil, opened end
+  if not any then return nil, #calls, nil, opened, made end
   local start = json.skip(text, 1)
-  if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1]), opened end
+  if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1]), opened, made end
   local items = json.elements(text, start)
   local out = {}
   for i, it in ipairs(items) do out[i] = refuse[i] and replaced(text, it.a, refuse[i]) or text:sub(it.a, it.b) end
-  return nil, #calls, '[' .. concat(out, ',') .. ']', opened
+  return nil, #calls, '[' .. concat(out, ',') .. ']', opened, made
 end
 
 return {
   header = header, unmask = unmask, frame = frame, unit = unit, check = check, DENIED = DENIED, OVER_CAP = OVER_CAP,
+  OVER_FILTERS = OVER_FILTERS,
 }
