@@ -8,4 +8,5 @@ files["gateway/lua/limits.lua"] = { read_globals = { "core", "filter" } }
 files["gateway/lua/failover.lua"] = { read_globals = { "core", "filter" } }
 files["gateway/lua/certs.lua"] = { read_globals = { "core", "CertCache" } }
 files["gateway/lua/badges.lua"] = { read_globals = { "core" } }
+files["gateway/lua/refusals.lua"] = { read_globals = { "core" } }
 files["test/lua"] = { std = "+busted" }

@@ -10,9 +10,9 @@ import type { GatewayOptions } from "./types.js";
 /** Where the Lua files are in the package. */
 export const LUA_SOURCE_DIR = "gateway/lua";
 /** The programs HAProxy loads (lua-load), each registering its actions, services or filters. */
-export const LUA_ENTRIES = { policy: "policy.lua", limits: "limits.lua", cache: "cache.lua", certs: "certs.lua", failover: "failover.lua", badges: "badges.lua" } as const;
+export const LUA_ENTRIES = { policy: "policy.lua", limits: "limits.lua", cache: "cache.lua", certs: "certs.lua", failover: "failover.lua", badges: "badges.lua", refusals: "refusals.lua" } as const;
 /** The modules they `require`. */
-export const LUA_MODULES = ["rpcstack/json.lua", "rpcstack/policy.lua", "rpcstack/ws.lua", "rpcstack/stream.lua", "rpcstack/cache_keys.lua", "rpcstack/cache_store.lua", "rpcstack/badge_ledger.lua"] as const;
+export const LUA_MODULES = ["rpcstack/json.lua", "rpcstack/policy.lua", "rpcstack/ws.lua", "rpcstack/stream.lua", "rpcstack/cache_keys.lua", "rpcstack/cache_store.lua", "rpcstack/badge_ledger.lua", "rpcstack/answers.lua"] as const;
 /** Every Lua file of the package, relative to LUA_SOURCE_DIR (and to luaDir). */
 export const LUA_FILES: readonly string[] = [...Object.values(LUA_ENTRIES), ...LUA_MODULES];
 /** The generated data, in filesDir: the Lua module `gateway_data`. */

@@ -14,6 +14,7 @@
  * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: the ws_limit filter
  * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
  */
+import { refusalRules } from "./batch.js";
 import { refuse } from "./errors.js";
 import { SEND_PREFIXES, hasNodes } from "./failover.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
@@ -104,15 +105,10 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
   }
   const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
   rules.push(
-    // Only a refused name is echoed, reduced to [a-z0-9_] (the Lua action sets it so already).
-    req(["set-var(txn.rpc_method)", `var(txn.rpc_method),lower,regsub("[^a-z0-9_]","",g)`], verdict("denied")),
     refuse(413, `batch longer than ${maxBatch} calls`, verdict("batch")),
     refuse(400, "body is not JSON the gateway can check", verdict("invalid")),
-    {
-      phase: "http-request",
-      action: ["return", "status", "403", "content-type", "application/json", "lf-string", JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32601, message: "method %[var(txn.rpc_method)] is not served by this gateway" } })],
-      cond: verdict("denied"),
-    },
+    // A refused call is answered with its own id and method (batch.ts); a batch, after the rate checks.
+    ...refusalRules(),
   );
   for (const c of rpcChains.filter((x) => x.kind === "cosmos")) {
     // The same lists for Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...): the
