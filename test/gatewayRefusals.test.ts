@@ -4,6 +4,7 @@
  * calls in place and the others relayed, and ethers' default batching.
  */
 import { JsonRpcProvider } from "ethers";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
@@ -103,5 +104,43 @@ describe("a batch holding refused calls", () => {
     } finally {
       provider.destroy();
     }
+  });
+});
+
+describe("over WebSocket", () => {
+  const socket = async (): Promise<{ send(text: string): void; ask(text: string): Promise<string>; close(): void }> => {
+    const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`);
+    await new Promise((resolve, reject) => (ws.on("open", resolve), ws.on("error", reject)));
+    const replies: string[] = [];
+    const waiting: ((s: string) => void)[] = [];
+    ws.on("message", (d) => (waiting.length ? waiting.shift()!(String(d)) : replies.push(String(d))));
+    return {
+      send: (text) => ws.send(text),
+      ask: (text) => (ws.send(text), new Promise((r) => (replies.length ? r(replies.shift()!) : waiting.push(r)))),
+      close: () => ws.close(),
+    };
+  };
+
+  it("a refused call is answered with its own id and method; a batch's refused calls in place", async () => {
+    const before = await balance();
+    const s = await socket();
+    try {
+      expect(JSON.parse(await s.ask(JSON.stringify(setBalance("w-1"))))).toEqual(notServed("w-1", "hardhat_setBalance"));
+      const batch = [{ jsonrpc: "2.0", id: 1, method: "eth_chainId" }, setBalance(2), { jsonrpc: "2.0", method: "debug_x" }, { jsonrpc: "2.0", id: 3, method: "net_version" }];
+      expect(JSON.parse(await s.ask(JSON.stringify(batch)))).toEqual([
+        { jsonrpc: "2.0", id: 1, result: "0x7a69" },
+        notServed(2, "hardhat_setBalance"),
+        { jsonrpc: "2.0", id: 3, result: "31337" },
+      ]);
+      // A refused notification gets no answer, the node's included: the next answer is the next call's.
+      s.send('{"jsonrpc":"2.0","method":"hardhat_mine"}');
+      s.send('[{"jsonrpc":"2.0","method":"hardhat_mine"},{"jsonrpc":"2.0","method":"debug_x"}]');
+      expect(JSON.parse(await s.ask('{"jsonrpc":"2.0","id":9,"method":"eth_chainId"}'))).toEqual({ jsonrpc: "2.0", id: 9, result: "0x7a69" });
+      // A client's own id shaped like the gateway's markers is its own.
+      expect(JSON.parse(await s.ask('{"jsonrpc":"2.0","id":"rpcstack-refused-1","method":"eth_chainId"}'))).toEqual({ jsonrpc: "2.0", id: "rpcstack-refused-1", result: "0x7a69" });
+    } finally {
+      s.close();
+    }
+    expect(await balance()).toBe(before);
   });
 });
