@@ -94,7 +94,7 @@ describe("a batch holding refused calls", () => {
     expect(body[1]).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32053 } });
   });
 
-  it("ethers' default batching: the allowed call resolves, the refused one rejects with the gateway's error", async () => {
+  it("ethers' default batching: the allowed call resolves, the refused one rejects with the gateway's error; alone too", async () => {
     const provider = new JsonRpcProvider(`${gw.base}/gateway/eth/rpc-http/${KEY}`, 31337, { staticNetwork: true, batchMaxCount: 10, batchStallTime: 20 });
     try {
       const [chain, refused] = await Promise.allSettled([provider.send("eth_chainId", []), provider.send("hardhat_setBalance", [ADDRESS, "0x1000"])]);
@@ -103,6 +103,13 @@ describe("a batch holding refused calls", () => {
       expect(String((refused as PromiseRejectedResult).reason)).toMatch(/method hardhat_setBalance is not served by this gateway/);
     } finally {
       provider.destroy();
+    }
+    // Sent alone (no batching), the 403's JSON-RPC error reaches the caller too.
+    const single = new JsonRpcProvider(`${gw.base}/gateway/eth/rpc-http/${KEY}`, 31337, { staticNetwork: true, batchMaxCount: 1 });
+    try {
+      await expect(single.send("hardhat_setBalance", [ADDRESS, "0x1000"])).rejects.toThrow(/method hardhat_setBalance is not served by this gateway/);
+    } finally {
+      single.destroy();
     }
   });
 });
