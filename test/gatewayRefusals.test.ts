@@ -72,6 +72,8 @@ describe("a batch holding refused calls", () => {
       { jsonrpc: "2.0", id: 3, method: "eth_getBalance", params: [ADDRESS, "latest"] },
     ]);
     expect(res.status).toBe(200);
+    // The service's answer is the gateway's like any other: a page may read it.
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
     expect(await res.json()).toEqual([
       { jsonrpc: "2.0", id: 1, result: "0x7a69" },
       notServed("b", "hardhat_setBalance"),
