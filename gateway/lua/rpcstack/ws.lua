@@ -23,14 +23,14 @@
 --              no backslash, one "method" key) is read without the parser, as the HTTP path reads
 --              it with json_query: cut short, it goes on and the node answers a parse error
 --       calls  the number of calls (a single call is one), for the rate
---       text'  the message to forward instead ('' for none), or nil to forward it as it is: each
---              call the policy
---              denies, and each subscription past a cap, becomes a call of a method no node serves
---              (DENIED, OVER_CAP), with the call's own id, so the node answers it with a JSON-RPC
---              error (-32601) in its place and the other calls go through. With mark, a denied
---              call goes under the id mark(answer) gives instead: answer is the gateway's own
---              error for it (rpcstack/answers.lua), which replaces the node's (reanswer). A denied notification is
---              dropped (no answer is due): a message left with no call is not forwarded
+--       text'  the message to forward instead ('' for none), or nil to forward it as it is:
+--              each call the policy denies, and each subscription past a cap, becomes a call of
+--              a method no node serves (DENIED, OVER_CAP), with the call's own id, so the node
+--              answers it with a JSON-RPC error (-32601) in its place and the other calls go
+--              through. With mark, a denied call goes under the id mark(answer) gives instead:
+--              answer is the gateway's own error for it (rpcstack/answers.lua), which replaces
+--              the node's (reanswer). A denied notification is dropped (no answer is due): a
+--              message left with no call is not forwarded
 --       opened the subscriptions this message opens
 --   reanswer(text, pending, prefix) -> text' | nil
 --       a node's message with its answers to marked calls (pending: raw id -> the gateway's
