@@ -52,7 +52,16 @@ local ESCAPES = {
 
 -- s as a JSON string's inside, at most max characters; bytes that are not UTF-8 become U+FFFD.
 local function escaped(s, max)
-  if not utf8.len(s) then s = s:gsub('[\128-\255]', '\239\191\189') end
+  s = s:sub(1, 4 * max + 4)
+  local parts, i = {}, 1
+  while true do
+    local ok, bad = utf8.len(s, i)
+    if ok then break end
+    parts[#parts + 1] = s:sub(i, bad - 1) .. '\239\191\189'
+    i = bad + 1
+  end
+  parts[#parts + 1] = s:sub(i)
+  s = concat(parts)
   if utf8.len(s) > max then s = s:sub(1, utf8.offset(s, max + 1) - 1) .. '...' end
   return (s:gsub('[%c"\\]', function(c) return ESCAPES[c] or string.format('\\u%04x', byte(c)) end))
 end
@@ -75,7 +84,7 @@ local function plan(body, lists)
   local out, sub = {}, {}
   for i, it in ipairs(items) do
     local id = id_of(body, it.a)
-    local m = policy.denied(calls[i], lists)
+    local m = policy.denied(calls[i] or {}, lists)
     out[i] = { id = id, answer = m and refusal(id, m) }
     if not m then sub[#sub + 1] = body:sub(it.a, it.b) end
   end
