@@ -13,6 +13,7 @@
  *   gateway/lua/policy.lua: it counts the calls, checks each method, and refuses what it cannot parse.
  * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: the ws_limit filter
  * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
+ * A refused call is answered with its own id and method, a batch holding one as an array (batch.ts).
  */
 import { refusalRules } from "./batch.js";
 import { refuse } from "./errors.js";
