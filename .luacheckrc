@@ -9,4 +9,5 @@ files["gateway/lua/failover.lua"] = { read_globals = { "core", "filter" } }
 files["gateway/lua/certs.lua"] = { read_globals = { "core", "CertCache" } }
 files["gateway/lua/badges.lua"] = { read_globals = { "core" } }
 files["gateway/lua/filters.lua"] = { read_globals = { "core" } }
+files["gateway/lua/refusals.lua"] = { read_globals = { "core" } }
 files["test/lua"] = { std = "+busted" }

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeConds, badgeData, badgeFiles, badgeRefusals, badgeScopeRules, badgeSections, badgeServiceRules } from "./badges.js";
+import { batchData, batchGlobal, batchRules, batchSections } from "./batch.js";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { errorFiles, refuse, refuseDirective } from "./errors.js";
@@ -101,6 +102,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...retryRules(chains),
     ...rateRules(opts, keyed),
     ...badgeAllowanceRules(opts, badge),
+    ...batchRules(chains),
     ...wsRules(opts, ws),
     ...per.flatMap(({ r }) => r.gates),
     ...cacheRules(chains, opts),
@@ -131,11 +133,20 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), cert_file: opts.certFile, ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, ...badgeData(opts) }),
     ...badgeFiles(opts),
     ...errorFiles(),
   };
-  const lua = [...luaPaths(opts), luaLoad(opts, LUA_ENTRIES.policy), luaLoad(opts, LUA_ENTRIES.limits), ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []), ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []), ...failoverGlobal(chains, opts), ...filterGlobal(chains, opts)];
+  const lua = [
+    ...luaPaths(opts),
+    luaLoad(opts, LUA_ENTRIES.policy),
+    luaLoad(opts, LUA_ENTRIES.limits),
+    ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []),
+    ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []),
+    ...failoverGlobal(chains, opts),
+    ...filterGlobal(chains, opts),
+    ...batchGlobal(chains, opts),
+  ];
   const sections: Section[] = [
     globalSection(opts, lua, cacheGlobal(chains, opts)),
     defaultsSection(opts),
@@ -143,6 +154,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...resolverSections(opts),
     https,
     ...cacheSections(chains, opts),
+    ...batchSections(chains, opts),
     ...httpSections(opts, hostnames),
     metricsSection(opts, cacheMetricsDirectives(chains, opts), nodeMetricsRoutes(opts)),
     ...nodeMetricsBackend(opts),

@@ -38,6 +38,9 @@ export const JSON_TYPE = "application/json";
 export const ERRORS_SECTION = "json-errors";
 
 export const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+/** Each status's JSON-RPC style code and message, as its error file has them. */
+export const statusErrors = (): Record<string, { code: number; message: string }> =>
+  Object.fromEntries(Object.entries(STATUSES).map(([s, [, code, message]]) => [s, { code, message }]));
 /** The body of the gateway's own answer with this status, as its error file has it. */
 export const statusBody = (status: number) => errorBody(STATUSES[status][1], STATUSES[status][2]);
 

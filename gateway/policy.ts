@@ -13,7 +13,9 @@
  *   gateway/lua/policy.lua: it counts the calls, checks each method, and refuses what it cannot parse.
  * WebSocket messages travel in an upgraded tunnel that HAProxy does not parse: the ws_limit filter
  * reads each one with the same lists (wsPolicyData, gateway/lua/limits.lua).
+ * A refused call is answered with its own id and method, a batch holding one as an array (batch.ts).
  */
+import { refusalRules } from "./batch.js";
 import { refuse } from "./errors.js";
 import { hasNodes } from "./failover.js";
 import { FILTER_CREATOR, SUBSCRIPTION, readSet } from "./methods.js";
@@ -106,15 +108,10 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
   }
   const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
   rules.push(
-    // Only a refused name is echoed, reduced to [a-z0-9_] (the Lua action sets it so already).
-    req(["set-var(txn.rpc_method)", `var(txn.rpc_method),lower,regsub("[^a-z0-9_]","",g)`], verdict("denied")),
     refuse(413, `batch longer than ${maxBatch} calls`, verdict("batch")),
     refuse(400, "body is not JSON the gateway can check", verdict("invalid")),
-    {
-      phase: "http-request",
-      action: ["return", "status", "403", "content-type", "application/json", "lf-string", JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32601, message: "method %[var(txn.rpc_method)] is not served by this gateway" } })],
-      cond: verdict("denied"),
-    },
+    // A refused call is answered with its own id and method (batch.ts); a batch, after the rate checks.
+    ...refusalRules(),
   );
   for (const c of rpcChains.filter((x) => x.kind === "cosmos")) {
     // The same lists for Tendermint URI calls (GET /unsafe_flush_mempool, /dial_peers?...): the

@@ -274,10 +274,16 @@ describe("Ethereum: final answers never reach the node twice", () => {
     const res = await post("eth", body, "wrong_Key_7fQx2LmN9pRs4TvW8yZb3CdE6gHj");
     expect(res.status).toBe(401);
     expect(res.headers.get("x-cache")).toBeNull();
-    const denied = await post("eth", `[${body}, ${call("debug_traceTransaction", [`0x${"ab".repeat(32)}`], 2)}]`);
+    const denied = await post("eth", call("debug_traceTransaction", [`0x${"ab".repeat(32)}`], 2));
     expect(denied.status).toBe(403);
     expect(denied.headers.get("x-cache")).toBeNull();
     expect(eth.calls.length).toBe(before);
+    // In a batch, the refused call is answered in place and the batch's other call is relayed to the node, not from the cache.
+    const split = await post("eth", `[${body}, ${call("debug_traceTransaction", [`0x${"ab".repeat(32)}`], 2)}]`);
+    expect(split.status).toBe(200);
+    expect(split.headers.get("x-cache")).toBeNull();
+    expect((await split.json())[1].error.code).toBe(-32601);
+    expect(eth.calls.slice(before).map((c) => c.methods)).toEqual([["eth_getBlockByNumber"]]);
   });
 
   it("misses in flight are bounded: of 40 distinct misses at once the cache fetches at most MAX_FETCHES, the others go to the node as without it; all are answered", async () => {

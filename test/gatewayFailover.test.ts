@@ -144,6 +144,23 @@ describe(`a chain with two nodes, on ${haproxyVersion()}`, () => {
     });
   }, 30_000);
 
+  it("a batch holding a refused call is never sent to a second node, reads in it included; its node's failure still answers the refused call", async () => {
+    await failing(a, async () => {
+      a.freeze();
+      const pending = Array.from({ length: 8 }, (_, i) => call([rpc("eth_blockNumber", `0xsp${i}`), { ...rpc("debug_x"), id: "r" }]));
+      const onFrozen = () => Array.from({ length: 8 }, (_, i) => i).filter((i) => count(a, `eth_blockNumber:0xsp${i}`));
+      await eventually("split batches reached the frozen node", async () => onFrozen().length, (n) => n > 0);
+      a.setHealthy(false);
+      const answers = await Promise.all(pending);
+      for (let i = 0; i < 8; i++) {
+        const onA = count(a, `eth_blockNumber:0xsp${i}`);
+        expect(onA + count(b, `eth_blockNumber:0xsp${i}`), `split batch ${i} reached one node`).toBe(1);
+        expect(answers[i].status).toBe(onA ? 502 : 200);
+        expect(answers[i].body[1]).toEqual({ jsonrpc: "2.0", id: "r", error: { code: -32601, message: "method debug_x is not served by this gateway" } });
+      }
+    });
+  }, 30_000);
+
   it("over HTTP/2, a send its frozen node held gets 502, not a refused stream (which tells a client to send it again)", async () => {
     await failing(a, async () => {
       const session = http2Connect(gw.base, { rejectUnauthorized: false });

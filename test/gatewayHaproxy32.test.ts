@@ -52,8 +52,10 @@ if (missing) {
       const res = await fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
       expect(res.status).toBe(200);
       const before = up.wsTexts.length;
-      await wsRoundTrip(new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`), { jsonrpc: "2.0", id: 2, method: "admin_peers", params: [] });
-      expect(JSON.parse(up.wsTexts[before])).toMatchObject({ id: 2, method: "rpcstack_method_not_served" });
+      const reply = await wsRoundTrip(new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`), { jsonrpc: "2.0", id: 2, method: "admin_peers", params: [] });
+      expect(JSON.parse(up.wsTexts[before])).toMatchObject({ id: expect.stringMatching(/^rpcstack-refused-/), method: "rpcstack_method_not_served" });
+      // The node's answer to the rewritten call is replaced by the gateway's own, with the call's id and method.
+      expect(reply).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "method admin_peers is not served by this gateway" } });
     });
 
     it("HAProxy's own early answers (a malformed request line, an unknown transfer-encoding, headers not finished in time) are the gateway's JSON errors", async () => {

@@ -144,15 +144,18 @@ describe("subscriptions and the method policy inside WebSockets", () => {
       c.ws.close();
     }), 30_000);
 
-  it("a call the method policy denies reaches the node as a method it does not serve, under its id; a batch's other calls go through untouched", async () => {
+  it("a call the method policy denies reaches the node as a method it does not serve, under a marker id, answered with its own id and method (a batch's: gatewayRefusals.test.ts); a batch's other calls go through untouched", async () => {
     const s = await open(gw);
     const before = up.wsTexts.length;
-    await s.ask(JSON.stringify({ jsonrpc: "2.0", id: "x", method: "debug_traceTransaction", params: ["0x1"] }));
+    const single = await s.ask(JSON.stringify({ jsonrpc: "2.0", id: "x", method: "debug_traceTransaction", params: ["0x1"] }));
     await s.ask('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"m\u0065thod":"admin_addPeer","params":["enode://x"]}]');
+    const marker = expect.stringMatching(/^rpcstack-refused-[0-9a-f]+-\d+$/);
     expect(up.wsTexts.slice(before).map((t) => JSON.parse(t))).toEqual([
-      refused("x" as unknown as number, "rpcstack_method_not_served"),
-      [{ jsonrpc: "2.0", id: 1, method: "eth_chainId" }, refused(2, "rpcstack_method_not_served")],
+      { jsonrpc: "2.0", id: marker, method: "rpcstack_method_not_served", params: [] },
+      [{ jsonrpc: "2.0", id: 1, method: "eth_chainId" }, { jsonrpc: "2.0", id: marker, method: "rpcstack_method_not_served", params: [] }],
     ]);
+    const notServed = (id: unknown, method: string) => ({ jsonrpc: "2.0", id, error: { code: -32601, message: `method ${method} is not served by this gateway` } });
+    expect(JSON.parse(single)).toEqual(notServed("x", "debug_traceTransaction"));
     s.ws.close();
   });
 });

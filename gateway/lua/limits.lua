@@ -12,8 +12,11 @@
 --     before the message is forwarded;
 --   - calls the chain's method policy denies, subscriptions past the socket's or the key's
 --     cap, and filters past the key's bound (rpcstack/filter_budget.lua, shared with HTTP calls),
---     are rewritten into calls of a method no node serves, under their own ids: the node
---     answers each with a JSON-RPC error, and the message's other calls go through;
+--     are rewritten into calls of a method no node serves: the node answers each with a JSON-RPC
+--     error, and the message's other calls go through. A denied call goes under a marker id of
+--     the socket's; the node's frames are read while a marked answer is due, and the answer is
+--     replaced by the gateway's own error with the call's id and method as sent
+--     (rpcstack/answers.lua);
 --   - on a socket opened with a badge (gateway/badges.ts), each call also counts against the
 --     badge's allowance (rpcstack/badge_ledger.lua, shared with the HTTP path): past it, or past
 --     the badge's expiry, the socket is closed before the message is forwarded. The node's
@@ -51,12 +54,23 @@ local forward = require('rpcstack.stream').forward
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
 
+-- Marker ids start so; the socket's own random part keeps a client from guessing one.
+local MARK = '"rpcstack-refused-'
+
 function WsLimit:new()
-  return setmetatable({
+  local f = setmetatable({
     subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc,
     rules = self.rules, socket_max = self.socket_max, key_max = self.key_max,
     unfinished_max = self.unfinished_max, unfinished_s = self.unfinished_s,
+    refused = { n = 0 }, marked = 0, nonce = string.format('%05x%06x', core.now().usec, math.random(0, 0xffffff)),
   }, WsLimit)
+  f.mark = function(answer)
+    f.marked = f.marked + 1
+    local id = MARK .. f.nonce .. '-' .. f.marked .. '"'
+    f.refused[id], f.refused.n = answer, f.refused.n + 1
+    return id
+  end
+  return f
 end
 
 -- Only upgrades are filtered: plain HTTP through the same backend is not touched.
@@ -74,7 +88,8 @@ function WsLimit:start_analyze(txn, chn)
       self.badge = { jti = jti, exp = tonumber(exp), alw = tonumber(alw) }
     end
     filter.register_data_filter(self, chn)
-  elseif chn:is_resp() and self.badge then
+  elseif chn:is_resp() and self.who then
+    -- The node's frames: for badge expiry, and for answers to refused calls.
     filter.register_data_filter(self, chn)
   end
 end
@@ -107,7 +122,7 @@ end
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
 -- for every piece.
 function WsLimit:tcp_payload(txn, chn)
-  if chn:is_resp() then return self:badge_payload(txn, chn) end
+  if chn:is_resp() then return self:node_payload(txn, chn) end
   -- A badge socket past its badge's expiry: anything more from the client (its answer to the close
   -- frame included) ends it.
   if self.badge and os.time() > self.badge.exp + LEDGER.skew then txn:done() end
@@ -135,7 +150,7 @@ function WsLimit:tcp_payload(txn, chn)
       local now = os.time()
       local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max,
                      filters = FILTERS and self.rules.filter and FILTERS:left(self.key, now) }
-      local verdict, calls, text, opened, made = ws.check(table.concat(parts), self.rules, subs)
+      local verdict, calls, text, opened, made = ws.check(table.concat(parts), self.rules, subs, self.mark)
       if verdict then txn:done() end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
@@ -146,8 +161,8 @@ function WsLimit:tcp_payload(txn, chn)
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
         -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.
-        local new = ws.frame(text, frames[1][3])
-        msg:set(new, pos - 1, stop - pos)
+        local new = text ~= '' and ws.frame(text, frames[1][3]) or ''
+        if new == '' then msg:remove(pos - 1, stop - pos) else msg:set(new, pos - 1, stop - pos) end
         data = data:sub(1, pos - 1) .. new .. data:sub(stop)
         stop = pos + #new
       end
@@ -163,9 +178,11 @@ end
 local BADGE_EXPIRED = 'badge expired'
 local BADGE_CLOSE = string.char(0x88, 2 + #BADGE_EXPIRED) .. string.pack('>I2', 1008) .. BADGE_EXPIRED
 
--- The node's side of a badge socket: frames pass whole (rpcstack.stream) until the badge has
--- expired; then, at the next frame, the client gets a close frame instead and nothing after it.
-function WsLimit:badge_payload(txn, chn)
+-- The node's side of a socket: frames pass whole (rpcstack.stream), and while an answer to a
+-- refused call is due, each whole text frame up to `max` bytes is read and that answer replaced
+-- (ws.reanswer); larger frames pass unread. On a badge socket whose badge has expired, the client
+-- gets a close frame instead of the next frame and nothing after it.
+function WsLimit:node_payload(txn, chn)
   local msg = txn.http_res
   msg.__filter = chn.__filter
   local avail = chn:input()
@@ -173,13 +190,34 @@ function WsLimit:badge_payload(txn, chn)
     msg:remove(0, avail)
     return 0
   end
-  self.down = self.down or { left = 0, header = function(_, _, h) return ws.header(h) end }
-  if self.down.left == 0 and avail > 0 and os.time() > self.badge.exp + LEDGER.skew then
+  local d = self.down or { left = 0 }
+  self.down = d
+  if self.badge and d.left == 0 and avail > 0 and os.time() > self.badge.exp + LEDGER.skew then
     self.closing = true
     msg:set(BADGE_CLOSE, 0, avail)
     return #BADGE_CLOSE
   end
-  return forward(self.down, txn, msg, avail, 14)
+  local pos = 0
+  while true do
+    if d.left > 0 then
+      local n = math.min(d.left, avail - pos)
+      d.left, pos = d.left - n, pos + n
+      if d.left > 0 then return pos end
+    end
+    if pos >= avail then return pos end
+    local hlen, len, op, fin = ws.header(msg:body(pos, math.min(14, avail - pos)) or '')
+    if not hlen then return pos end
+    if self.refused.n > 0 and op == 1 and fin and len <= self.max then
+      if avail - pos < hlen + len then return pos end
+      local text = ws.reanswer(msg:body(pos + hlen, len) or '', self.refused, MARK .. self.nonce)
+      local new = text and ws.frame(text) or nil
+      if new then msg:set(new, pos, hlen + len) end
+      avail = avail + (new and #new - hlen - len or 0)
+      pos = pos + (new and #new or hlen + len)
+    else
+      d.left, pos = len, pos + hlen
+    end
+  end
 end
 
 -- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte

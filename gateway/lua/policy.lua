@@ -1,7 +1,7 @@
 -- The Lua half of the method policy (see gateway/policy.ts), loaded by HAProxy's lua-load. The
 -- action rpc_policy reads the whole JSON-RPC body (rpcstack/policy.lua decides) and sets:
---   txn.rpc_verdict  "denied" | "batch" (too many calls) | "invalid" (not JSON it can check)
---   txn.rpc_method   the first denied method, reduced to [a-z0-9_] for the error message
+--   txn.rpc_verdict  "denied" (a single call) | "split" (a batch holding denied calls: answered
+--                    by refusals.lua) | "batch" (too many calls) | "invalid" (not JSON it can check)
 --   txn.rpc_read     true for an allowed body whose every call is a known read, on a chain
 --                    with several nodes (its lists hold the reads): it may go to a second node
 --   txn.rpc_calls    a batch's number of calls (a badge's allowance counts them: badges.lua)
@@ -10,7 +10,8 @@ local POLICY = require('gateway_data').policy
 local decide = require('rpcstack.policy').decide
 
 core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batch)
-  local verdict, calls, method, send = decide(txn.f:req_body() or '', POLICY[chain], tonumber(max_batch))
+  local body = txn.f:req_body() or ''
+  local verdict, calls, _, send = decide(body, POLICY[chain], tonumber(max_batch))
   if verdict == 'invalid' or verdict == 'batch' then
     txn:set_var('txn.rpc_verdict', verdict)
     return
@@ -21,8 +22,8 @@ core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batc
   for _ = 2, calls do txn.f:sc_inc_gpc(0, sc) end
   if calls > 1 then txn:set_var('txn.rpc_calls', calls) end
   if verdict == 'denied' then
-    txn:set_var('txn.rpc_verdict', verdict)
-    txn:set_var('txn.rpc_method', method)
+    -- A batch is answered as one (refusals.lua): its refused calls in place, its others relayed.
+    txn:set_var('txn.rpc_verdict', body:find('^%s*%[') and 'split' or verdict)
   elseif send == false then
     txn:set_var('txn.rpc_read', true)
   end

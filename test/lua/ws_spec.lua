@@ -1,5 +1,6 @@
 -- A WebSocket client's messages as the gateway reads them (gateway/lua/rpcstack/ws.lua).
 local ws = require 'rpcstack.ws'
+local answers = require 'rpcstack.answers'
 
 local KEY = '\90\23\195\8'
 local RULES = {
@@ -76,7 +77,35 @@ describe('check', function()
     assert.equal(3, calls)
     local denied = '"method":"' .. ws.DENIED .. '","params":[]}'
     local id2 = '{"jsonrpc":"2.0","id":2,'
-    assert.equal('[' .. call('eth_chainId', 1) .. ',' .. id2 .. denied .. ',{"jsonrpc":"2.0",' .. denied .. ']', out)
+    assert.equal('[' .. call('eth_chainId', 1) .. ',' .. id2 .. denied .. ']', out)
+  end)
+
+  it('drops a denied notification: a message left with no call is not forwarded', function()
+    assert.same({ nil, 1, '', 0, 0 }, { ws.check('{"method":"admin_peers"}', RULES, subs()) })
+    assert.same({ nil, 2, '', 0, 0 }, { ws.check('[{"method":"admin_peers"},{"method":"debug_x"}]', RULES, subs()) })
+  end)
+
+  it('with mark, sends a denied call under the marker id and keeps the gateway\'s answer for it', function()
+    local kept = {}
+    local mark = function(answer) kept[#kept + 1] = answer; return '"m-' .. #kept .. '"' end
+    local text = '[' .. call('eth_chainId', 1) .. ',' .. call('Admin_Peers', '"x"') .. ',{"method":"debug_x"}]'
+    local _, _, out = ws.check(text, RULES, subs(), mark)
+    local denied = '"method":"' .. ws.DENIED .. '","params":[]}'
+    assert.equal('[' .. call('eth_chainId', 1) .. ',{"jsonrpc":"2.0","id":"m-1",' .. denied .. ']', out)
+    assert.same({ answers.refusal('"x"', 'Admin_Peers') }, kept)
+  end)
+
+  it('reanswer replaces the node\'s answers to marked calls, alone or in a batch, and nothing else', function()
+    local mine = answers.refusal('"x"', 'admin_peers')
+    local pending = { ['"m-1"'] = mine, n = 1 }
+    assert.is_nil(ws.reanswer('{"jsonrpc":"2.0","id":"m-2","error":{}}', pending, '"m-'))
+    assert.is_nil(ws.reanswer('{"jsonrpc":"2.0","id":1,"result":"0x1"}', pending, '"m-'))
+    assert.equal(mine, ws.reanswer('{"jsonrpc":"2.0","id":"m-1","error":{"code":-32601}}', pending, '"m-'))
+    assert.same({ n = 0 }, pending)
+    pending = { ['"m-2"'] = mine, n = 1 }
+    local out = ws.reanswer('[{"id":1,"result":"0x1"}, {"id":"m-2","error":{}}]', pending, '"m-')
+    assert.equal('[{"id":1,"result":"0x1"},' .. mine .. ']', out)
+    assert.equal(0, pending.n)
   end)
 
   it('counts subscriptions and refuses those past the socket cap or the key cap', function()

@@ -6,12 +6,13 @@
 --   decide(body, lists, max_batch) -> verdict, calls, method, send
 --     verdict  nil (allowed) | "denied" | "batch" (more than max_batch calls) | "invalid" (not
 --              JSON it can check); calls: the number of calls (a single call is one), when
---              the body was read; method: the first denied method, reduced to [a-z0-9_] for the
---              error message; send: with lists.reads, whether an allowed body holds a call that
---              is not known to be a read (then it is never sent to a second node)
+--              the body was read; method: the first denied method, as sent (decoded); send:
+--              with lists.reads, whether an allowed body holds a call that is not known to be a
+--              read (then it is never sent to a second node)
 --     lists    { deny = {...}, allow = {...}, reads = { [name] = true } }, lower case; a deny or
 --              allow entry ending in "_" is a family; reads (chains with several nodes have it)
 --              is the chain kind's set of read methods (gateway/methods.ts)
+--   denied(methods, lists) -> the first of a call's methods the lists deny, as sent, or nil
 --   read(body) -> calls   each call's methods (every string under a "method" key, in any case),
 --     a single call being one; nil when the body is not JSON it can read whole
 local json = require 'rpcstack.json'
@@ -87,6 +88,15 @@ local function read(body)
   return calls
 end
 
+-- The first of a call's methods the lists deny, as sent; nil when none is.
+local function denied(methods, lists)
+  for _, m in ipairs(methods) do
+    local lm = m:lower()
+    if listed(lm, lists.deny) and not listed(lm, lists.allow) then return m end
+  end
+  return nil
+end
+
 local function decide(body, lists, max_batch)
   local calls = read(body)
   if not calls then return 'invalid' end
@@ -97,9 +107,7 @@ local function decide(body, lists, max_batch)
     if #methods == 0 then send = true end
     for _, m in ipairs(methods) do
       local lm = m:lower()
-      if listed(lm, lists.deny) and not listed(lm, lists.allow) then
-        return 'denied', #calls, (lm:gsub('[^a-z0-9_]', '')):sub(1, 80)
-      end
+      if denied({ m }, lists) then return 'denied', #calls, m end
       if lists.reads and not lists.reads[lm] then send = true end
     end
   end
@@ -107,4 +115,4 @@ local function decide(body, lists, max_batch)
   return nil, #calls
 end
 
-return { decide = decide, read = read, listed = listed }
+return { decide = decide, read = read, listed = listed, denied = denied }

@@ -12,7 +12,7 @@
 --       frames as { payload start, length, mask }. nil, need: not all in yet, and the length data
 --       must reach (from p) before it can be. false: a protocol error, or a message over max bytes
 --       (payload) or over max + room (with its frame headers)
---   check(text, rules, subs) -> verdict, calls, text', opened
+--   check(text, rules, subs, mark) -> verdict, calls, text', opened, made
 --       rules  { deny = {...}, allow = {...}, subscribe = { opens = s, closes = s }, filter = p,
 --              max_batch = n } (lower case: deny and allow as the policy has them; a call opens a
 --              subscription when its name contains `opens` and not `closes`, and creates a filter
@@ -25,15 +25,23 @@
 --              no backslash, one "method" key) is read without the parser, as the HTTP path reads
 --              it with json_query: cut short, it goes on and the node answers a parse error
 --       calls  the number of calls (a single call is one), for the rate
---       text'  the message to forward instead, or nil to forward it as it is: each call the policy
---              denies, each subscription past a cap and each filter past the key's bound becomes a
---              call of a method no node serves (DENIED, OVER_CAP, OVER_FILTERS), with the call's
---              own id, so the node answers it with a JSON-RPC error (-32601) in its place and the
---              other calls go through
+--       text'  the message to forward instead ('' for none), or nil to forward it as it is:
+--              each call the policy denies, each subscription past a cap and each filter past the
+--              key's bound becomes a call of a method no node serves (DENIED, OVER_CAP,
+--              OVER_FILTERS), with the call's own id, so the node answers it with a JSON-RPC error
+--              (-32601) in its place and the other calls go through. With mark, a denied call goes
+--              under the id mark(answer) gives instead: answer is the gateway's own error for it
+--              (rpcstack/answers.lua), which replaces the node's (reanswer). A denied notification
+--              is dropped (no answer is due): a message left with no call is not forwarded
 --       opened the subscriptions this message opens
 --       made   the filters it creates
+--   reanswer(text, pending, prefix) -> text' | nil
+--       a node's message with its answers to marked calls (pending: raw id -> the gateway's
+--       answer, n: how many; every marked id starts with prefix) replaced by the gateway's
+--       answers, which leave pending; nil when it holds none
 local json = require 'rpcstack.json'
 local policy = require 'rpcstack.policy'
+local answers = require 'rpcstack.answers'
 local byte, char, find, pack, unpack = string.byte, string.char, string.find, string.pack, string.unpack
 local concat = table.concat
 
@@ -96,13 +104,15 @@ local function unit(data, p, max, room)
   end
 end
 
--- What each call is: 'denied', 'subscribe', 'filter' or nil, from its methods (every "method" key).
+-- What each call is: 'denied' (and the denied method, as sent), 'subscribe', 'filter' or nil,
+-- from its methods (every "method" key).
 local function kind(methods, rules)
+  local denied = policy.denied(methods, rules)
+  if denied then return 'denied', denied end
   local k
   local sub = rules.subscribe
   for _, m in ipairs(methods) do
     local lm = m:lower()
-    if policy.listed(lm, rules.deny) and not policy.listed(lm, rules.allow) then return 'denied' end
     if find(lm, sub.opens, 1, true) and not find(lm, sub.closes, 1, true) then
       k = 'subscribe'
     elseif rules.filter and find(lm, rules.filter) then
@@ -112,29 +122,14 @@ local function kind(methods, rules)
   return k
 end
 
--- The raw id of the call object at text[i], as Go's decoder takes it: the last key that is "id"
--- in any case. Nil when it has none (a notification) or is not an object.
-local function id_of(text, i)
-  if byte(text, i) ~= 123 then return nil end
-  local id
-  i = json.skip(text, i + 1)
-  while byte(text, i) == 34 do
-    local k
-    k, i = json.str(text, i)
-    i = json.skip(text, json.skip(text, i) + 1)
-    local e = json.skipv(text, i, 1)
-    if k:lower() == 'id' then id = text:sub(i, e - 1) end
-    i = json.skip(text, e)
-    if byte(text, i) ~= 44 then break end
-    i = json.skip(text, i + 1)
-  end
-  return id
-end
-
--- The call at text[a] replaced by a call of `method`, under its own id (none: a notification).
-local function replaced(text, a, method)
-  local id = id_of(text, a)
-  return '{"jsonrpc":"2.0",' .. (id and ('"id":' .. id .. ',') or '') .. '"method":"' .. method .. '","params":[]}'
+-- The call at text[a] replaced by a call of r.name, under its own id (none: a notification), or
+-- for a denied call (r.method) with mark: under the id mark(answer) gives for the gateway's answer.
+-- A denied notification is dropped (nil): no answer is due, and nothing need reach the node.
+local function replaced(text, a, r, mark)
+  local id = answers.id_of(text, a)
+  if not id and r.method then return nil end
+  if id and r.method and mark then id = mark(answers.refusal(id, r.method)) end
+  return '{"jsonrpc":"2.0",' .. (id and ('"id":' .. id .. ',') or '') .. '"method":"' .. r.name .. '","params":[]}'
 end
 
 -- The common message, read without the parser: one object with no backslash and one "method" key
@@ -150,39 +145,66 @@ local function simple(text)
   return m and { { m } }
 end
 
-local function check(text, rules, subs)
+local function check(text, rules, subs, mark)
   local calls = simple(text) or policy.read(text)
   if not calls then return 'invalid' end
   if #calls > rules.max_batch then return 'batch', #calls end
   local refuse, opened, made, any = {}, 0, 0, false
   for i, methods in ipairs(calls) do
-    local k = kind(methods, rules)
+    local k, m = kind(methods, rules)
     if k == 'denied' then
-      refuse[i], any = DENIED, true
+      refuse[i], any = { name = DENIED, method = m }, true
     elseif k == 'subscribe' then
       if subs.socket + opened < subs.socket_max and subs.key + opened < subs.key_max then
         opened = opened + 1
       else
-        refuse[i], any = OVER_CAP, true
+        refuse[i], any = { name = OVER_CAP }, true
       end
     elseif k == 'filter' then
       if not subs.filters or made < subs.filters then
         made = made + 1
       else
-        refuse[i], any = OVER_FILTERS, true
+        refuse[i], any = { name = OVER_FILTERS }, true
       end
     end
   end
   if not any then return nil, #calls, nil, opened, made end
   local start = json.skip(text, 1)
-  if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1]), opened, made end
+  if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1], mark) or '', opened, made end
   local items = json.elements(text, start)
   local out = {}
-  for i, it in ipairs(items) do out[i] = refuse[i] and replaced(text, it.a, refuse[i]) or text:sub(it.a, it.b) end
-  return nil, #calls, '[' .. concat(out, ',') .. ']', opened, made
+  for i, it in ipairs(items) do
+    -- A dropped call (nil) leaves no gap.
+    if refuse[i] then out[#out + 1] = replaced(text, it.a, refuse[i], mark)
+    else out[#out + 1] = text:sub(it.a, it.b) end
+  end
+  return nil, #calls, #out > 0 and '[' .. concat(out, ',') .. ']' or '', opened, made
+end
+
+-- A node's message with the answers to marked calls (ids in `pending`, raw) replaced by the
+-- gateway's own; nil when it holds none. Those found leave `pending`; n counts them.
+local function reanswer(text, pending, prefix)
+  if not find(text, prefix, 1, true) then return nil end
+  local s = json.skip(text, 1)
+  local function own(a)
+    local ok, id = pcall(answers.id_of, text, a)
+    local r = ok and id and pending[id]
+    if r then pending[id], pending.n = nil, pending.n - 1 end
+    return r
+  end
+  if byte(text, s) == 123 then return own(s) end
+  local ok, items = pcall(json.elements, text, s)
+  if not ok or not items then return nil end
+  local out, any = {}, false
+  for i, it in ipairs(items) do
+    local r = own(it.a)
+    out[i], any = r or text:sub(it.a, it.b), any or r ~= nil
+  end
+  return any and '[' .. concat(out, ',') .. ']' or nil
 end
 
 return {
+  reanswer = reanswer,
   header = header, unmask = unmask, frame = frame, unit = unit, check = check, DENIED = DENIED, OVER_CAP = OVER_CAP,
   OVER_FILTERS = OVER_FILTERS,
 }
