@@ -18,7 +18,7 @@ export const INDEXER_COMMAND = ["/indexer/indexer.sh"] as const;
 
 /** The gateway and its ACME client. The config is kept valid for this HAProxy and Debian's 2.6. */
 export const GATEWAY_IMAGES = {
-  haproxy: "haproxy:3.2.22",
+  haproxy: "haproxy:3.2.26",
   certbot: "certbot/certbot:v5.6.0",
 } as const;
 
