@@ -36,7 +36,9 @@ case "${1:-}" in
 esac
 [ -n "$version" ] || { echo "haproxy: cannot read the pin from config/networks/images.ts"; exit 1; }
 
-if [ -x "$bin" ] && "$bin" -v 2>/dev/null | grep -q "version $version-"; then
+# The release the binary reports (read whole: grep -q closing the pipe early fails it under pipefail).
+runs() { [ -x "$bin" ] && [[ "$("$bin" -v 2>/dev/null)" == *"version $version-"* ]]; }
+if runs; then
   echo "haproxy: $version: cached ($bin)"; exit 0
 fi
 command -v patchelf >/dev/null || { echo "haproxy: needs patchelf (Debian package patchelf)"; exit 1; }
@@ -55,11 +57,14 @@ pkg="$(apt-cache "${apt_opts[@]}" madison haproxy 2>/dev/null | awk -v v="$versi
 [ -n "$pkg" ] || fail "Debian unstable has no haproxy $version (it has: $(apt-cache "${apt_opts[@]}" madison haproxy | awk '{print $3}' | tr '\n' ' '))"
 (cd "$dir/debs" && apt-get "${apt_opts[@]}" download "haproxy=$pkg" "${LIBS[@]}" >>"$dir/apt.log" 2>&1) || fail "apt-get download (see $dir/apt.log)"
 for deb in "$dir"/debs/*.deb; do dpkg-deb -x "$deb" "$dir/root" || fail "dpkg-deb -x $deb"; done
+# Documentation is not needed, and its links into packages not unpacked here would dangle.
+rm -rf "$dir/root/usr/share/doc" "$dir/root/usr/share/man" "$dir/root/usr/share/lintian"
+find "$dir/root" -xtype l -delete
 libdir="$dir/root/usr/lib/x86_64-linux-gnu"
 # DT_RPATH (not RUNPATH) so that the libraries' own dependencies are found there too.
 # One change per call: patchelf 0.14 drops --remove-needed when other changes come with it.
 patchelf --remove-needed libjemalloc.so.2 "$bin" && patchelf --set-interpreter "$libdir/ld-linux-x86-64.so.2" "$bin" \
   && patchelf --force-rpath --set-rpath "$libdir" "$bin" || fail "patchelf"
 rm -rf "$dir/apt" "$dir/debs"
-"$bin" -v 2>/dev/null | grep -q "version $version-" || fail "the unpacked binary does not run: $("$bin" -v 2>&1 | head -n 3)"
+runs || fail "the unpacked binary does not run: $("$bin" -v 2>&1 | head -n 3)"
 echo "haproxy: $version ($pkg): ready in $(( $(date +%s) - t0 )) s ($bin)"
