@@ -116,7 +116,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-gwcfg-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("passes Debian HAProxy's haproxy -c with the container's options (paths moved to a temp dir)", () => {
+  it("passes HAProxy's haproxy -c with the container's options (paths moved to a temp dir)", () => {
     const { entries } = readStackFile(ROOT, stack);
     const settings = loadConfig({ entries, withoutSecrets: true });
     const build = buildGateway(gatewayChains(settings), TEST_PROJECT_KEYS, {
@@ -129,7 +129,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
     writeGatewayFiles(dir, build);
     writeFileSync(join(dir, "haproxy.cfg"), build.config);
-    const out = execFileSync(haproxyBinary(), ["-c", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
+    const out = execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
     expect(out).toContain("Configuration file is valid");
   });
 });

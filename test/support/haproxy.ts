@@ -26,7 +26,7 @@ export interface RunningGateway {
 export { PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion, writeGatewayFiles };
 
 /**
- * `haproxy -c` on the files a gateway container is given (container path -> content), placed
+ * `haproxy -c -V` (3.2 says "Configuration file is valid" only when verbose) on the files a gateway container is given (container path -> content), placed
  * under a temporary root: haproxy.cfg's paths into the container are moved there, so every
  * file it loads (Lua programs and the modules they require included) must be among them.
  */
@@ -41,7 +41,7 @@ export function checkContainerFiles(files: Readonly<Record<string, string>>, con
     mkdirSync(join(root, "certs"), { recursive: true });
     mkdirSync(join(root, "var/run/haproxy"), { recursive: true });
     writeFileSync(join(root, "certs/gateway.pem"), issueCert(["localhost"]));
-    return execFileSync(haproxyBinary(), ["-c", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
+    return execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
