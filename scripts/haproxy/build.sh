@@ -38,7 +38,9 @@ esac
 
 # The release the binary reports (read whole: grep -q closing the pipe early fails it under pipefail).
 runs() { [ -x "$bin" ] && [[ "$("$bin" -v 2>/dev/null)" == *"version $version-"* ]]; }
-if runs; then
+# What was unpacked depends on this script too: a changed script unpacks again.
+recipe="$(sha256sum "$0" | cut -c1-16)"
+if runs && [ "$(cat "$dir/recipe" 2>/dev/null)" = "$recipe" ]; then
   echo "haproxy: $version: cached ($bin)"; exit 0
 fi
 command -v patchelf >/dev/null || { echo "haproxy: needs patchelf (Debian package patchelf)"; exit 1; }
@@ -66,5 +68,6 @@ libdir="$dir/root/usr/lib/x86_64-linux-gnu"
 patchelf --remove-needed libjemalloc.so.2 "$bin" && patchelf --set-interpreter "$libdir/ld-linux-x86-64.so.2" "$bin" \
   && patchelf --force-rpath --set-rpath "$libdir" "$bin" || fail "patchelf"
 rm -rf "$dir/apt" "$dir/debs"
+echo "$recipe" >"$dir/recipe"
 runs || fail "the unpacked binary does not run: $("$bin" -v 2>&1 | head -n 3)"
 echo "haproxy: $version ($pkg): ready in $(( $(date +%s) - t0 )) s ($bin)"
