@@ -13,6 +13,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --cache-seconds N    the response cache's read mix, per case and round (8)
   --miss-connections N the cache bench's concurrent misses of ~1 MiB answers, for its memory (64)
   --miss-seconds N     how long those misses run, with the cache and without (10)
+  --small-miss-seconds N  the same connections' misses of small answers, the cache warm (20)
   --rounds N           rounds, the cases alternating within each (2)
   --restore-mb N       the restore bench's stand-in database in MB (600; bench/restore.ts, run on its own)
   --connections N      wrk's connections (32)
@@ -25,7 +26,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --out DIR            where latest.json and latest.svg go (bench/results)
   --help               this text`;
 
-const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "rounds", "restore-mb", "connections", "threads"] as const;
+const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "small-miss-seconds", "rounds", "restore-mb", "connections", "threads"] as const;
 
 export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly variant?: [string, string][];
@@ -35,7 +36,7 @@ export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly out: string;
 };
 
-export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, rounds: 2, "restore-mb": 600, connections: 32, threads: 1 };
+export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, "small-miss-seconds": 20, rounds: 2, "restore-mb": 600, connections: 32, threads: 1 };
 
 /** The options, or a message saying what is wrong with them; "help" for --help. A script may have its own defaults. */
 export function parseBenchArgs(argv: readonly string[], defaults = BENCH_DEFAULTS): BenchArgs | "help" | { readonly error: string } {

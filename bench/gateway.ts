@@ -5,7 +5,11 @@ import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import type { GatewayChain, ProjectKey } from "../gateway/types.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
+import { haproxyBinary } from "../devtools/haproxy.js";
 import { freePort } from "../devtools/net.js";
+
+/** The bench gateway's largest body (gateway.maxBodyKiB 1024, the default): its buffers are this plus header room. */
+export const BENCH_MAX_BODY_BYTES = 1 << 20;
 
 export const BENCH_KEY = "bench_key_0123456789abcdefghijklmnopqrstu";
 /** A second project key, for the cache bench's per-key share: one key scans while the other reads its own. */
@@ -58,7 +62,7 @@ export function plainBind(config: string, certFile: string): string {
 export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGateway> {
   const opts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
-    certFile: join(o.work, "both.pem"), filesDir: join(o.work, o.name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: 1 << 20,
+    certFile: join(o.work, "both.pem"), filesDir: join(o.work, o.name), luaDir: PACKAGE_LUA_DIR, rateLimitPerSecond: 1_000_000, maxBodyBytes: BENCH_MAX_BODY_BYTES,
     checkIntervalMs: 2000, caFile: "/etc/ssl/certs/ca-certificates.crt", threads: o.threads, maxConnections: 4000,
     // The production limits, so the bench measures the policy too; wrk's connections all come from one address.
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache: o.cache,
@@ -71,7 +75,7 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
   writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);
   // With the environment the gateway container gives HAProxy (its buffers' memory behaviour); the
   // access log goes where a container's stdout goes: to a reader that keeps up.
-  const proc = spawn("haproxy", ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
+  const proc = spawn(haproxyBinary(), ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
   proc.stdout!.resume();
   proc.stderr!.resume();
   return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc };

@@ -16,7 +16,7 @@ done
 for a in "$@"; do case "$a" in -h|--help) [ "$peers" = 1 ] && exec npx tsx bench/peers.ts --help; exec npx tsx bench/args.ts --help ;; esac; done
 npx tsx bench/args.ts "$@"
 need=()
-for p in wrk haproxy openssl; do command -v "$p" >/dev/null || need+=("$p"); done
+for p in wrk patchelf openssl; do command -v "$p" >/dev/null || need+=("$p"); done
 [ "$peers" = 1 ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done
 if [ "${#need[@]}" -gt 0 ]; then
   echo "bench: installing ${need[*]} from Debian"
@@ -24,6 +24,8 @@ if [ "${#need[@]}" -gt 0 ]; then
   else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; fi
 fi
 [ -d node_modules ] || npm ci --no-audit --no-fund
+# The gateway's HAProxy: the release production pins (scripts/haproxy/build.sh; cached after the first time).
+bash scripts/haproxy/build.sh
 if [ "$peers" = 1 ]; then exec npx tsx bench/peers.ts "$@"; fi
 npx tsx bench/run.ts "$@"
 # The response cache on a read mix against hardhat: adds ratios.cache and cache to latest.json.

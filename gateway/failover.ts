@@ -71,17 +71,15 @@ export type HopKind = "send" | "read";
 export const hopSocket = (chain: string, kind: HopKind, o: GatewayOptions) => `abns@rpcstack-${chain}-${kind}-${o.httpsPort}`;
 
 /**
- * The hop backend's lines: a fresh connection to the listener per call, closed after it. Behind
- * the listener every send is the first call of its connection, so a send that may have reached a
- * node always gets an answer (502 when its node failed); only one ended while still connecting to
- * a node that was just marked down comes back with none, and that one never left the gateway:
- * sent again (empty-response), it goes to a node in rotation.
+ * The hop backend's lines: a fresh connection to the listener per call, closed after it, and no
+ * retry. A node marked down ends the sends it holds with no answer at all (HAProxy 3.2 closes the
+ * listener's side too: logged 500 "DC", nothing sent), so an empty answer here may be a send that
+ * reached a node: it is never sent again.
  */
 export const sendHopDirectives = (socket: string): Directive[] => [
   ["http-reuse", "never"],
   ["option", "http-server-close"],
-  ["retries", "1"],
-  ["retry-on", "empty-response"],
+  ["retries", "0"],
   ["server", "hop", socket],
 ];
 

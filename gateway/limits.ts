@@ -19,7 +19,7 @@ export const bufferSize = (maxBodyBytes: number) => Math.max(16384, maxBodyBytes
 export const BUFFER_MEMORY = 1024 * 1024 * 1024;
 /** At most BUFFER_MEMORY in buffers (two per busy connection), never fewer than 256 buffers. */
 export const bufferLimit = (o: GatewayOptions) => Math.min(2 * o.maxConnections + 2, Math.max(256, Math.floor(BUFFER_MEMORY / bufferSize(o.maxBodyBytes))));
-/** Buffers each thread keeps for reuse (HAProxy 2.8+; 2.6 keeps 512 KiB, built in). */
+/** Buffers each thread keeps for reuse (tune.memory.hot-size). */
 const HOT_BUFFERS = 16;
 
 /**
@@ -36,9 +36,7 @@ export const tuneDirectives = (o: GatewayOptions): Directive[] => [
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
   ["tune.buffers.limit", String(bufferLimit(o))],
-  [".if", "version_atleast(2.8)"],
   ["tune.memory.hot-size", String(HOT_BUFFERS * bufferSize(o.maxBodyBytes))],
-  [".endif"],
 ];
 
 /**

@@ -30,8 +30,14 @@ export const LUA_FILES: readonly string[] = [...Object.values(LUA_ENTRIES), ...L
 /** The generated data, in filesDir: the Lua module `gateway_data`. */
 export const LUA_DATA_FILE = "gateway_data.lua";
 
-/** Global lines: where `require` finds the package's modules and the stack's data. Before any lua-load. */
+/**
+ * Global lines, before any lua-load: where `require` finds the package's modules and the stack's
+ * data, and how boolean samples reach Lua (HAProxy 3.1+ warns unless it is said): as integers, as
+ * the package's Lua was written and tested ("normal", Lua booleans, lets 1,200 slow HTTP/2 streams
+ * from one address hold up another address's call: gatewayLimits.test.ts).
+ */
 export const luaPaths = (o: GatewayOptions): Directive[] => [
+  ["tune.lua.bool-sample-conversion", "pre-3.1-bug"],
   ["lua-prepend-path", `${o.luaDir}/?.lua`],
   ["lua-prepend-path", `${o.filesDir}/?.lua`],
 ];

@@ -21,7 +21,7 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
       // For the operator only: level admin can add keys to the key map or disable servers, so the
       // ACME client gets certSocket instead. The key map holds SHA-256 digests: `show map` prints no key.
       ...(o.adminSocket ? [["stats", "socket", o.adminSocket, "mode", "600", "level", "admin"]] : []),
-      // normalize-uri is marked experimental in HAProxy 2.6 (no longer in later releases).
+      // normalize-uri is still marked experimental in HAProxy 3.2.
       ["expose-experimental-directives"],
       ...lua,
       ...extra,
@@ -47,10 +47,8 @@ export function defaultsSection(o: GatewayOptions): Section {
       ["option", "dontlognull"],
       ["timeout", "connect", "5s"],
       ["timeout", "client", clientTimeout(o)],
-      // The TLS handshake would otherwise have `timeout client`, which WebSockets need long (2.9+).
-      [".if", "version_atleast(2.9)"],
+      // The TLS handshake would otherwise have `timeout client`, which WebSockets need long.
       ["timeout", "client-hs", HANDSHAKE_TIMEOUT],
-      [".endif"],
       ["timeout", "server", "60s"],
       ["timeout", "http-request", "10s"],
       ["timeout", "http-keep-alive", "15s"],

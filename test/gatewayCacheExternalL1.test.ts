@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GATEWAY_PATHS } from "../services/gateway.js";
 import { TEST_PROJECT_KEYS, runProgram, type RecordedResource } from "./harness.js";
+import { haproxyBinary } from "./support/haproxy.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
 import { listenLoopback } from "./support/http.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
@@ -75,9 +76,9 @@ beforeAll(async () => {
   }
   writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
   const cfg = join(dir, "haproxy.cfg");
-  execFileSync("haproxy", ["-c", "-q", "-f", cfg], { stdio: "pipe" });
+  execFileSync(haproxyBinary(), ["-c", "-q", "-f", cfg], { stdio: "pipe" });
   const env = Object.fromEntries((gateway.inputs.envs as string[]).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
-  haproxy = start("haproxy", ["-db", "-f", cfg], { env: { ...process.env, ...env } });
+  haproxy = start(haproxyBinary(), ["-db", "-f", cfg], { env: { ...process.env, ...env } });
   const child = haproxy;
   await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve, reject) => {
     if (child.proc.exitCode !== null) return reject(new Error(`haproxy exited with ${child.proc.exitCode}: ${child.output()}`));

@@ -10,7 +10,7 @@ import { LUA_FILES } from "../gateway/lua.js";
 import { readStackFile } from "../export/stackFile.js";
 import { gatewayChains, gatewayOptions } from "../plan/index.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram, type StackName } from "./harness.js";
-import { PACKAGE_LUA_DIR, checkContainerFiles, writeGatewayFiles } from "./support/haproxy.js";
+import { PACKAGE_LUA_DIR, checkContainerFiles, haproxyBinary, writeGatewayFiles } from "./support/haproxy.js";
 import { issueCert } from "./support/tls.js";
 
 const CONTAINER = "docker:index/container:Container";
@@ -116,7 +116,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-gwcfg-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("passes Debian HAProxy's haproxy -c with the container's options (paths moved to a temp dir)", () => {
+  it("passes HAProxy's haproxy -c with the container's options (paths moved to a temp dir)", () => {
     const { entries } = readStackFile(ROOT, stack);
     const settings = loadConfig({ entries, withoutSecrets: true });
     const build = buildGateway(gatewayChains(settings), TEST_PROJECT_KEYS, {
@@ -129,7 +129,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
     writeGatewayFiles(dir, build);
     writeFileSync(join(dir, "haproxy.cfg"), build.config);
-    const out = execFileSync("haproxy", ["-c", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
+    const out = execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
     expect(out).toContain("Configuration file is valid");
   });
 });

@@ -101,8 +101,8 @@ describe("bodies", () => {
         s.write(`POST /gateway/eth/rpc-http/${KEY} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`);
       });
       let data = "";
-      s.on("data", (d) => (data += d));
-      s.on("end", () => resolve(data.split("\r\n")[0]));
+      // Read when the head is in: HAProxy 3.2 sends the 408 but leaves the connection to the client to close.
+      s.on("data", (d) => (data += d) && data.includes("\r\n\r\n") && (s.destroy(), resolve(data.split("\r\n")[0])));
       s.on("error", reject);
     });
     // The gateway's JSON error page (HAProxy's own would say "Request Time-out").
@@ -263,26 +263,25 @@ describe("one address cannot starve the others", () => {
 });
 
 describe("a node that freezes", () => {
-  it("accepting connections but never answering, it is marked down within the check bound: calls it holds end with a JSON 502, later ones get 503 at once", async () => {
+  it("accepting connections but never answering, it is marked down within the check bound: calls it holds end (HAProxy 3.2 closes their connections unanswered), later ones get 503 at once", async () => {
     const node = await startRecorder();
     const g = await startGateway(chains(node), KEYS, { checkIntervalMs: HEALTH_CHECK_INTERVAL_MS });
     // One connection per call: a call on a reused connection may be closed unanswered instead (HAProxy lets the client retry it).
-    const send = () => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const send = () => new Promise<{ status: number; body: string }>((resolve) => {
       const r = httpsRequest({ host: "127.0.0.1", port: g.httpsPort, servername: "localhost", path: `/gateway/eth/rpc-http/${KEY}`, method: "POST", agent: false, headers: { "Content-Type": "application/json" } }, (res) => {
         let body = "";
         res.on("data", (d) => (body += d));
         res.on("end", () => resolve({ status: res.statusCode!, body }));
       });
-      r.on("error", reject);
+      r.on("error", (e) => resolve({ status: 0, body: e.message }));
       r.end(JSON.stringify(call("eth_chainId")));
     });
     try {
       expect((await send()).status).toBe(200);
       node.freeze();
       const t0 = Date.now();
-      const held = await send();
-      expect(held.status).toBe(502);
-      expect(JSON.parse(held.body).error.code).toBe(-32002);
+      // Marking the node down ends the streams it holds, the client's side with them: no answer.
+      expect(await send()).toEqual({ status: 0, body: "socket hang up" });
       // The bound the check settings give (interval, two timed-out checks, the fast interval), plus a second for a loaded machine.
       expect(Date.now() - t0).toBeLessThan(frozenNodeDownMs(HEALTH_CHECK_INTERVAL_MS) + 1000);
       const t1 = Date.now();

@@ -245,7 +245,7 @@ describe("keys in logs and on the runtime API", () => {
     for (const command of [`add map ${gw.dir}/keys.map ${digest} mallory\n`, "disable server be_eth_rpc/s1\n", `show map ${gw.dir}/keys.map\n`, "set ssl cert /etc/passwd <<\nx\n\n"]) {
       expect(await ask(command), command).toMatch(/^refused: not a PEM certificate and key/);
     }
-    expect(await ask("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")).toMatch(/^refused: /);
+    expect(await ask("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n.\n")).toMatch(/^refused: /);
     expect((await post(`/gateway/eth/rpc-http/${MALLORY}`, call("eth_chainId"))).status).toBe(401);
     expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"))).status).toBe(200);
   });

@@ -6,8 +6,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { haproxyBinary } from "../devtools/haproxy.js";
 
 export default function setup() {
+  // The gateway's HAProxy, unpacked once here rather than by several test workers at once.
+  haproxyBinary();
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-test-ca-"));
   execFileSync("openssl", [
     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",

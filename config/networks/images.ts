@@ -16,9 +16,9 @@ export const IMAGES = {
 
 export const INDEXER_COMMAND = ["/indexer/indexer.sh"] as const;
 
-/** The gateway and its ACME client. The config is kept valid for this HAProxy and Debian's 2.6. */
+/** The gateway and its ACME client. The tests, the bench and the end-to-end image run this HAProxy release (scripts/haproxy/build.sh). */
 export const GATEWAY_IMAGES = {
-  haproxy: "haproxy:3.2.22",
+  haproxy: "haproxy:3.2.26",
   certbot: "certbot/certbot:v5.6.0",
 } as const;
 

@@ -1,6 +1,6 @@
 """Hand HAProxy a renewed certificate through its certificate socket (gateway/lua/certs.lua).
 
-The socket takes one PEM (chain and key) and swaps it in for the gateway's certificate file, as
+The socket takes one PEM (chain and key), ended by a line holding only ".", and swaps it in for the gateway's certificate file, as
 `set ssl cert` + `commit ssl cert` would, without a reload; it can do nothing else, so it is what
 the ACME container shares with HAProxy rather than the runtime API.
   python3 haproxy_cert.py SOCKET PEM_FILE
@@ -13,7 +13,9 @@ def hand_over(sock_path: str, pem: bytes) -> str:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
         s.connect(sock_path)
-        s.sendall(pem)
+        s.sendall(pem if pem.endswith(b"\n") else pem + b"\n")
+        # The end of the PEM, said in the stream: HAProxy 3.2 does not always see the close below.
+        s.sendall(b".\n")
         s.shutdown(socket.SHUT_WR)
         out = b""
         while chunk := s.recv(4096):

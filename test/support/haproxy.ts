@@ -1,4 +1,4 @@
-/** Runs Debian's HAProxy on the generated gateway configuration, on loopback ports. */
+/** Runs the gateway's HAProxy (devtools/haproxy.ts: the release production pins) on the generated configuration, on loopback ports. */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
@@ -8,6 +8,7 @@ import type { ProjectKey } from "../../config/index.js";
 import { HAPROXY_ENVIRONMENT } from "../../gateway/limits.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../../devtools/gatewayFiles.js";
+import { haproxyBinary, haproxyVersion } from "../../devtools/haproxy.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 import { issueCert } from "./tls.js";
 
@@ -22,10 +23,10 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export { PACKAGE_LUA_DIR, writeGatewayFiles };
+export { PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion, writeGatewayFiles };
 
 /**
- * `haproxy -c` on the files a gateway container is given (container path -> content), placed
+ * `haproxy -c -V` (3.2 says "Configuration file is valid" only when verbose) on the files a gateway container is given (container path -> content), placed
  * under a temporary root: haproxy.cfg's paths into the container are moved there, so every
  * file it loads (Lua programs and the modules they require included) must be among them.
  */
@@ -40,15 +41,13 @@ export function checkContainerFiles(files: Readonly<Record<string, string>>, con
     mkdirSync(join(root, "certs"), { recursive: true });
     mkdirSync(join(root, "var/run/haproxy"), { recursive: true });
     writeFileSync(join(root, "certs/gateway.pem"), issueCert(["localhost"]));
-    return execFileSync("haproxy", ["-c", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
+    return execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 }
 
-export const haproxyVersion = () => execFileSync("haproxy", ["-v"], { encoding: "utf8" }).split("\n")[0];
-
-/** How a gateway's HAProxy is run: Debian's binary on this machine, or another release (support/haproxy32.ts). */
+/** How a gateway's HAProxy is run (a test may wrap it, e.g. to watch what it is given). */
 export interface HaproxyRunner {
   version(): string;
   /** `haproxy -c` on the configuration; throws with what HAProxy said. */
@@ -58,8 +57,8 @@ export interface HaproxyRunner {
 
 export const hostHaproxy: HaproxyRunner = {
   version: haproxyVersion,
-  check: (cfg) => void execFileSync("haproxy", ["-c", "-q", "-f", cfg], { stdio: "pipe" }),
-  start: (cfg, env) => start("haproxy", ["-db", "-f", cfg], { env: { ...process.env, ...env } }),
+  check: (cfg) => void execFileSync(haproxyBinary(), ["-c", "-q", "-f", cfg], { stdio: "pipe" }),
+  start: (cfg, env) => start(haproxyBinary(), ["-db", "-f", cfg], { env: { ...process.env, ...env } }),
 };
 
 export async function startGateway(

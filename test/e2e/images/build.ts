@@ -1,19 +1,21 @@
 /**
  * Builds the end-to-end test's images without a registry: a Debian bookworm base from
- * debootstrap, Debian's HAProxy, certbot and Node.js on it, geth built from its Go module
+ * debootstrap, Debian's certbot and Node.js on it, the HAProxy release the gateway pins (the
+ * binary the other tests run), geth built from its Go module
  * (scripts/clients/build.sh), and stand-ins for the clients that cannot be built here. Each image
  * is tagged with a hash of what went into it, so a machine that keeps its images builds each
  * once; a changed binary, stand-in, Dockerfile or flag fixture gets a new tag.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { IMAGES } from "../../../config/index.js";
-import { DEVNET_IMAGES } from "../../../config/networks/images.js";
+import { DEVNET_IMAGES, GATEWAY_IMAGES } from "../../../config/networks/images.js";
 import { parseImageRef } from "../../../config/versions.js";
 import { clientBinary } from "../../support/clients.js";
+import { haproxyBinary } from "../../../devtools/haproxy.js";
 
 const HERE = __dirname;
 const ROOT = resolve(HERE, "../../..");
@@ -151,12 +153,17 @@ function nodeModulesClosure(): string[] {
 /** The stand-in tag starts with the pinned client's version, which decides its flags. */
 const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
-/** Debian's Node.js, HAProxy and certbot on the debootstrap base: what every stand-in builds on. */
+/** Debian's Node.js and certbot, and the pinned HAProxy, on the debootstrap base: what every stand-in builds on. */
 export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string } {
   const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
-    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: "2.6-", certbot: "2.1-" }, log);
+    // The unpacked tree (binary, its loader and libraries), and the path it must sit at.
+    const root = resolve(haproxyBinary(), "../../..");
+    cpSync(root, join(debianCtx, "haproxy/root"), { recursive: true, verbatimSymlinks: true });
+    writeFileSync(join(debianCtx, "haproxy/prefix"), root);
+    const release = parseImageRef(GATEWAY_IMAGES.haproxy).tag ?? "unpinned";
+    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: `${release}-`, certbot: "2.1-" }, log);
     return { base, node: built.node, haproxy: built.haproxy, certbot: built.certbot };
   } finally {
     rmSync(debianCtx, { recursive: true, force: true });

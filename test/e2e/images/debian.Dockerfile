@@ -1,13 +1,21 @@
 # Real software from Debian standing for the public images that cannot be pulled here:
-# HAProxy 2.6 for `haproxy`, certbot 2.1 for `certbot/certbot`, Node.js 18 for `node`.
+# certbot 2.1 for `certbot/certbot`, Node.js 18 for `node`; for `haproxy`, the HAProxy release the
+# gateway's image pins, the binary the other tests run (scripts/haproxy/build.sh), placed at the
+# path its loader and libraries were unpacked at (the file `prefix`), with the user Debian's package
+# makes for it.
 ARG BASE
 FROM ${BASE} AS node
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/* && useradd --uid 1000 --create-home node
 
 FROM ${BASE} AS haproxy
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends haproxy ca-certificates >/dev/null \
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/*
+COPY haproxy /tmp/haproxy
+RUN prefix="$(cat /tmp/haproxy/prefix)" && mkdir -p "$(dirname "$prefix")" && mv /tmp/haproxy/root "$prefix" && rm -rf /tmp/haproxy \
+ && ln -s "$prefix/usr/sbin/haproxy" /usr/local/sbin/haproxy && haproxy -v \
+ && groupadd --system haproxy && useradd --system --gid haproxy --home-dir /var/lib/haproxy --no-create-home --shell /usr/sbin/nologin haproxy \
+ && mkdir -p /var/lib/haproxy /run/haproxy
 
 FROM ${BASE} AS certbot
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends certbot python3-cryptography ca-certificates >/dev/null \
