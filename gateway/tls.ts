@@ -104,25 +104,36 @@ export function httpSections(o: GatewayOptions, hostnames: readonly string[]): S
 
 /** Connections the ACME client's socket serves at once; more wait in the kernel's backlog. */
 export const CERT_SOCKET_CONNECTIONS = 4;
+/** The longest PEM it takes: a chain of a few certificates and a key. */
+export const CERT_PEM_MAX_BYTES = 64 * 1024;
 
-/** The ACME client's socket: it can hand over a certificate for certFile, and nothing else (gateway/lua/certs.lua). */
-export const certSections = (o: GatewayOptions): Section[] =>
-  o.certSocket
-    ? [{
-        header: ["frontend", "cert_update"],
-        comment: "Certificate renewals from the ACME client: the only thing its socket can ask.",
-        directives: [
-          ["mode", "tcp"],
-          ["bind", o.certSocket, "mode", "600"],
-          // A renewal is one connection now and then: a few at once, and none held idle, so what
-          // waits on this socket never takes from the connections the public listener may hold.
-          ["maxconn", String(CERT_SOCKET_CONNECTIONS)],
-          ["timeout", "client", "10s"],
-          ["no", "log"],
-          ["tcp-request", "content", "use-service", "lua.cert_update"],
-        ],
-      }]
-    : [];
+/**
+ * The ACME client's socket: a POST of a PEM for certFile, and nothing else (gateway/lua/certs.lua).
+ * A few connections at once and none held idle, so what waits on it never takes from the
+ * connections the public listener may hold; the PEM's Content-Length is bounded before its body
+ * is read, and the body is waited for whole.
+ */
+export const certSections = (o: GatewayOptions): Section[] => {
+  if (!o.certSocket) return [];
+  const refuseText = (status: number, text: string, ...cond: string[]) => ["http-request", "return", "status", String(status), "content-type", "text/plain", "string", `refused: ${text}`, "if", ...cond];
+  return [{
+    header: ["frontend", "cert_update"],
+    comment: "Certificate renewals from the ACME client: the only thing its socket can ask.",
+    directives: [
+      ["mode", "http"],
+      ["bind", o.certSocket, "mode", "600"],
+      ["maxconn", String(CERT_SOCKET_CONNECTIONS)],
+      ["timeout", "client", "10s"],
+      ["timeout", "http-request", "10s"],
+      ["no", "log"],
+      refuseText(405, "only a POST of a PEM is taken", "!", "METH_POST"),
+      refuseText(411, "a PEM is sent with its Content-Length", "!", ...anon("req.hdr(content-length)", "-m", "found")),
+      refuseText(413, `longer than ${CERT_PEM_MAX_BYTES} bytes`, ...anon("req.hdr_val(content-length)", "gt", String(CERT_PEM_MAX_BYTES))),
+      ["http-request", "wait-for-body", "time", "10s"],
+      ["http-request", "use-service", "lua.cert_update"],
+    ],
+  }];
+};
 
 /** `relayed`: paths answered by another service's metrics, through a backend. */
 export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = [], relayed: readonly { path: string; backend: string }[] = []): Section => ({

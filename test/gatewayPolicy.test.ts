@@ -42,6 +42,18 @@ const call = (method: string, id: number = 1) => ({ jsonrpc: "2.0", id, method, 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
   fetch(`${gw.base}${path}`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body), signal });
 
+/** What the ACME client's socket answers to a POST of `text`, as the ACME client sends a PEM. */
+const askCertSocket = (text: string | Buffer) => new Promise<string>((resolve, reject) => {
+  const r = httpRequest({ socketPath: `${gw.dir}/cert.sock`, path: "/certificate", method: "POST", headers: { "Content-Length": Buffer.byteLength(text) } }, (res) => {
+    let data = "";
+    res.on("data", (d) => (data += d));
+    res.on("end", () => resolve(data));
+  });
+  // The gateway answers and closes before a long body is all sent: the reset is expected.
+  r.on("error", (e: any) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? resolve("") : reject(e)));
+  r.end(text);
+});
+
 /** Runs `fn` and returns how many requests reached the upstream meanwhile. */
 async function reaching(fn: () => Promise<void>): Promise<number> {
   const before = up.seen.length;
@@ -234,13 +246,7 @@ describe("keys in logs and on the runtime API", () => {
 
   it("the ACME client's socket takes a certificate and nothing else: runtime API commands are refused and change nothing", async () => {
     const MALLORY = "mallory_Key_0123456789abcdefghijklmnopq";
-    const ask = (text: string) => new Promise<string>((resolve, reject) => {
-      const s = connect(`${gw.dir}/cert.sock`, () => s.end(text));
-      let data = "";
-      s.on("data", (d) => (data += d));
-      s.on("end", () => resolve(data));
-      s.on("error", reject);
-    });
+    const ask = askCertSocket;
     const digest = createHash("sha256").update(MALLORY).digest("hex").toUpperCase();
     for (const command of [`add map ${gw.dir}/keys.map ${digest} mallory\n`, "disable server be_eth_rpc/s1\n", `show map ${gw.dir}/keys.map\n`, "set ssl cert /etc/passwd <<\nx\n\n"]) {
       expect(await ask(command), command).toMatch(/^refused: not a PEM certificate and key/);
@@ -251,21 +257,22 @@ describe("keys in logs and on the runtime API", () => {
   });
 
   it("the ACME client's socket refuses a certificate whose key is not its own, reads no more than its bound, and its idle connections take nothing from the public listener", async () => {
-    const ask = (text: string | Buffer) => new Promise<string>((resolve, reject) => {
-      const s = connect(`${gw.dir}/cert.sock`, () => s.end(text));
-      let data = "";
-      s.on("data", (d) => (data += d));
-      s.on("end", () => resolve(data));
-      // The service answers and closes before a long stream is all sent: the reset is expected.
-      s.on("error", (e: any) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? resolve(data) : reject(e)));
-    });
+    const ask = askCertSocket;
     const [a, b] = [issueCert(["localhost"]), issueCert(["localhost"])];
     const certOf = (pem: string) => pem.slice(0, pem.indexOf("-----END CERTIFICATE-----") + 26);
     const keyOf = (pem: string) => pem.slice(pem.indexOf("-----BEGIN PRIVATE KEY-----"));
     expect(await ask(certOf(a) + keyOf(b))).toBe("refused: the private key does not belong to the certificate\n");
+    // Nothing but a POST of a PEM is taken, and not a runtime API command sent raw.
+    expect(await new Promise<string>((resolve) => {
+      const c = connect(`${gw.dir}/cert.sock`, () => c.end("add map keys.map X mallory\n"));
+      let data = "";
+      c.on("data", (d) => (data += d));
+      c.on("close", () => resolve(data));
+    })).toMatch(/^HTTP\/1\.[01] 400/);
     // Still served with the certificate it had: handshakes go on.
     expect((await post(`/gateway/eth/rpc-http/${KEY}`, call("eth_chainId"))).status).toBe(200);
-    expect(await ask(Buffer.alloc(8 << 20, "A"))).toMatch(/^(refused: longer than 65536 bytes\n)?$/);
+    // 8 MiB: refused on its Content-Length, before any of it is read.
+    expect(await ask(Buffer.alloc(8 << 20, "A"))).toMatch(/^(refused: longer than 65536 bytes)?$/);
     // More idle connections asked of the socket than the whole gateway may hold (past its few and
     // their backlog, connect fails at once): a public call is answered.
     const tries = await Promise.all(Array.from({ length: 2100 }, () => new Promise<Socket | undefined>((resolve) => {

@@ -1,26 +1,36 @@
 """Hand HAProxy a renewed certificate through its certificate socket (gateway/lua/certs.lua).
 
-The socket takes one PEM (chain and key), ended by a line holding only ".", and swaps it in for the gateway's certificate file, as
+The socket takes one PEM (chain and key), POSTed over HTTP with its Content-Length, checks that
+the key belongs to the certificate, and swaps it in for the gateway's certificate file, as
 `set ssl cert` + `commit ssl cert` would, without a reload; it can do nothing else, so it is what
 the ACME container shares with HAProxy rather than the runtime API.
   python3 haproxy_cert.py SOCKET PEM_FILE
 """
+import http.client
 import socket
 import sys
 
 
+class UnixConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket (the standard library speaks it over TCP only)."""
+
+    def __init__(self, path: str):
+        super().__init__("haproxy", timeout=15)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
 def hand_over(sock_path: str, pem: bytes) -> str:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(10)
-        s.connect(sock_path)
-        s.sendall(pem if pem.endswith(b"\n") else pem + b"\n")
-        # The end of the PEM, said in the stream: HAProxy 3.2 does not always see the close below.
-        s.sendall(b".\n")
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        while chunk := s.recv(4096):
-            out += chunk
-        return out.decode().strip()
+    conn = UnixConnection(sock_path)
+    try:
+        conn.request("POST", "/certificate", body=pem, headers={"Content-Type": "application/x-pem-file"})
+        return conn.getresponse().read().decode().strip()
+    finally:
+        conn.close()
 
 
 def main() -> int:
