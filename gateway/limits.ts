@@ -107,14 +107,16 @@ export const UNFINISHED_MESSAGES_PER_ADDRESS = 4;
  * or HEAD without either has none. Tracked by address in sc3 for as long as it lasts.
  */
 function slowBodyRules(bodied: Cond): Rule[] {
-  const slow: Cond = [
-    ...bodied, ...anon("req.hdr_cnt(content-length)", "gt", "0"), ...anon("req.body_len,sub(txn.cl)", "lt", "0"),
-    "or", ...bodied, ...anon("req.hdr_cnt(content-length)", "eq", "0"), "!", "METH_GET", "!", "METH_HEAD",
-    "or", ...bodied, ...anon("req.hdr_cnt(content-length)", "eq", "0"), ...anon("req.hdr_cnt(transfer-encoding)", "gt", "0"),
-  ];
+  const hasLength = anon("req.hdr_cnt(content-length)", "gt", "0");
+  const noLength = anon("req.hdr_cnt(content-length)", "eq", "0");
+  const slow = (cond: Cond, why?: string) => req(["set-var(txn.slow)", "bool(true)"], [...bodied, ...cond], why);
   return [
-    req(["set-var(txn.cl)", "req.hdr_val(content-length)"], [...bodied, ...anon("req.hdr_cnt(content-length)", "gt", "0")], "Slow bodies: an address holds few buffers waiting for a body, however many addresses come."),
-    req(["track-sc3", "src", "table", "st_slow"], slow),
+    req(["set-var(txn.cl)", "req.hdr_val(content-length)"], [...bodied, ...hasLength]),
+    // One rule per case: a line of HAProxy's holds at most 64 words.
+    slow([...hasLength, ...anon("req.body_len,sub(txn.cl)", "lt", "0")], "Slow bodies: an address holds few buffers waiting for a body, however many addresses come."),
+    slow([...noLength, "!", "METH_GET", "!", "METH_HEAD"]),
+    slow([...noLength, ...anon("req.hdr_cnt(transfer-encoding)", "gt", "0")]),
+    req(["track-sc3", "src", "table", "st_slow"], anon("var(txn.slow)", "-m", "bool")),
     refuse(429, "too many request bodies on their way from this address", [...anon("sc_conn_cur(3)", "gt", String(SLOW_BODIES_PER_ADDRESS))]),
   ];
 }
