@@ -4,7 +4,7 @@
  */
 import type { Cond, Directive, Rule } from "./model.js";
 
-/** status -> [reason, JSON-RPC style code, message]. Every status HAProxy 2.6 lets errorfile replace. */
+/** status -> [reason, JSON-RPC style code, message]. Every status HAProxy lets errorfile replace. */
 const ERROR_STATUSES: Record<number, [string, number, string]> = {
   400: ["Bad Request", -32600, "bad request"],
   401: ["Unauthorized", -32001, "invalid or missing project key"],

@@ -32,9 +32,8 @@ export const LUA_DATA_FILE = "gateway_data.lua";
 
 /**
  * Global lines, before any lua-load: where `require` finds the package's modules and the stack's
- * data, and how boolean samples reach Lua (HAProxy 3.1+ warns unless it is said): as integers, as
- * the package's Lua was written and tested ("normal", Lua booleans, lets 1,200 slow HTTP/2 streams
- * from one address hold up another address's call: gatewayLimits.test.ts).
+ * data, and how boolean samples reach Lua (HAProxy 3.1+ warns unless it is said): as integers,
+ * HAProxy's default, which the package's Lua was written and tested with.
  */
 export const luaPaths = (o: GatewayOptions): Directive[] => [
   ["tune.lua.bool-sample-conversion", "pre-3.1-bug"],
