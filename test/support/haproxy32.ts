@@ -40,7 +40,7 @@ export function haproxy32Image(log: (s: string) => void = console.log): string {
  * Runs `haproxy` from the image on the host's network, with `dirs` mounted at their own paths (the
  * gateway's files, the package's Lua, the test CA), so the generated configuration reads as it is.
  */
-export function dockerHaproxy(image: string, dirs: readonly string[]): HaproxyRunner {
+export function dockerHaproxy(image: string, dirs: readonly string[], namePrefix = "rpcstack-test"): HaproxyRunner {
   const args = (name: string, env: Record<string, string>) => [
     "run", "--rm", "-i", "--name", name, "--network", "host",
     ...dirs.flatMap((d) => ["-v", `${d}:${d}`]),
@@ -49,9 +49,9 @@ export function dockerHaproxy(image: string, dirs: readonly string[]): HaproxyRu
   ];
   return {
     version: () => docker(["run", "--rm", image, "haproxy", "-v"]).split("\n")[0],
-    check: (cfg) => void docker([...args(`rpcstack-test-check-${randomBytes(4).toString("hex")}`, {}), "-c", "-q", "-f", cfg]),
+    check: (cfg) => void docker([...args(`${namePrefix}-check-${randomBytes(4).toString("hex")}`, {}), "-c", "-q", "-f", cfg]),
     start: (cfg, env) => {
-      const name = `rpcstack-test-haproxy-${randomBytes(4).toString("hex")}`;
+      const name = `${namePrefix}-haproxy-${randomBytes(4).toString("hex")}`;
       const child = start("docker", [...args(name, env), "-db", "-f", cfg]);
       return {
         ...child,
