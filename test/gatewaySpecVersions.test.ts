@@ -6,6 +6,7 @@
 import { RpcProvider } from "starknet";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { createClient } from "../client/index.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayChain, SpecVersions } from "../gateway/build.js";
 import { SPEC_VERSIONS } from "../config/releases.js";
@@ -107,5 +108,13 @@ describe("Starknet spec versions on the gateway's paths", () => {
     expect(await provider.getBlockNumber()).toBe(5);
     expect(pf.calls.filter((c) => c.method === "starknet_blockNumber").map((c) => c.path)).toEqual(["/rpc/v0_8"]);
     await expect(RpcProvider.create({ nodeUrl: `${gw.base}/gateway/strk/rpc-http/${KEY}` })).rejects.toThrow(/Unable to detect specification version/);
+  });
+
+  it("the package's client takes a spec version per chain and builds the path, over HTTP and WebSocket", async () => {
+    const client = createClient({ baseUrl: gw.base, privateKey: KEY, chainIds: ["STRK", "STRKS"], specVersions: { STRK: "v0_9" }, WebSocket: WebSocket as any });
+    expect(await client.sendRelay({ chainId: "STRK", method: "starknet_specVersion" })).toBe("0.9.0");
+    expect(await client.sendRelayWs({ chainId: "STRK", method: "starknet_specVersion" })).toBe("0.9.0");
+    expect(await client.sendRelay({ chainId: "STRKS", method: "starknet_specVersion" })).toBe("0.10.0");
+    expect(() => createClient({ baseUrl: gw.base, privateKey: KEY, chainIds: "STRK", specVersions: { STRK: "0.9" } })).toThrow(/spec version "0.9" for STRK must be spelled as the nodes name it, like "v0_9"/);
   });
 });
