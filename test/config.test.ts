@@ -155,6 +155,7 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["geth by digest without a release", () => set(base(), "l1.executionImage", `ethereum/client-go@sha256:${"b".repeat(64)}`), "rpcstack:l1.executionImage", /set rpcstack:l1\.executionVersion/],
   ["poll interval with pathfinder", () => set(base(), "l2", { client: "pathfinder", pendingPollInterval: "3s" }), "rpcstack:l2.pendingPollInterval", /Juno only/],
   ["a spec version the Juno release does not serve", () => set(base(), "l2.rpcVersion", "v0_7"), "rpcstack:l2.rpcVersion", /^rpcstack:l2\.rpcVersion: v0_7 is not served by juno \(Juno v0\.17\.0, which serves v0_8, v0_9, v0_10\)$/],
+  ["a spec version the nodes of the layer do not serve", () => set(set(base(), "nodes", { l2: ["main", "main"] }), "l2.rpcVersion", "v0_7"), "rpcstack:l2.rpcVersion", /v0_7 is not served by juno, juno-2 \(Juno v0\.17\.0, which serves v0_8, v0_9, v0_10\)/],
   ["a spec version no Pathfinder release serves", () => set(base(), "l2", { client: "pathfinder", rpcVersion: "v0_11" }), "rpcstack:l2.rpcVersion", /v0_11 is not served by pathfinder \(Pathfinder v0\.24\.1, which serves v0_6, v0_7, v0_8, v0_9, v0_10\)/],
   ["a spec version not spelled as the nodes do", () => set(base(), "l2.rpcVersion", "0.9"), "rpcstack:l2.rpcVersion", /spec version as the nodes name it, like "v0_9"/],
   ["indexer enabled not boolean", () => set(base(), "indexer.enabled", "yes"), "rpcstack:indexer.enabled", /must be a boolean/],
