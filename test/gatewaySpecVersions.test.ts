@@ -33,14 +33,18 @@ const PF = served("pathfinder");
 const JUNO = served("juno");
 let pf: StarknetSim;
 let junos: StarknetSim[];
+let behind: StarknetSim;
 let gw: RunningGateway;
 
 beforeAll(async () => {
   pf = await startStarknetSim({ from: 5, to: 5, specVersions: simPaths(PF, "http"), wsSpecVersions: simPaths(PF, "ws") });
   junos = await Promise.all([1, 2].map(() => startStarknetSim({ from: 5, to: 5, specVersions: simPaths(JUNO, "http") })));
+  // Far behind its chain's head: its readiness answers 503 until it catches up, which it never does here.
+  behind = await startStarknetSim({ from: 1, to: 1000, specVersions: simPaths(JUNO, "http") });
   const nodes = junos.map((j, i) => ({ name: `juno-${i + 1}`, rpcHttp: `${j.url}/v0_10`, healthUrl: `${j.url}/ready/sync` }));
   const chains: GatewayChain[] = [
     { path: "strk", chainId: "STRK", kind: "starknet", upstreams: { rpcHttp: `${pf.url}/rpc/v0_10`, rpcWs: `${pf.url.replace("http", "ws")}/ws/rpc/v0_10` }, specVersions: PF, denyMethods: ["starknet_getEvents"] },
+    { path: "strkd", chainId: "STRKD", kind: "starknet", upstreams: { rpcHttp: `${behind.url}/v0_10` }, healthUrl: `${behind.url}/ready/sync`, specVersions: JUNO },
     { path: "strks", chainId: "STRKS", kind: "starknet", upstreams: { rpcHttp: nodes[0].rpcHttp }, healthUrl: nodes[0].healthUrl, nodes, specVersions: JUNO },
   ];
   // HAProxy 3.2 where Docker runs (the production line; the address limits need 2.8+), else the host's.
@@ -49,7 +53,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await stopEach(gw, pf, ...(junos ?? []));
+  await stopEach(gw, pf, behind, ...(junos ?? []));
 });
 
 const call = async (path: string, method: string, key = KEY) => {
@@ -85,6 +89,18 @@ describe("Starknet spec versions on the gateway's paths", () => {
     const denied = await call("strk/rpc-http/KEY/v0_9", "starknet_getEvents");
     expect(denied.status).toBe(403);
     expect(pf.calls.some((c) => c.method === "starknet_getEvents")).toBe(false);
+  });
+
+  it("a versioned path is closed while the chain's node is not synced, as the unversioned one is", async () => {
+    // HAProxy counts a node in until its first checks have failed.
+    await eventually("STRKD's node out of rotation", async () => (await call("strkd/rpc-http/KEY", "starknet_chainId")).status, (s) => s === 503);
+    for (const path of ["strkd/rpc-http/KEY/v0_9", "strkd/rpc-http/KEY"]) {
+      const r = await call(path, "starknet_blockNumber");
+      expect(r.status, path).toBe(503);
+      expect(r.body.error.message, path).toMatch(/STRKD node unavailable or not synced/);
+    }
+    // Only the response cache's own finality polls reach it (at the pinned version's path).
+    expect(behind.calls.filter((c) => c.method === "starknet_blockNumber")).toEqual([]);
   });
 
   it("a chain of two nodes relays each version to that version's path on whichever node answers", async () => {
