@@ -35,6 +35,11 @@ export interface ClientOptions {
   readonly retries?: number;
   /** Overrides for chain id -> gateway path. */
   readonly chainPaths?: Readonly<Record<string, string>>;
+  /**
+   * Starknet chain id -> the JSON-RPC spec version the client library is built for, as the nodes
+   * name it (`{ STRK: "v0_8" }`): its calls go to that version's path. Absent: the stack's pinned one.
+   */
+  readonly specVersions?: Readonly<Record<string, string>>;
   readonly fetch?: typeof fetch;
   readonly WebSocket?: new (url: string) => WebSocketLike;
 }
@@ -93,6 +98,9 @@ export function createClient(options: ClientOptions): RpcClient {
   const retries = options.retries ?? 2;
   const iface = options.rpcInterface ?? "jsonrpc";
   const paths = { ...DEFAULT_CHAIN_PATHS, ...options.chainPaths };
+  const specs = options.specVersions ?? {};
+  const badSpec = Object.entries(specs).find(([, v]) => !/^v0_[0-9]+$/.test(v));
+  if (badSpec) throw new RelayError("http", `createClient: spec version "${badSpec[1]}" for ${badSpec[0]} must be spelled as the nodes name it, like "v0_9"`);
   const badge = options.badge ? new BadgeKeys(options.badge, chainIds, fetchImpl, timeoutMs) : undefined;
   let nextId = 1;
 
@@ -101,7 +109,7 @@ export function createClient(options: ClientOptions): RpcClient {
     const id = relay.chainId ?? (chainIds.length === 1 ? chainIds[0] : undefined);
     if (!id) throw new RelayError("http", `sendRelay: this client serves ${chainIds.join(", ")}: name the chainId`);
     if (!chainIds.includes(id)) throw new RelayError("http", `sendRelay: chain ${id} is not one of this client's (${chainIds.join(", ")})`);
-    return { id, path: paths[id] ?? id.toLowerCase() };
+    return { id, path: paths[id] ?? id.toLowerCase(), version: specs[id] ? `/${specs[id]}` : "" };
   };
   const headers = (json: boolean): Record<string, string> => ({
     ...(json ? { "Content-Type": "application/json" } : {}),
@@ -154,7 +162,7 @@ export function createClient(options: ClientOptions): RpcClient {
     const chain = chainOf(relay);
     const id = nextId++;
     const body = await withRetries(!NOT_IDEMPOTENT.test(relay.method), () =>
-      once((k) => `${base}/gateway/${chain.path}/rpc-http/${encodeURIComponent(k)}`, { method: "POST", headers: headers(true), body: JSON.stringify({ jsonrpc: "2.0", id, method: relay.method, params: relay.params ?? [] }) }, chain.id),
+      once((k) => `${base}/gateway/${chain.path}/rpc-http/${encodeURIComponent(k)}${chain.version}`, { method: "POST", headers: headers(true), body: JSON.stringify({ jsonrpc: "2.0", id, method: relay.method, params: relay.params ?? [] }) }, chain.id),
     );
     if (body?.error) throw new RelayError("jsonrpc", `${chain.id}: ${body.error.message}`, { code: body.error.code, data: body.error.data, chainId: chain.id });
     if (!body || !("result" in body)) throw new RelayError("jsonrpc", `${chain.id}: reply without a JSON-RPC result`, { data: body, chainId: chain.id });
@@ -182,7 +190,7 @@ export function createClient(options: ClientOptions): RpcClient {
     const chain = chainOf(relay);
     const Ws = options.WebSocket ?? (globalThis as any).WebSocket;
     if (!Ws) throw new RelayError("connection", "no WebSocket implementation; pass options.WebSocket (e.g. the ws package)");
-    const wsUrl = `${base.replace(/^http/, "ws")}/gateway/${chain.path}/rpc/${encodeURIComponent(await key())}?secret=null`;
+    const wsUrl = `${base.replace(/^http/, "ws")}/gateway/${chain.path}/rpc/${encodeURIComponent(await key())}${chain.version}?secret=null`;
     const ws: WebSocketLike = new Ws(wsUrl);
     const id = nextId++;
     const result = await new Promise<any>((resolve, reject) => {

@@ -115,3 +115,75 @@ export function describeJunoPoll(release: string, flag: string, value: string): 
   const renamed = flag === "--preconfirmed-poll-interval" ? " (Juno dropped --pending-poll-interval in v0.16.0)" : "";
   return `Juno ${release}: rpcstack:l2.pendingPollInterval ${value} passed as ${flag}${renamed}`;
 }
+
+/** The L2 clients, whose nodes serve several Starknet JSON-RPC spec versions side by side. */
+export type L2Client = "juno" | "pathfinder" | "starknet-devnet";
+
+/** Where a node serves one spec version: the path on its HTTP port and on its WebSocket endpoint. */
+export interface SpecPaths {
+  readonly http: string;
+  readonly ws: string;
+}
+
+/** The spec versions (`v0_9`, named as the nodes' own paths name them) a range of releases serves. */
+export interface SpecEra {
+  readonly from: Version;
+  readonly until?: Version;
+  readonly versions: Readonly<Record<string, SpecPaths>>;
+  readonly source: string;
+}
+
+const at = (paths: (v: string) => SpecPaths, ...versions: string[]) => Object.fromEntries(versions.map((v) => [v, paths(v)]));
+
+/**
+ * What each L2 client release serves. Juno serves HTTP on its HTTP port and WebSocket on its WS
+ * port under the same paths (its newest version also at `/`); Pathfinder serves both on one port,
+ * WebSocket under `/ws`; Starknet Devnet serves one version, at `/rpc` and `/ws`.
+ */
+export const SPEC_VERSIONS: Readonly<Record<L2Client, readonly SpecEra[]>> = {
+  juno: [
+    {
+      from: [0, 16, 6],
+      versions: at((v) => ({ http: `/${v}`, ws: `/${v}` }), "v0_8", "v0_9", "v0_10"),
+      source: "NethermindEth/juno node/rpc.go (makeRPCServers) at 0d14e91de3ce9519e635eca601122cc5b8d90de2; read for v0.17.0, assumed for v0.16.6 .. v0.16.x",
+    },
+  ],
+  pathfinder: [
+    {
+      from: [0, 24, 0],
+      versions: at((v) => ({ http: `/rpc/${v}`, ws: `/ws/rpc/${v}` }), "v0_6", "v0_7", "v0_8", "v0_9", "v0_10"),
+      source: "eqlabs/pathfinder crates/rpc/src/lib.rs (RpcServer::spawn routes) at afd4b22ed95f07fae70b9a8d88eb2122babc9338 (after v0.22.3); assumed for v0.24.x",
+    },
+  ],
+  "starknet-devnet": [
+    {
+      from: [0, 6, 0],
+      until: [0, 7, 0],
+      versions: at(() => ({ http: "/rpc", ws: "/ws" }), "v0_9"),
+      source: "0xSpaceShard/starknet-devnet crates/starknet-devnet-server/src/api/mod.rs RPC_SPEC_VERSION 0.9.0 and server.rs at v0.6.0 (b4460c7b5d0679632d471bf72b9713805d38c0f0)",
+    },
+    {
+      from: [0, 7, 0],
+      versions: at(() => ({ http: "/rpc", ws: "/ws" }), "v0_10"),
+      source: "0xSpaceShard/starknet-devnet crates/starknet-devnet-server/src/api/mod.rs RPC_SPEC_VERSION 0.10.x and server.rs at v0.7.0 .. v0.8.1 (2bb7ffb37d6a036dc2712196138eae4fe0519d11)",
+    },
+  ],
+};
+
+/** The spec versions a release serves with their paths, or why that is not known. */
+export function specVersionsOf(client: L2Client, version: Version): { readonly versions: Readonly<Record<string, SpecPaths>> } | { readonly error: string } {
+  const era = SPEC_VERSIONS[client].find((e) => compareVersions(version, e.from) >= 0 && (!e.until || compareVersions(version, e.until) < 0));
+  if (era) return { versions: era.versions };
+  return { error: `which JSON-RPC spec versions ${CLIENT_LABELS[client]} ${formatVersion(version)} serves is not recorded (config/releases.ts knows ${SPEC_VERSIONS[client].map((e) => `${formatVersion(e.from)}${e.until ? ` .. before ${formatVersion(e.until)}` : " and later"}`).join(", ")})` };
+}
+
+/** The spec version the unversioned gateway path serves unless `l2.rpcVersion` says otherwise: every pinned L2 release serves it. */
+export const DEFAULT_RPC_VERSION = "v0_10";
+
+/** Why a release cannot serve `wanted` as the stack's pinned version, or undefined when it can. */
+export function rpcVersionRefusal(client: L2Client, version: Version, wanted: string, nodes: readonly string[]): string | undefined {
+  const served = specVersionsOf(client, version);
+  if ("error" in served) return served.error;
+  if (Object.hasOwn(served.versions, wanted)) return undefined;
+  return `${wanted} is not served by ${nodes.join(", ")} (${CLIENT_LABELS[client]} ${formatVersion(version)}, which serves ${Object.keys(served.versions).join(", ")})`;
+}

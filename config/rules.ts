@@ -10,8 +10,8 @@ import { NETWORKS, type L2ClientName, type NetworkDefaults } from "./networks/in
 import { SECRET_KEYS } from "./schema.js";
 import { TIERS, instanceTypeShortfall } from "./tiers.js";
 import type { RawConfig } from "./types.js";
-import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
-import { parseVersion, unpinnedReason } from "./versions.js";
+import { DEFAULT_RPC_VERSION, clientRelease, junoPollFlag, rpcVersionRefusal, type ClientName } from "./releases.js";
+import { parseVersion, unpinnedReason, type Version } from "./versions.js";
 import { anyHostOfKind } from "./placement.js";
 import { snapshotRefusal } from "./snapshots.js";
 
@@ -65,9 +65,11 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     const release = clientRelease(c.client, c.image, c.version, keyName(c.versionKey));
     if ("error" in release) {
       out.push(problem(c.imageKey, release.error));
-    } else if (c.client === "juno") {
-      const poll = junoPollFlag(release.version);
-      if ("error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
+    } else {
+      const poll = c.client === "juno" ? junoPollFlag(release.version) : undefined;
+      if (poll && "error" in poll) out.push(problem(["l2", "pendingPollInterval"], `cannot be honoured: ${poll.error}`));
+      const spec = c.client === l2Client ? rpcVersionProblem(raw, l2Client, release.version) : undefined;
+      if (spec) out.push(problem(["l2", "rpcVersion"], spec));
     }
   }
   // Only for the client the stack names (or its network's default), not for a name the schema refuses.
@@ -196,4 +198,16 @@ export function clientImages(raw: RawConfig, network: NetworkDefaults | undefine
   ];
   // A network without a consensus client (devnet) deploys no Lighthouse; its rule reports a set key.
   return consensusImage === undefined ? all.filter((c) => c.client !== "lighthouse") : all;
+}
+
+/**
+ * Why the stack's L2 nodes cannot all serve the pinned spec version (they share one image), naming
+ * each node as its service is named; a malformed value is the schema's to report.
+ */
+function rpcVersionProblem(raw: RawConfig, client: L2ClientName, version: Version): string | undefined {
+  const wanted = raw.l2?.rpcVersion ?? DEFAULT_RPC_VERSION;
+  if (!isStr(wanted) || !/^v0_[0-9]+$/.test(wanted)) return undefined;
+  const count = Array.isArray(raw.nodes?.l2) ? Math.max(1, raw.nodes.l2.length) : 1;
+  const nodes = Array.from({ length: count }, (_, i) => `${client}${i === 0 ? "" : `-${i + 1}`}`);
+  return rpcVersionRefusal(client, version, wanted, nodes);
 }

@@ -10,6 +10,7 @@ import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
 import { HISTORY_MODES } from "./resources.js";
 import { badgesSchema } from "./badgeSchema.js";
+import { DEFAULT_RPC_VERSION } from "./releases.js";
 
 const hostname = {
   type: "string",
@@ -195,6 +196,8 @@ export const configSchema = {
         image,
         version: release,
         pendingPollInterval: { ...duration, default: "3s" },
+        // The Starknet JSON-RPC spec version the unversioned gateway path serves, on every L2 node.
+        rpcVersion: { type: "string", pattern: "^v0_[0-9]+$", "x-hint": 'must be a spec version as the nodes name it, like "v0_9"', default: DEFAULT_RPC_VERSION },
         // Restore the node's database from a snapshot before its first start (config/snapshots.ts).
         snapshot: {
           type: "object", "x-hint": 'must be "latest", an https:// URL, or { url, sha256, sizeBytes, unpackedGB } with url one of those',

@@ -3,6 +3,7 @@ import type { configSchema } from "./schema.js";
 import type { ChainKind, L2ClientName, NetworkDefaults, NetworkName } from "./networks/index.js";
 import type { HistoryMode } from "./resources.js";
 import type { SnapshotSettings } from "./snapshots.js";
+import type { SpecPaths } from "./releases.js";
 import type { Tier, TierName } from "./tiers.js";
 
 /**
@@ -188,6 +189,10 @@ interface L2Common {
   readonly image: string;
   readonly release: string;
   readonly pendingPollInterval: string;
+  /** The spec version (`v0_10`) the unversioned gateway path serves on every node. */
+  readonly rpcVersion: string;
+  /** Every spec version the release serves, with its paths on the node (config/releases.ts). */
+  readonly specVersions: Readonly<Record<string, SpecPaths>>;
   /** Restore the database from this snapshot before the node's first start; absent: sync from genesis. */
   readonly snapshot?: SnapshotSettings;
 }

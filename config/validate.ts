@@ -7,7 +7,7 @@ import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
 import { GATEWAY_IMAGES, NODE_RUNTIME_IMAGE } from "./networks/images.js";
-import { clientRelease, junoPollFlag, type ClientName } from "./releases.js";
+import { clientRelease, junoPollFlag, specVersionsOf, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, l2ClientOf, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
 import { STRUCTURED_KEYS, configSchema, sshHost } from "./schema.js";
@@ -128,14 +128,18 @@ const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`);
 const dedupe = (xs: string[]) => [...new Set(xs)];
 
 /** The L2 settings, with Juno's poll flag chosen for its release (the rules refused releases without one). */
-function resolveL2(client: L2ClientName, image: string, version: Version, pendingPollInterval: string, network: NetworkName, raw?: RawSnapshot): L2Settings {
+function resolveL2(client: L2ClientName, image: string, version: Version, pendingPollInterval: string, rpcVersion: string, network: NetworkName, raw?: RawSnapshot): L2Settings {
   const release = formatVersion(version);
   // The rules refused a snapshot on devnet or for a client without one.
   const snapshot = raw && client !== "starknet-devnet" && network !== "devnet" ? { snapshot: resolveSnapshot(raw, client, network) } : {};
-  if (client !== "juno") return { client, image, release, pendingPollInterval, ...snapshot };
+  // The rules refused a release whose spec versions are not recorded, or that lacks the pinned one.
+  const served = specVersionsOf(client, version);
+  if ("error" in served) throw new Error(`rpcstack:l2.rpcVersion: ${served.error}`);
+  const common = { image, release, pendingPollInterval, rpcVersion, specVersions: served.versions, ...snapshot };
+  if (client !== "juno") return { client, ...common };
   const poll = junoPollFlag(version);
   if ("error" in poll) throw new Error(`rpcstack:l2.pendingPollInterval: cannot be honoured: ${poll.error}`);
-  return { client, image, release, pendingPollInterval, pollFlag: poll.flag, ...snapshot };
+  return { client, ...common, pollFlag: poll.flag };
 }
 
 // The network-independent defaults live in the schema, beside each key.
@@ -155,6 +159,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
   };
   const [geth, lighthouse, l2] = [release("geth")!, release("lighthouse"), release(client)!];
   const pendingPollInterval = raw.l2?.pendingPollInterval ?? S.l2.properties.pendingPollInterval.default;
+  const rpcVersion = raw.l2?.rpcVersion ?? S.l2.properties.rpcVersion.default;
   const external = raw.l1?.external !== undefined;
   const consensusImage = external ? undefined : raw.l1?.consensusImage ?? network.l1.consensusImage;
   return {
@@ -178,7 +183,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       ...(network.dev || external ? {} : { history: raw.l1?.history ?? "postmerge" }),
       external,
     },
-    l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval, network.name, raw.l2?.snapshot),
+    l2: resolveL2(client, raw.l2?.image ?? network.l2.images[client]!, l2, pendingPollInterval, rpcVersion, network.name, raw.l2?.snapshot),
     indexer: {
       enabled: raw.indexer?.enabled ?? S.indexer.properties.enabled.default,
       image: raw.indexer?.image ?? network.indexer.image,

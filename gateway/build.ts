@@ -20,6 +20,7 @@ import { anon, req, serialize, type Cond, type Rule, type Section } from "./mode
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
 import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
+import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
 import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
@@ -77,6 +78,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["set-var(txn.iface)", "path,field(4,/)"], gw),
     req(["set-var(txn.key)", "path,field(5,/)"], gw),
     req(["set-var(txn.rest)", "path,regsub(^/gateway/[^/]*/[^/]*/[^/]*/?,/),regsub(^/$,)"], gw),
+    ...chains.flatMap(specRules),
     // What the access log shows: the chain and interface when they are known ones, else "-".
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),
@@ -104,6 +106,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...badgeAllowanceRules(opts, badge),
     ...batchRules(chains),
     ...wsRules(opts, ws),
+    ...chains.flatMap(specGates),
     ...per.flatMap(({ r }) => r.gates),
     ...cacheRules(chains, opts),
     ...per.flatMap(({ r }) => r.hostUses),

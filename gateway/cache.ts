@@ -10,6 +10,7 @@ import { CHECK_AGENT, hostHeader, parseUpstream } from "./upstreams.js";
 import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { NODE_DOWN, exactPath, on, rpcBackend } from "./routes.js";
 import { hasNodes } from "./failover.js";
+import { OTHER_VERSION } from "./specVersions.js";
 import { statusBody } from "./errors.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
@@ -183,7 +184,7 @@ export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): 
         ["lua.rpc_cache_lookup", c.path],
         // Only bodies that name a cacheable method reach Lua (a cheap native test; a body that
         // spells its method otherwise simply goes to the node).
-        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...(c.statusUrl ? ["!", ...NODE_DOWN] : []), ...anon("req.body", "-m", "sub", ...Object.keys(CACHE_POLICY[c.kind as "evm" | "starknet"]))],
+        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...(c.specVersions ? ["!", ...OTHER_VERSION] : []), ...(c.statusUrl ? ["!", ...NODE_DOWN] : []), ...anon("req.body", "-m", "sub", ...Object.keys(CACHE_POLICY[c.kind as "evm" | "starknet"]))],
         i ? undefined : "Response cache: after the policy, key, rate and health checks (a hit skips none of them).",
       ),
     ),

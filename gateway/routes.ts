@@ -33,6 +33,13 @@ export const on = (c: GatewayChain, iface: Interface): string[] =>
 export const RPC_BACKEND = "rpc";
 export const rpcBackend = (c: GatewayChain) => backendName(c.path, RPC_BACKEND);
 export const exactPath: Cond = anon("var(txn.rest)", "-m", "len", "0");
+/** The node path of a spec version other than the pinned one, when the request asked for one (specVersions.ts). */
+export const SPEC_PATH = "txn.spec_path";
+/** The rewrite to a node: its path for the chain's pinned version, or the one the request asked for. */
+const toNodePath = (action: "set-path" | "set-uri", base: string): Directive[] => [
+  ["http-request", action, base || "/"],
+  ["http-request", action, `%[var(${SPEC_PATH})]`, "if", ...anon(`var(${SPEC_PATH})`, "-m", "found")],
+];
 /** Set by a chain's gate when its node is out and it has a status URL: the request goes to its down backend. */
 export const NODE_DOWN: Cond = anon("var(txn.down)", "-m", "bool");
 /** The request's host name without a port: what public hostnames are matched on. */
@@ -56,7 +63,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
-    const toNode: Directive[] = [["http-request", "set-path", u.basePath || "/"]];
+    const toNode = toNodePath("set-path", u.basePath);
     // Several nodes: reads pass a hop that sends again one a node's mark-down ended unsent (failover.ts).
     const reads = hasNodes(c) ? be.addReads(RPC_BACKEND, c.upstreams.rpcHttp, toNode) : undefined;
     const post = reads?.hop ?? be.add(RPC_BACKEND, c.upstreams.rpcHttp, toNode, [], "rpcHttp");
@@ -86,7 +93,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (c.upstreams.rpcWs) {
     const u = parseUpstream(c.upstreams.rpcWs);
     // The `secret` query parameter is the client library's; it never goes upstream.
-    const ws = be.add("ws", c.upstreams.rpcWs, [["http-request", "set-uri", u.basePath || "/"], ...wsBackendDirectives(opts, c.path)], [], "rpcWs");
+    const ws = be.add("ws", c.upstreams.rpcWs, [...toNodePath("set-uri", u.basePath), ...wsBackendDirectives(opts, c.path)], [], "rpcWs");
     // An upgrade cannot become the status GET: a WebSocket to a node that is out gets the plain 503.
     gates.push(refuse(400, "expects a WebSocket upgrade", [...on(c, "rpc"), "!", ...WS_HANDSHAKE]), refuseDown(ws, on(c, "rpc")));
     uses.push(useBackend(ws, [...on(c, "rpc"), ...exactPath]));

@@ -25,12 +25,20 @@ export interface GatewayChain {
   readonly denyMethods?: readonly string[];
   /** Response cache for this chain's JSON-RPC over HTTP (evm, starknet); on unless false. */
   readonly cache?: boolean;
+  /** Starknet: the spec versions every node of the chain serves (gateway/specVersions.ts). */
+  readonly specVersions?: SpecVersions;
   /**
    * Every node of a chain served by several, in order (the first is the one `upstreams` and
    * `healthUrl` name): each is a server of the chain's backends, in rotation while its own
    * health URL answers 200. Absent (or one entry): the chain has one node.
    */
   readonly nodes?: readonly ChainNode[];
+}
+
+/** Spec versions (`v0_9`) with their paths on the nodes; `pinned` is the one the unversioned path serves. */
+export interface SpecVersions {
+  readonly pinned: string;
+  readonly paths: Readonly<Record<string, { readonly http: string; readonly ws: string }>>;
 }
 
 /** One node of a chain served by several. */

@@ -4,7 +4,7 @@
  * vocabulary (plan/surface.ts), the hardware tier, the client versions and the geolocation. Pure.
  */
 import type { StackSettings } from "../config/index.js";
-import { servedSurface, type Surface, type SurfaceInterface } from "../plan/surface.js";
+import { servedSurface, versionedUrls, type Surface, type SurfaceInterface } from "../plan/surface.js";
 
 export interface ProviderManifest {
   readonly network: string;
@@ -18,6 +18,8 @@ export interface ProviderManifest {
     readonly kind: string;
     readonly source: "own node" | "relayed upstream";
     readonly interfaces: Readonly<Partial<Record<SurfaceInterface, string>>>;
+    /** Starknet: the URL of each spec version served (`rpcHttp_v0_9`, `rpcWs_v0_9`, ...), as the endpoints output names them. */
+    readonly versioned?: Readonly<Record<string, string>>;
   }[];
 }
 
@@ -40,6 +42,7 @@ export function providerManifest(settings: StackSettings, surface: Surface = ser
       kind: c.kind,
       source: c.source,
       interfaces: Object.fromEntries(c.interfaces.map((i) => [i.name, i.url])),
+      ...(c.specVersions ? { versioned: versionedUrls(c) } : {}),
     })),
   };
 }

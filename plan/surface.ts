@@ -70,6 +70,17 @@ function interfaceUrl(name: SurfaceInterface, c: GatewayChain, host: string): st
   }
 }
 
+/** A Starknet chain's versioned URLs (gateway/specVersions.ts), by endpoint name: `rpcHttp_v0_9`, `rpcWs_v0_9`, ... */
+export function versionedUrls(c: ServedChain): Record<string, string> {
+  const urls = Object.fromEntries(c.interfaces.map((i) => [i.name, i.url]));
+  return Object.fromEntries(
+    Object.keys(c.specVersions?.paths ?? {}).flatMap((v) => [
+      ...(urls["rpc-http"] ? [[`rpcHttp_${v}`, `${urls["rpc-http"]}/${v}`]] : []),
+      ...(urls.rpc ? [[`rpcWs_${v}`, urls.rpc.replace("?", `/${v}?`)]] : []),
+    ]),
+  );
+}
+
 /**
  * Stands in for an external L1's secret URLs where only the chain's shape matters (the endpoints,
  * the manifest, the smoke plan, the keyless compile); the Gateway component compiles HAProxy's
@@ -109,6 +120,8 @@ function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): Gatew
     {
       ...l2,
       upstreams: { rpcHttp: l2u.rpcHttp, rpcWs: l2u.rpcWs },
+      // Every node runs the same release: the versions it serves are the chain's.
+      specVersions: { pinned: settings.l2.rpcVersion, paths: settings.l2.specVersions },
       ...(volumes.l2.length ? { healthUrl: diskCheckUrl("l2"), ...(servedBySeveral(settings, "l2") ? {} : { statusUrl: diskCheckUrl("l2") }) } : { healthUrl: health.l2 }),
       ...severalNodes(settings, "l2"),
     },

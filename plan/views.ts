@@ -2,7 +2,7 @@
 import type { StackSettings } from "../config/index.js";
 import type { SmokeCheck } from "../smoke/plan.js";
 import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
-import { chainInterfaces, servedSurface, type Surface, type SurfaceInterface } from "./surface.js";
+import { chainInterfaces, servedSurface, versionedUrls, type Surface, type SurfaceInterface } from "./surface.js";
 
 export interface ChainEndpoints {
   readonly chainId: string;
@@ -32,7 +32,7 @@ export function endpointsOf(surface: Surface): Record<string, ChainEndpoints> {
   return Object.fromEntries(
     surface.chains.map((c) => [
       c.path,
-      { chainId: c.chainId, endpoints: Object.fromEntries(c.interfaces.map((i) => [ENDPOINT_NAMES[i.name], i.url])) },
+      { chainId: c.chainId, endpoints: { ...Object.fromEntries(c.interfaces.map((i) => [ENDPOINT_NAMES[i.name], i.url])), ...versionedUrls(c) } },
     ]),
   );
 }

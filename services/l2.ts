@@ -25,12 +25,14 @@ export interface L2Urls {
  */
 export function l2Urls(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Urls {
   const at = (service: string, port: number) => reach(settings, slot, named(service, slot), port);
+  // Every URL serves the stack's pinned spec version (config resolution checked the release has it).
+  const spec = settings.l2.specVersions[settings.l2.rpcVersion];
   switch (settings.l2.client) {
     case "juno": {
       const ready = "/ready/sync";
       return {
-        rpcHttp: `http://${at("juno", P.juno.http)}`,
-        rpcWs: `ws://${at("juno", P.juno.ws)}`,
+        rpcHttp: `http://${at("juno", P.juno.http)}${spec.http}`,
+        rpcWs: `ws://${at("juno", P.juno.ws)}${spec.ws}`,
         syncHealth: `http://${named("juno", slot)}:${P.juno.http}${ready}`,
         nodeReady: `http://${at("juno", P.juno.http)}${ready}`,
       };
@@ -38,8 +40,8 @@ export function l2Urls(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Ur
     case "pathfinder": {
       const ready = "/ready/synced";
       return {
-        rpcHttp: `http://${at("pathfinder", P.pathfinder.rpc)}/rpc/v0_9`,
-        rpcWs: `ws://${at("pathfinder", P.pathfinder.rpc)}/ws`,
+        rpcHttp: `http://${at("pathfinder", P.pathfinder.rpc)}${spec.http}`,
+        rpcWs: `ws://${at("pathfinder", P.pathfinder.rpc)}${spec.ws}`,
         syncHealth: `http://${named("pathfinder", slot)}:${P.pathfinder.monitor}${ready}`,
         nodeReady: `http://${at("pathfinder", P.pathfinder.monitor)}${ready}`,
       };
@@ -48,8 +50,8 @@ export function l2Urls(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Ur
       // Devnet answers /is_alive but has no readiness of its own: the readiness program's live
       // check (a non-zero, recent head) gates the gateway instead.
       return {
-        rpcHttp: `http://starknet-devnet:${P.starknetDevnet.rpc}/rpc`,
-        rpcWs: `ws://starknet-devnet:${P.starknetDevnet.rpc}/ws`,
+        rpcHttp: `http://starknet-devnet:${P.starknetDevnet.rpc}${spec.http}`,
+        rpcWs: `ws://starknet-devnet:${P.starknetDevnet.rpc}${spec.ws}`,
         syncHealth: `http://sync-health:${SYNC_HEALTH_PORT}/ready/l2`,
       };
   }

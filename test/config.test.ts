@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, IMAGES, imageVersion, junoPollFlag } from "../config/index.js";
+import { SPEC_VERSIONS } from "../config/releases.js";
 import { TEST_PROJECT_KEYS } from "./harness.js";
 import { loadRaw as load, problemsOf, SECRET_KEYS } from "./support/rawConfig.js";
 
@@ -57,7 +58,7 @@ describe("defaults", () => {
     expect(c.l1.executionImage).toMatch(/^ethereum\/client-go:v\d+\.\d+\.\d+$/);
     expect(c.l1.consensusImage).toMatch(/^sigp\/lighthouse:v\d+\.\d+\.\d+$/);
     expect(c.l1.checkpointSyncUrl).toBe("https://sepolia.beaconstate.info");
-    expect(c.l2).toEqual({ client: "juno", image: IMAGES.juno, release: `v${imageVersion(IMAGES.juno)!.join(".")}`, pendingPollInterval: "3s", pollFlag: "--preconfirmed-poll-interval" });
+    expect(c.l2).toEqual({ client: "juno", image: IMAGES.juno, release: `v${imageVersion(IMAGES.juno)!.join(".")}`, pendingPollInterval: "3s", pollFlag: "--preconfirmed-poll-interval", rpcVersion: "v0_10", specVersions: SPEC_VERSIONS.juno[0].versions });
     expect(c.l1.executionRelease).toBe(`v${imageVersion(IMAGES.geth)!.join(".")}`);
     expect(c.l1.consensusRelease).toBe(`v${imageVersion(IMAGES.lighthouse)!.join(".")}`);
     expect(c.indexer).toMatchObject({ enabled: true, command: ["/indexer/indexer.sh"] });
@@ -153,6 +154,10 @@ const rejections: [string, () => Raw, string, RegExp][] = [
   ["Lighthouse too old for the live fork", () => set(base(), "l1.consensusImage", "sigp/lighthouse:v7.1.0"), "rpcstack:l1.consensusImage", /Lighthouse v7\.1\.0 is too old: .*Fusaka/],
   ["geth by digest without a release", () => set(base(), "l1.executionImage", `ethereum/client-go@sha256:${"b".repeat(64)}`), "rpcstack:l1.executionImage", /set rpcstack:l1\.executionVersion/],
   ["poll interval with pathfinder", () => set(base(), "l2", { client: "pathfinder", pendingPollInterval: "3s" }), "rpcstack:l2.pendingPollInterval", /Juno only/],
+  ["a spec version the Juno release does not serve", () => set(base(), "l2.rpcVersion", "v0_7"), "rpcstack:l2.rpcVersion", /^rpcstack:l2\.rpcVersion: v0_7 is not served by juno \(Juno v0\.17\.0, which serves v0_8, v0_9, v0_10\)$/],
+  ["a spec version the nodes of the layer do not serve", () => set(set(base(), "nodes", { l2: ["main", "main"] }), "l2.rpcVersion", "v0_7"), "rpcstack:l2.rpcVersion", /v0_7 is not served by juno, juno-2 \(Juno v0\.17\.0, which serves v0_8, v0_9, v0_10\)/],
+  ["a spec version no Pathfinder release serves", () => set(base(), "l2", { client: "pathfinder", rpcVersion: "v0_11" }), "rpcstack:l2.rpcVersion", /v0_11 is not served by pathfinder \(Pathfinder v0\.24\.1, which serves v0_6, v0_7, v0_8, v0_9, v0_10\)/],
+  ["a spec version not spelled as the nodes do", () => set(base(), "l2.rpcVersion", "0.9"), "rpcstack:l2.rpcVersion", /spec version as the nodes name it, like "v0_9"/],
   ["indexer enabled not boolean", () => set(base(), "indexer.enabled", "yes"), "rpcstack:indexer.enabled", /must be a boolean/],
   ["indexer unpinned", () => set(base(), "indexer.image", "node"), "rpcstack:indexer.image", /has no tag/],
   ["indexer empty command", () => set(base(), "indexer.command", []), "rpcstack:indexer.command", /at least 1 item/],

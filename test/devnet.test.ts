@@ -158,7 +158,7 @@ describe("config refuses what does not fit devnet, naming the key", () => {
     const entries = Object.fromEntries(Object.entries(devnet()).map(([k, v]) => [`rpcstack:${k}`, encodeConfigValue(v)]));
     const c = loadConfig({ entries, isSecret: (k) => k === "projectKeys" });
     expect(c.tier).toEqual(NETWORKS.devnet.dev!.requirements);
-    expect(c.l2).toEqual({ client: "starknet-devnet", image: DEVNET_IMAGES.starknetDevnet, release: "v0.8.1", pendingPollInterval: "3s" });
+    expect(c.l2).toEqual({ client: "starknet-devnet", image: DEVNET_IMAGES.starknetDevnet, release: "v0.8.1", pendingPollInterval: "3s", rpcVersion: "v0_10", specVersions: { v0_10: { http: "/rpc", ws: "/ws" } } });
     expect(c.l1.consensusImage).toBeUndefined();
   });
 
@@ -166,6 +166,7 @@ describe("config refuses what does not fit devnet, naming the key", () => {
     ["Juno's poll interval", { l2: { pendingPollInterval: "3s" } }, /^rpcstack:l2\.pendingPollInterval: applies to Juno only: Starknet Devnet makes its own blocks/],
     ["Juno as the L2 client", { l2: { client: "juno" } }, /^rpcstack:l2\.client: juno does not run on network devnet, whose L2 is Starknet Devnet .*set rpcstack:network to testnet/],
     ["Pathfinder as the L2 client", { l2: { client: "pathfinder" } }, /^rpcstack:l2\.client: pathfinder does not run on network devnet/],
+    ["a spec version Starknet Devnet does not serve", { l2: { rpcVersion: "v0_9" } }, /^rpcstack:l2\.rpcVersion: v0_9 is not served by starknet-devnet \(Starknet Devnet v0\.8\.1, which serves v0_10\)$/],
     ["a hardware tier", { tier: "minimum" }, /^rpcstack:tier: does not apply to network devnet, which needs 2 cores, 2 GB of memory and 10 GB free/],
     ["a consensus client", { l1: { consensusImage: "sigp/lighthouse:v8.0.0" } }, /^rpcstack:l1\.consensusImage: does not apply to network devnet: geth --dev seals its own blocks/],
     ["a checkpoint URL", { l1: { checkpointSyncUrl: "https://sepolia.beaconstate.info" } }, /^rpcstack:l1\.checkpointSyncUrl: does not apply to network devnet/],

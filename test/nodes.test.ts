@@ -97,7 +97,7 @@ describe.each([
     const run = await runProgram({ stack });
     const idx = container(run, "rpcstack-indexer-indexer");
     expect(idx.inputs.command).toEqual(["/indexer/indexer.sh"]);
-    expect(idx.inputs.envs).toContain("L2_RPC_URL=http://juno:6060");
+    expect(idx.inputs.envs).toContain("L2_RPC_URL=http://juno:6060/v0_10");
     expect(idx.inputs.uploads.map((u: any) => [u.file, u.permissions])).toEqual([["/indexer/indexer.sh", "0755"], ["/indexer/indexer.mjs", "0644"]]);
     expect(idx.inputs.uploads[0].content).toContain("exec node /indexer/indexer.mjs");
     expect(idx.inputs.ports).toEqual([]);
@@ -123,7 +123,7 @@ describe("configured variants", () => {
     expect(pf.inputs.user).toBe("1000:1000");
     expect(publishedPorts(pf)).toEqual(["127.0.0.1:9545->9545/tcp"]);
     expect(pf.inputs.healthcheck.tests.join(" ")).toContain("GET /ready ");
-    expect(container(run, "rpcstack-indexer-indexer").inputs.envs).toContain("L2_RPC_URL=http://pathfinder:9545/rpc/v0_9");
+    expect(container(run, "rpcstack-indexer-indexer").inputs.envs).toContain("L2_RPC_URL=http://pathfinder:9545/rpc/v0_10");
   });
 
   it("a custom poll interval and an older supported Juno pin follow the config, and pulumi up says which flag it used", async () => {

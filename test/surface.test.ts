@@ -29,7 +29,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's surface"
     expect(manifest.chains.map((c) => c.path)).toEqual(Object.keys(endpoints));
     for (const c of manifest.chains) {
       const renamed = Object.fromEntries(Object.entries(c.interfaces).map(([k, url]) => [ENDPOINT_NAMES[k as keyof typeof ENDPOINT_NAMES], url]));
-      expect(renamed, c.path).toEqual(endpoints[c.path].endpoints);
+      expect({ ...renamed, ...c.versioned }, c.path).toEqual(endpoints[c.path].endpoints);
       for (const k of Object.keys(c.interfaces)) expect(SURFACE_INTERFACES).toContain(k);
     }
   });
@@ -49,5 +49,31 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's surface"
     expect(planned).toEqual(manifest.chains.flatMap((c) => pathWords(c).map((w) => `${c.path} ${w}`)));
     const routed = new Set(plan.gatewayConfig.compiled.routes.filter((r) => r.iface !== "hostname").map((r) => `${r.chain} ${r.iface}`));
     expect([...routed].sort()).toEqual([...planned].sort());
+  });
+});
+
+describe("Starknet spec versions on the surface", () => {
+  const testnet = (l2?: object) => {
+    const { entries } = readStackFile(ROOT, "testnet");
+    return loadConfig({ entries: l2 ? { ...entries, "rpcstack:l2": JSON.stringify(l2) } : entries, withoutSecrets: true });
+  };
+
+  it("the endpoints output lists each version's URL beside the unversioned ones", () => {
+    const settings = testnet();
+    const l2 = settings.network.chains.l2;
+    const e = publicEndpoints(settings)[l2.path].endpoints;
+    const host = new URL(planStack(settings).surface.baseUrl).host;
+    expect(e.rpcHttp_v0_9).toBe(`https://${host}/gateway/${l2.path}/rpc-http/<KEY>/v0_9`);
+    expect(e.rpcWs_v0_9).toBe(`wss://${host}/gateway/${l2.path}/rpc/<KEY>/v0_9?secret=null`);
+    expect(Object.keys(e).filter((k) => k.startsWith("rpcHttp_"))).toEqual(["rpcHttp_v0_8", "rpcHttp_v0_9", "rpcHttp_v0_10"]);
+  });
+
+  it("the unversioned path relays to l2.rpcVersion on the node, and the gateway knows the others", () => {
+    const chain = (s: ReturnType<typeof testnet>) => planStack(s).surface.chains.find((c) => c.chainId === s.network.chains.l2.chainId)!;
+    const pf = chain(testnet({ client: "pathfinder", rpcVersion: "v0_9" }));
+    expect(pf.upstreams).toEqual({ rpcHttp: "http://pathfinder:9545/rpc/v0_9", rpcWs: "ws://pathfinder:9545/ws/rpc/v0_9" });
+    expect(pf.specVersions!.pinned).toBe("v0_9");
+    expect(pf.specVersions!.paths.v0_10).toEqual({ http: "/rpc/v0_10", ws: "/ws/rpc/v0_10" });
+    expect(chain(testnet()).upstreams).toEqual({ rpcHttp: "http://juno:6060/v0_10", rpcWs: "ws://juno:6061/v0_10" });
   });
 });

@@ -25,7 +25,7 @@ describe("SyncReadiness under the mock engine", () => {
     expect(check.inputs.labels.map((l: any) => l.label)).toEqual(["rpcstack.replace-when"]);
     expect(check.inputs.labels[0].value.split(",").sort()).toEqual(nodeIds.sort());
     expect(check.inputs.command).toEqual([
-      "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060", "--l2-ready", "http://juno:6060/ready/sync",
+      "node", "/readiness/ready.js", "--l1", "http://geth:8545", "--l2", "http://juno:6060/v0_10", "--l2-ready", "http://juno:6060/ready/sync",
       "--tolerance-blocks", "6",
       "--disk", "geth=/volumes/geth", "--disk", "lighthouse=/volumes/lighthouse", "--disk", "juno=/volumes/juno", "--disk-warn-percent", "85", "--disk-stop-percent", "95",
       "--timeout-minutes", "120", "--interval-seconds", "15",
@@ -62,7 +62,7 @@ describe("SyncReadiness under the mock engine", () => {
   it("the live health endpoint stays on the private network, for the gateway", async () => {
     const run = await runProgram({ stack: "testnet", config: { l2: { client: "pathfinder" } } });
     const health = run.one(CONTAINER, "rpcstack-readiness-sync-health");
-    expect(health.inputs.command).toEqual(expect.arrayContaining(["--serve", "8080", "--l2", "http://pathfinder:9545/rpc/v0_9"]));
+    expect(health.inputs.command).toEqual(expect.arrayContaining(["--serve", "8080", "--l2", "http://pathfinder:9545/rpc/v0_10"]));
     expect(health.inputs.ports).toEqual([]);
     expect(health.inputs.restart).toBe("unless-stopped");
     expect(health.inputs.networksAdvanced[0].aliases).toEqual(["sync-health"]);

@@ -3,6 +3,7 @@
  * per call (numbers as integers or hex strings), plus the few reads the indexer and gateway use.
  */
 import { createServer, type Server } from "node:http";
+import { WebSocketServer } from "ws";
 import { listenLoopback } from "./http.js";
 
 export interface StarknetSimOptions {
@@ -19,12 +20,19 @@ export interface StarknetSimOptions {
   readonly emptyChain?: boolean;
   /** Blocks up to this one are accepted on L1 (their status, receipts and the l1_accepted tag). */
   readonly l1Accepted?: number;
+  /**
+   * Node path -> the spec version served there (what starknet_specVersion answers), as a client
+   * release serves them (config/releases.ts); any other path gets 404. Absent: every path, "0.9.0".
+   */
+  readonly specVersions?: Readonly<Record<string, string>>;
+  /** The same for WebSocket paths: one JSON-RPC request per message. Absent: no WebSocket. */
+  readonly wsSpecVersions?: Readonly<Record<string, string>>;
 }
 
 export interface StarknetSim {
   readonly url: string;
   /** Requests from clients (the gateway's own health checks are left out). */
-  readonly calls: { method: string; params: unknown }[];
+  readonly calls: { method: string; params: unknown; path: string }[];
   readonly healthChecks: () => number;
   head(): number;
   stop(): Promise<void>;
@@ -33,12 +41,12 @@ export interface StarknetSim {
 export async function startStarknetSim(opts: StarknetSimOptions): Promise<StarknetSim> {
   let current = opts.from;
   const step = opts.step ?? 1;
-  const calls: { method: string; params: unknown }[] = [];
+  const calls: { method: string; params: unknown; path: string }[] = [];
   let checks = 0;
   const enc = (n: number) => (opts.hex ? `0x${n.toString(16)}` : n);
   const hash = (n: number) => `0x${(0xabc000 + n).toString(16)}`;
 
-  const handle = (method: string, params: any): unknown => {
+  const handle = (method: string, params: any, path: string): unknown => {
     switch (method) {
       case "starknet_syncing": {
         if (opts.syncingOverride !== undefined) return opts.syncingOverride;
@@ -57,7 +65,7 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
       case "starknet_chainId":
         return "0x534e5f5345504f4c4941"; // SN_SEPOLIA
       case "starknet_specVersion":
-        return "0.9.0";
+        return opts.specVersions?.[path] ?? opts.wsSpecVersions?.[path] ?? "0.9.0";
       case "starknet_getClassHashAt":
         return `0xc1a55${String((Array.isArray(params) ? params[1] : params?.contract_address) ?? "").slice(2)}`;
       case "starknet_getTransactionReceipt": {
@@ -91,6 +99,11 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
       res.writeHead(current >= opts.to && !opts.emptyChain ? 200 : 503).end();
       return;
     }
+    const path = (req.url ?? "/").split("?")[0];
+    if (opts.specVersions && !Object.hasOwn(opts.specVersions, path)) {
+      res.writeHead(404).end();
+      return;
+    }
     let body = "";
     req.on("data", (d) => (body += d));
     req.on("end", () => {
@@ -102,21 +115,37 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
         return;
       }
       if (req.headers["user-agent"] === "rpcstack-gateway-healthcheck") checks++;
-      else calls.push({ method: msg.method, params: msg.params });
-      let reply: object;
-      try {
-        reply = { jsonrpc: "2.0", id: msg.id, result: handle(msg.method, msg.params) };
-      } catch (e) {
-        reply = { jsonrpc: "2.0", id: msg.id, error: { code: (e as any).code ?? -32603, message: (e as Error).message } };
-      }
-      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(reply));
+      else calls.push({ method: msg.method, params: msg.params, path });
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(answer(msg, path)));
     });
+  });
+  const answer = (msg: any, path: string): object => {
+    try {
+      return { jsonrpc: "2.0", id: msg.id, result: handle(msg.method, msg.params, path) };
+    } catch (e) {
+      return { jsonrpc: "2.0", id: msg.id, error: { code: (e as any).code ?? -32603, message: (e as Error).message } };
+    }
+  };
+  const wss = new WebSocketServer({ noServer: true });
+  server.on("upgrade", (req, sock, head) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (!opts.wsSpecVersions || !Object.hasOwn(opts.wsSpecVersions, path)) return void sock.destroy();
+    wss.handleUpgrade(req, sock, head, (ws) =>
+      ws.on("message", (d) => {
+        const msg = JSON.parse(d.toString());
+        calls.push({ method: msg.method, params: msg.params, path });
+        ws.send(JSON.stringify(answer(msg, path)));
+      }),
+    );
   });
   return {
     url: await listenLoopback(server),
     calls,
     healthChecks: () => checks,
     head: () => current,
-    stop: () => new Promise((r) => server.close(() => r())),
+    stop: () => new Promise((r) => {
+      for (const c of wss.clients) c.terminate();
+      server.close(() => r());
+    }),
   };
 }

@@ -3,7 +3,8 @@
 // variables as the package sets them (names outside the env fixture are refused), checks over
 // PATHFINDER_ETHEREUM_API_URL (WebSocket) that the L1 chain id matches PATHFINDER_NETWORK, writes
 // its head into PATHFINDER_DATA_DIRECTORY as uid 1000, and serves Starknet JSON-RPC at /rpc/v0_9
-// and /rpc/v0_10 with the WebSocket at /ws on PATHFINDER_HTTP_RPC_ADDRESS, and /health, /ready,
+// and /rpc/v0_10 with the WebSocket at /ws/rpc/v0_10 (the stack's default spec version, where
+// Pathfinder serves it) on PATHFINDER_HTTP_RPC_ADDRESS, and /health, /ready,
 // /ready/synced on PATHFINDER_MONITOR_ADDRESS. It does not prove that Pathfinder syncs or verifies.
 "use strict";
 const { die, checkEnv, jsonRpcListener, listen, exitOnSignals, http } = require("./lib.js");
@@ -28,7 +29,7 @@ async function main() {
   });
   const rpcPath = (req) => ["/", "/rpc/v0_9", "/rpc/v0_10"].includes((req.url || "").split("?")[0]);
   const rpc = http.createServer(jsonRpcListener(async (m, p) => handle(m, p), (req, res) => (rpcPath(req) ? false : (res.writeHead(404).end(), true))));
-  if (env.PATHFINDER_WEBSOCKET_ENABLED === "true") attachWs(rpc, handle, "/ws");
+  if (env.PATHFINDER_WEBSOCKET_ENABLED === "true") attachWs(rpc, handle, "/ws/rpc/v0_10");
   const [rpcHost, rpcPort] = hostPort(env.PATHFINDER_HTTP_RPC_ADDRESS || "127.0.0.1:9545", "PATHFINDER_HTTP_RPC_ADDRESS");
   await listen(rpc, rpcHost, rpcPort, "pathfinder rpc");
   if (env.PATHFINDER_MONITOR_ADDRESS) {
