@@ -10,6 +10,7 @@ import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
 import { HISTORY_MODES } from "./resources.js";
 import { badgesSchema } from "./badgeSchema.js";
+import { monitoringSchema } from "./monitoringSchema.js";
 
 const hostname = {
   type: "string",
@@ -269,6 +270,7 @@ export const configSchema = {
       additionalProperties: false,
     },
     badges: badgesSchema,
+    monitoring: monitoringSchema,
     projectKeys: {
       type: "array",
       "x-secret": true,

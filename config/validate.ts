@@ -16,6 +16,7 @@ import type { L2ClientName, NetworkName } from "./networks/index.js";
 import type { BadgeSettings, ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
+import { resolveMonitoring } from "./monitoring.js";
 import { MAIN_HOST, placementProblems } from "./placement.js";
 import { resolveSnapshot, type RawSnapshot } from "./snapshots.js";
 
@@ -218,6 +219,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     disk: { warnPercent: raw.disk?.warnPercent ?? S.disk.properties.warnPercent.default, stopPercent: raw.disk?.stopPercent ?? S.disk.properties.stopPercent.default },
     retainData: raw.retainData ?? S.retainData.default,
     ...(raw.badges ? { badges: resolveBadges(raw.badges) } : {}),
+    ...((m) => (m ? { monitoring: m } : {}))(resolveMonitoring(raw)),
     geolocation: raw.geolocation,
     readiness: {
       wait: raw.readiness?.wait ?? R.wait.default,
