@@ -19,5 +19,6 @@ export function resolveMonitoring(raw: RawConfig): MonitoringSettings | undefine
     retentionGB: m.retentionGB ?? M.retentionGB.default,
     scrapeIntervalSeconds: m.scrapeIntervalSeconds ?? M.scrapeIntervalSeconds.default,
     port: m.port ?? M.port.default,
+    ...(m.grafanaImage ? { grafana: { image: m.grafanaImage, port: m.grafanaPort ?? M.grafanaPort.default } } : {}),
   };
 }

@@ -172,6 +172,8 @@ export interface MonitoringSettings {
   readonly scrapeIntervalSeconds: number;
   /** Published on the host's loopback only. */
   readonly port: number;
+  /** Grafana, provisioned with Prometheus and the dashboards; absent: no Grafana. */
+  readonly grafana?: { readonly image: string; readonly port: number };
 }
 
 /** One project whose web pages may ask for badges (`badges.projects[]`). */

@@ -60,3 +60,11 @@ export function dashboardJson(d: Dashboard): string {
     2,
   )}\n`;
 }
+
+/** Grafana's provisioning: Prometheus as the data source of uid `prometheus`, and a file provider for `dashboardsDir`. */
+export function grafanaProvisioning(prometheusUrl: string, dashboardsDir: string): { datasources: string; dashboards: string } {
+  return {
+    datasources: yaml({ apiVersion: 1, datasources: [{ name: "Prometheus", type: "prometheus", uid: "prometheus", access: "proxy", url: prometheusUrl, isDefault: true }] }),
+    dashboards: yaml({ apiVersion: 1, providers: [{ name: "rpcstack", type: "file", disableDeletion: true, options: { path: dashboardsDir } }] }),
+  };
+}

@@ -7,7 +7,35 @@ export const PROMETHEUS = { name: "prometheus", port: 9090, configDir: "/etc/pro
 export const PROMETHEUS_CONFIG = "prometheus.yml";
 export const PROMETHEUS_RULES = "rpcstack-alerts.yml";
 
-export type MonitoringRole = Role<{ readonly prometheus: ServiceSpec }>;
+export const GRAFANA = { name: "grafana", port: 3000, provisioningDir: "/etc/grafana/provisioning", dataDir: "/var/lib/grafana" } as const;
+/** Where the dashboards sit among Grafana's provisioning files (plan/monitoring.ts names them). */
+export const GRAFANA_DASHBOARDS = "dashboards/rpcstack";
+
+export type MonitoringRole = Role<{ readonly prometheus: ServiceSpec; readonly grafana?: ServiceSpec }>;
+
+/** Grafana (official image, the operator's pin) with Prometheus and the dashboards provisioned; on the host's loopback only. */
+function grafanaService(g: { readonly image: string; readonly port: number }): ServiceSpec {
+  return {
+    name: GRAFANA.name,
+    containerName: "rpcstack-grafana",
+    image: g.image,
+    command: [],
+    environment: {
+      GF_PATHS_PROVISIONING: GRAFANA.provisioningDir,
+      // Whoever holds the SSH tunnel may look; changing anything needs the admin login.
+      GF_AUTH_ANONYMOUS_ENABLED: "true",
+      GF_AUTH_ANONYMOUS_ORG_ROLE: "Viewer",
+      GF_ANALYTICS_REPORTING_ENABLED: "false",
+      GF_ANALYTICS_CHECK_FOR_UPDATES: "false",
+    },
+    ports: [{ container: GRAFANA.port, protocol: "tcp", purpose: "metrics", publish: { address: "127.0.0.1", port: g.port } }],
+    volumes: [{ volume: "grafana", path: GRAFANA.dataDir }],
+    files: [{ from: "generated", dir: GRAFANA.provisioningDir, set: "grafana" }],
+    restart: "unless-stopped",
+    stopGraceSeconds: 30,
+    dependsOn: [{ service: PROMETHEUS.name, condition: "service_started" }],
+  };
+}
 
 /** Undefined where monitoring is off. */
 export function monitoringRole(settings: StackSettings): MonitoringRole | undefined {
@@ -38,7 +66,10 @@ export function monitoringRole(settings: StackSettings): MonitoringRole | undefi
     dependsOn: [],
   };
   return {
-    services: { prometheus },
-    volumes: [{ key: "prometheus", name: "rpcstack-prometheus", purpose: "Prometheus's time series (monitoring.retentionDays, at most monitoring.retentionGB)", retain: settings.retainData }],
+    services: { prometheus, ...(m.grafana ? { grafana: grafanaService(m.grafana) } : {}) },
+    volumes: [
+      { key: "prometheus", name: "rpcstack-prometheus", purpose: "Prometheus's time series (monitoring.retentionDays, at most monitoring.retentionGB)", retain: settings.retainData },
+      ...(m.grafana ? [{ key: "grafana", name: "rpcstack-grafana", purpose: "Grafana's own state (users, preferences)", retain: settings.retainData }] : []),
+    ],
   };
 }

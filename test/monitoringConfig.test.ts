@@ -1,5 +1,7 @@
 /** rpcstack:monitoring: on where a host serves the public, wrong values refused naming the key, and what the plan and the compose export make of it. */
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { placeFiles } from "../services/index.js";
 import { exportCompose, DASHBOARD_DIR, MONITORING_FILE } from "../export/compose.js";
 import { planStack } from "../plan/index.js";
 import { TEST_PROJECT_KEYS, TEST_SSH_PRIVATE_KEY } from "./harness.js";
@@ -31,6 +33,7 @@ describe("rpcstack:monitoring", () => {
     ["a privileged port", { port: 80 }, "rpcstack:monitoring.port", />= 1024/],
     ["a moving image tag", { prometheusImage: "prom/prometheus latest" }, "rpcstack:monitoring.prometheusImage", /image reference like "prom\/prometheus:v3.5.0"/],
     ["an unknown key", { password: "x" }, "rpcstack:monitoring.password", /not a known key/],
+    ["a Grafana image without a pinned tag", { grafanaImage: "grafana/grafana" }, "rpcstack:monitoring.grafanaImage", /pinned image reference/],
   ])("refuses %s, naming the key", (_label, monitoring, key, why) => {
     expect(problemsOf(base(monitoring)).find((p) => p.startsWith(key))).toMatch(why);
   });
@@ -78,5 +81,28 @@ describe("monitoring in the plan", () => {
     for (const k of TEST_PROJECT_KEYS) for (const t of texts) expect(t).not.toContain(k.key);
     expect(out.files[MONITORING_FILE]).toContain("127.0.0.1:9090:9090/tcp");
     expect(out.mounted.map((f) => f.path)).toEqual(expect.arrayContaining(["monitoring/prometheus.yml", "monitoring/rpcstack-alerts.yml", `${DASHBOARD_DIR}/rpcstack-relays.json`, `${DASHBOARD_DIR}/rpcstack-nodes.json`]));
+  });
+});
+
+describe("Grafana, where an image is named", () => {
+  it("is absent unless named", () => {
+    expect(planStack(loadRaw(base())).monitoring!.role.services.grafana).toBeUndefined();
+  });
+
+  it("runs on the host's loopback with Prometheus as its data source and the dashboards provisioned where its provider looks", () => {
+    const m = planStack(loadRaw(base({ grafanaImage: "grafana/grafana:12.1.1", grafanaPort: 13000 }))).monitoring!;
+    const g = m.role.services.grafana!;
+    expect(g.ports.map((p) => p.publish)).toEqual([{ address: "127.0.0.1", port: 13000 }]);
+    const files = Object.fromEntries(placeFiles(g, { grafana: m.grafanaFiles }).map((f) => [f.path, f.from === "generated" ? f.content : ""]));
+    const ds = parse(files["/etc/grafana/provisioning/datasources/rpcstack.yml"]).datasources;
+    expect(ds).toEqual([expect.objectContaining({ type: "prometheus", uid: "prometheus", url: "http://prometheus:9090" })]);
+    const dir = parse(files["/etc/grafana/provisioning/dashboards/rpcstack.yml"]).providers[0].options.path;
+    const boards = Object.keys(files).filter((f) => f.endsWith(".json"));
+    expect(boards.map((f) => f.slice(0, f.lastIndexOf("/")))).toEqual([dir, dir]);
+    // Every panel reads the provisioned data source.
+    for (const f of boards) for (const p of JSON.parse(files[f]).panels) expect(p.datasource.uid).toBe(ds[0].uid);
+    const out = exportCompose(loadRaw(base({ grafanaImage: "grafana/grafana:12.1.1" })), { projectKeys: TEST_PROJECT_KEYS });
+    expect(parse(out.files[MONITORING_FILE]).services.grafana.ports).toEqual(["127.0.0.1:3000:3000/tcp"]);
+    expect(out.mounted.filter((f) => f.path.startsWith(`${DASHBOARD_DIR}/`))).toHaveLength(2);
   });
 });
