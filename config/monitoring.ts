@@ -1,4 +1,6 @@
 /** rpcstack:monitoring resolved: on by default where a host serves the public, off on `local`. Pure. */
+import { problem } from "./errors.js";
+import { isObj } from "./guards.js";
 import { MONITORING_IMAGES } from "./networks/images.js";
 import { monitoringSchema } from "./monitoringSchema.js";
 import type { MonitoringSettings, RawConfig } from "./types.js";
@@ -21,4 +23,12 @@ export function resolveMonitoring(raw: RawConfig): MonitoringSettings | undefine
     port: m.port ?? M.port.default,
     ...(m.grafanaImage ? { grafana: { image: m.grafanaImage, port: m.grafanaPort ?? M.grafanaPort.default } } : {}),
   };
+}
+
+/** Prometheus and Grafana publish on the same loopback: one port each. */
+export function monitoringProblems(raw: RawConfig): string[] {
+  const m = raw.monitoring;
+  if (!isObj(m) || !m.grafanaImage) return [];
+  const port = m.port ?? M.port.default;
+  return (m.grafanaPort ?? M.grafanaPort.default) === port ? [problem(["monitoring", "grafanaPort"], `is ${port}, the port Prometheus takes (monitoring.port): give Grafana another`)] : [];
 }

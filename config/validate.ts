@@ -16,7 +16,7 @@ import type { L2ClientName, NetworkName } from "./networks/index.js";
 import type { BadgeSettings, ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
-import { resolveMonitoring } from "./monitoring.js";
+import { monitoringProblems, resolveMonitoring } from "./monitoring.js";
 import { MAIN_HOST, placementProblems } from "./placement.js";
 import { resolveSnapshot, type RawSnapshot } from "./snapshots.js";
 
@@ -45,7 +45,7 @@ export function loadConfig(source: ConfigSource): RpcStackConfig {
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
   problems.push(...externalL1Problems(raw, source.isSecret ?? (() => undefined)));
-  problems.push(...placementProblems(raw));
+  problems.push(...placementProblems(raw), ...monitoringProblems(raw));
   if (problems.length) throw new ConfigError(dedupe(problems));
   const config = resolve(raw);
   // The disk check needs the resolved stack: which nodes run, with which history, on what disk.

@@ -33,6 +33,7 @@ describe("rpcstack:monitoring", () => {
     ["a privileged port", { port: 80 }, "rpcstack:monitoring.port", />= 1024/],
     ["a moving image tag", { prometheusImage: "prom/prometheus latest" }, "rpcstack:monitoring.prometheusImage", /image reference like "prom\/prometheus:v3.5.0"/],
     ["an unknown key", { password: "x" }, "rpcstack:monitoring.password", /not a known key/],
+    ["Grafana on Prometheus's port", { grafanaImage: "grafana/grafana:12.1.1", grafanaPort: 9090 }, "rpcstack:monitoring.grafanaPort", /the port Prometheus takes \(monitoring.port\)/],
     ["a Grafana image without a pinned tag", { grafanaImage: "grafana/grafana" }, "rpcstack:monitoring.grafanaImage", /pinned image reference/],
   ])("refuses %s, naming the key", (_label, monitoring, key, why) => {
     expect(problemsOf(base(monitoring)).find((p) => p.startsWith(key))).toMatch(why);
