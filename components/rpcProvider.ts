@@ -14,6 +14,7 @@ import type { L1Node } from "./l1Node.js";
 import type { L2Node } from "./l2Node.js";
 import { deployFleet, type Fleet } from "./fleet.js";
 import { LocalHost } from "./localHost.js";
+import { Monitoring } from "./monitoring.js";
 import { SshHost } from "./sshHost.js";
 import { SyncReadiness } from "./syncReadiness.js";
 
@@ -44,6 +45,8 @@ export class RpcProvider extends pulumi.ComponentResource {
   readonly readiness: SyncReadiness;
   readonly gateway: Gateway;
   readonly smokeTest: SmokeTest;
+  /** Prometheus with rpcstack's rules (rpcstack:monitoring), else undefined. */
+  readonly monitoring?: Monitoring;
   /** What to submit when applying to a provider program (no keys in it). */
   readonly providerManifest: pulumi.Output<ProviderManifest>;
   /** Where pages ask for badges (`badges`), else undefined. */
@@ -121,6 +124,9 @@ export class RpcProvider extends pulumi.ComponentResource {
       },
       { parent: this },
     );
+    if (plan.monitoring) {
+      this.monitoring = new Monitoring(`${name}-monitoring`, { plan: plan.monitoring, provider, networkName, after: [this.gateway.container] }, { parent: this });
+    }
     this.providerManifest = pulumi.output(providerManifest(s, plan.surface));
     if (s.badges) this.badgeServerUrl = pulumi.output(`${plan.surface.baseUrl}${BADGE_PATH}`);
     this.network = pulumi.output(s.network.name);

@@ -11,6 +11,7 @@ import { NETWORK_NAMES } from "./networks/index.js";
 import { HISTORY_MODES } from "./resources.js";
 import { badgesSchema } from "./badgeSchema.js";
 import { DEFAULT_RPC_VERSION } from "./releases.js";
+import { monitoringSchema } from "./monitoringSchema.js";
 
 const hostname = {
   type: "string",
@@ -273,6 +274,7 @@ export const configSchema = {
       additionalProperties: false,
     },
     badges: badgesSchema,
+    monitoring: monitoringSchema,
     projectKeys: {
       type: "array",
       "x-secret": true,

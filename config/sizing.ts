@@ -16,8 +16,10 @@ export interface NodeNeed {
 
 export interface StackSizing {
   readonly nodes: readonly NodeNeed[];
-  /** Disk at sync + images and logs + `headroomMonths` of growth. */
+  /** Disk at sync + images and logs + metrics + `headroomMonths` of growth. */
   readonly needGB: number;
+  /** What Prometheus may keep (monitoring.retentionGB), on the stack's host. */
+  readonly metricsGB: number;
   readonly growthGBPerMonth: number;
   /** What the host has: its `diskGB`, else its tier's disk. */
   readonly capacityGB: number;
@@ -52,9 +54,12 @@ export function stackSizing(s: StackSettings, host = MAIN_HOST): StackSizing | u
   const growth = sum(nodes.map((n) => n.growthGBPerMonth));
   const h = hostOf(s, host);
   const diskOverride = h.config.diskGB;
+  // Prometheus runs beside the gateway, on the stack's own host.
+  const metricsGB = host === MAIN_HOST ? (s.monitoring?.retentionGB ?? 0) : 0;
   return {
     nodes,
-    needGB: sum(nodes.map((n) => n.diskGB)) + SYSTEM_OVERHEAD_GB + growth * s.headroomMonths,
+    needGB: sum(nodes.map((n) => n.diskGB)) + SYSTEM_OVERHEAD_GB + metricsGB + growth * s.headroomMonths,
+    metricsGB,
     growthGBPerMonth: growth,
     capacityGB: diskOverride ?? h.tier.diskGB,
     capacityKey: diskOverride === undefined ? "tier" : "host.diskGB",
@@ -109,6 +114,7 @@ function hostSizingProblem(s: StackSettings, host: string): string[] {
     problem(
       z.capacityPath,
       `${who} need ${z.needGB} GB of disk (${nodeParts(s, z.nodes).join(", ")}, ${SYSTEM_OVERHEAD_GB} GB of images and logs, ` +
+        (z.metricsGB ? `${z.metricsGB} GB of metrics (rpcstack:monitoring.retentionGB), ` : "") +
         `and ${s.headroomMonths} months of growth at ${z.growthGBPerMonth} GB/month), more than ${has}. Ways out: ${ways.join("; ")}`,
     ),
   ];

@@ -161,6 +161,21 @@ export interface StackSettings {
   readonly disk: DiskThresholds;
   /** Badges for front ends; absent: none are issued or accepted. */
   readonly badges?: BadgeSettings;
+  /** Prometheus on the private network with rpcstack's alert rules; absent: switched off. */
+  readonly monitoring?: MonitoringSettings;
+}
+
+/** `monitoring`: what Prometheus keeps and where the operator reaches it (an SSH tunnel to the host's loopback). */
+export interface MonitoringSettings {
+  readonly prometheusImage: string;
+  readonly retentionDays: number;
+  /** Prometheus drops the oldest data beyond this; counted in the host's disk check. */
+  readonly retentionGB: number;
+  readonly scrapeIntervalSeconds: number;
+  /** Published on the host's loopback only. */
+  readonly port: number;
+  /** Grafana, provisioned with Prometheus and the dashboards; absent: no Grafana. */
+  readonly grafana?: { readonly image: string; readonly port: number };
 }
 
 /** One project whose web pages may ask for badges (`badges.projects[]`). */

@@ -16,6 +16,7 @@ import type { L2ClientName, NetworkName } from "./networks/index.js";
 import type { BadgeSettings, ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
+import { monitoringProblems, resolveMonitoring } from "./monitoring.js";
 import { MAIN_HOST, placementProblems } from "./placement.js";
 import { resolveSnapshot, type RawSnapshot } from "./snapshots.js";
 
@@ -44,7 +45,7 @@ export function loadConfig(source: ConfigSource): RpcStackConfig {
   if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
   problems.push(...externalL1Problems(raw, source.isSecret ?? (() => undefined)));
-  problems.push(...placementProblems(raw));
+  problems.push(...placementProblems(raw), ...monitoringProblems(raw));
   if (problems.length) throw new ConfigError(dedupe(problems));
   const config = resolve(raw);
   // The disk check needs the resolved stack: which nodes run, with which history, on what disk.
@@ -224,6 +225,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     disk: { warnPercent: raw.disk?.warnPercent ?? S.disk.properties.warnPercent.default, stopPercent: raw.disk?.stopPercent ?? S.disk.properties.stopPercent.default },
     retainData: raw.retainData ?? S.retainData.default,
     ...(raw.badges ? { badges: resolveBadges(raw.badges) } : {}),
+    ...((m) => (m ? { monitoring: m } : {}))(resolveMonitoring(raw)),
     geolocation: raw.geolocation,
     readiness: {
       wait: raw.readiness?.wait ?? R.wait.default,

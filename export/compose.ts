@@ -153,6 +153,10 @@ export function composeDocument(group: ServiceGroup, ownsNetwork: boolean, opts:
 }
 
 export const COMPOSE_FILES = ["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml"] as const;
+/** Prometheus (rpcstack:monitoring), started last; written only where monitoring is on. */
+export const MONITORING_FILE = "dc-monitoring.yaml";
+/** Where the dashboards are written, for Grafana's file provisioning or its import page. */
+export const DASHBOARD_DIR = "grafana/dashboards/rpcstack";
 
 /** One compose project per file, so `up` of one file never calls the others' containers orphans. */
 export const projectName = (file: string, namePrefix = "") => `${namePrefix}rpcstack-${file.replace(/^dc-|\.yaml$/g, "")}`;
@@ -216,9 +220,16 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   } else {
     skipped["dc-gateway.yaml"] = "no project keys given (--keys-file or RPCSTACK_PROJECT_KEYS)";
   }
+  if (plan.monitoring) {
+    generated = { ...generated, monitoring: plan.monitoring.files, grafana: plan.monitoring.grafanaFiles };
+    groups.push([MONITORING_FILE, groupOf(plan.monitoring.role)]);
+  }
+  const dashboards: ExportedFile[] = Object.entries(plan.monitoring?.dashboardFiles ?? {}).map(([name, text]) => ({ path: `${DASHBOARD_DIR}/${name}`, from: { text }, mode: 0o644 }));
   const files = Object.fromEntries(
     // YAML 1.1, as Debian's docker-compose 1.29 reads it: `no`, `on`, `yes` stay strings.
     groups.map(([file, group], i) => [file, HEADER(file, settings, i, opts) + stringify(composeDocument(group, i === 0, opts, generated), { lineWidth: 0, version: "1.1" })]),
   );
-  return { files, mounted: mountedFiles(groups.flatMap(([, g]) => g.services), generated), skipped };
+  const mounted = mountedFiles(groups.flatMap(([, g]) => g.services), generated);
+  // With Grafana in the file the dashboards are among its mounts already.
+  return { files, mounted: [...mounted, ...dashboards.filter((d) => !mounted.some((f) => f.path === d.path))], skipped };
 }

@@ -9,12 +9,14 @@ import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/t
 import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
 import { badgeServiceProjects } from "./badges.js";
 import { gatewayOptions } from "./gatewayOptions.js";
+import { monitoringPlan, type MonitoringPlan } from "./monitoring.js";
 import { compilerChains, servedSurface, type Surface } from "./surface.js";
 
 export { gatewayOptions };
 export * from "./surface.js";
 export * from "./views.js";
 export { furtherHostIngress, type Ingress } from "./ingress.js";
+export { monitoringPlan, type MonitoringPlan } from "./monitoring.js";
 
 export interface StackPlan extends StackServices {
   /** What is served, at which URL. */
@@ -25,6 +27,8 @@ export interface StackPlan extends StackServices {
     /** haproxy.cfg and the files it reads, except the key map: nothing in it is secret. */
     readonly compiled: GatewayCompiled;
   };
+  /** Prometheus, its rules and the dashboards (rpcstack:monitoring); absent where it is off. */
+  readonly monitoring?: MonitoringPlan;
 }
 
 export function planStack(settings: StackSettings): StackPlan {
@@ -33,7 +37,9 @@ export function planStack(settings: StackSettings): StackPlan {
   const options = gatewayOptions(settings);
   const compiled = compileGateway(chains, options);
   // The compiled config decides the buffers, so it also says what HAProxy's process environment needs.
-  return { ...buildServices(settings, compiled.environment, badgeServiceProjects(settings, surface)), surface, gatewayConfig: { chains, options, compiled } };
+  const services = buildServices(settings, compiled.environment, badgeServiceProjects(settings, surface));
+  const monitoring = monitoringPlan(settings, services);
+  return { ...services, surface, gatewayConfig: { chains, options, compiled }, ...(monitoring ? { monitoring } : {}) };
 }
 
 /**

@@ -34,7 +34,7 @@ export type FileSpec =
   | { readonly from: "generated"; readonly dir: string; readonly set: GeneratedSet };
 
 /** The generated file sets a spec may name. */
-export type GeneratedSet = "gateway";
+export type GeneratedSet = "gateway" | "monitoring" | "grafana";
 
 export interface HealthCheckSpec {
   /** Docker HEALTHCHECK test, e.g. ["CMD-SHELL", "..."]. */

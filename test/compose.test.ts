@@ -58,7 +58,8 @@ const variants: [string, StackName, Record<string, unknown>][] = [
 describe.each(variants)("compose export %s", (_label, stack, extra) => {
   it("every file passes the Compose specification's JSON schema and reads the same as YAML 1.1", () => {
     const { out, docs } = exported(stack, extra);
-    expect(Object.keys(docs)).toEqual(["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml"]);
+    // Monitoring is on for public stacks (aws, ssh hosts), off on local.
+    expect(Object.keys(docs)).toEqual(["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml", ...(stack === "local" ? [] : ["dc-monitoring.yaml"])]);
     for (const [file, doc] of Object.entries(docs)) {
       const ok = validateCompose(doc);
       expect(ok, `${file}: ${JSON.stringify(validateCompose.errors, null, 1)}`).toBe(true);
@@ -115,7 +116,7 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
     // Every long-running container and its init steps; the one-shot sync check is `npm run ready` without Pulumi.
     const fromPulumi = run
       .byType("docker:index/container:Container")
-      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway|RolloutStep)::/.test(c.parent ?? "") && c.inputs.name !== "rpcstack-sync-check")
+      .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway|RolloutStep|Monitoring)::/.test(c.parent ?? "") && c.inputs.name !== "rpcstack-sync-check")
       .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies))
       .sort(byName);
     const fromCompose = Object.values(docs)

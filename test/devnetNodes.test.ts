@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/index.js";
 import { buildServices } from "../services/index.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue, stackFileConfig } from "./harness.js";
-import { clientBinary } from "./support/clients.js";
+import { clientBinary, onLoopback } from "./support/clients.js";
 import { freePort, jsonRpc, start, waitFor, type Child } from "./support/net.js";
 
 const STANDINS = join(ROOT, "test/support/standins");
@@ -26,16 +26,6 @@ const execution = specs.l1.services.execution;
 if (!execution) throw new Error("the local stack's L1 role has no execution client");
 const byName = { geth: execution, "starknet-devnet": specs.l2.services.node } as const;
 const commandOf = (name: keyof typeof byName) => byName[name].command;
-
-/** The spec's flags with every listen address on loopback and every fixed port replaced. */
-function onLoopback(args: readonly string[], ports: Record<string, number>): string[] {
-  return args.map((a) => {
-    const [flag, value] = a.split("=");
-    if (value === "0.0.0.0") return `${flag}=127.0.0.1`;
-    if (value !== undefined && ports[value] !== undefined) return `${flag}=${ports[value]}`;
-    return a;
-  });
-}
 
 let geth: Child;
 let devnet: Child;

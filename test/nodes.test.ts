@@ -209,7 +209,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("stack-wide invariants o
     const provider = run.one("pulumi:providers:docker");
     for (const r of [...run.byType(CONTAINER), ...run.byType(VOLUME), ...run.byType("docker:index/network:Network")]) {
       expect(r.provider?.startsWith(provider.urn)).toBe(true);
-      expect(r.parent).toMatch(/rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway)/);
+      expect(r.parent).toMatch(/rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway|Monitoring)/);
     }
   });
 });

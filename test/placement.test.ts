@@ -35,7 +35,7 @@ describe("nodes and hosts", () => {
 
   it("two nodes of one chain on one host without the disk for both: the host, the need, the figure and the ways out", () => {
     expect(problemsOf(base({ nodes: { l1: ["main", "main"] } }))).toEqual([
-      "rpcstack:tier: the 3 nodes rpcstack:nodes places on host main need 2124 GB of disk (2 × geth 906 GB (history postmerge), 2 × lighthouse 74 GB, juno 54 GB, 20 GB of images and logs, and 6 months of growth at 15 GB/month), more than tier recommended's 2000 GB. " +
+      "rpcstack:tier: the 3 nodes rpcstack:nodes places on host main need 2144 GB of disk (2 × geth 906 GB (history postmerge), 2 × lighthouse 74 GB, juno 54 GB, 20 GB of images and logs, 20 GB of metrics (rpcstack:monitoring.retentionGB), and 6 months of growth at 15 GB/month), more than tier recommended's 2000 GB. " +
         "Ways out: a bigger tier or disk (rpcstack:tier, rpcstack:host.diskGB); fewer nodes on this host, or a further host for some (rpcstack:nodes, rpcstack:hosts); geth history pruning (rpcstack:l1.history: postprague); an external L1 (rpcstack:l1.external); fewer months of headroom (rpcstack:headroomMonths, now 6)",
     ]);
     // A further host is checked against its own tier and disk.

@@ -22,7 +22,7 @@ describe("the disk check under the mock engine", () => {
   it("mainnet on the minimum tier is refused with the need, the tier's figure and the ways out, before any resource", async () => {
     const run = await runProgram({ stack: "mainnet", config: { tier: "minimum" } });
     expect(run.error?.message).toContain(
-      "rpcstack:tier: the nodes this stack deploys need 1897 GB of disk (geth 1006 GB (history postmerge), lighthouse 20 GB, juno 377 GB, 20 GB of images and logs, and 6 months of growth at 79 GB/month), more than tier minimum's 600 GB",
+      "rpcstack:tier: the nodes this stack deploys need 1917 GB of disk (geth 1006 GB (history postmerge), lighthouse 20 GB, juno 377 GB, 20 GB of images and logs, 20 GB of metrics (rpcstack:monitoring.retentionGB), and 6 months of growth at 79 GB/month), more than tier minimum's 600 GB",
     );
     expect(run.error?.message).toMatch(/Ways out: a bigger tier or disk .*geth history pruning .*an external L1 \(rpcstack:l1\.external\)/);
     expect(run.resources.filter((r) => r.custom)).toHaveLength(0);
@@ -30,10 +30,13 @@ describe("the disk check under the mock engine", () => {
 
   it("mainnet on the recommended tier fits only with post-merge history: all history is refused", async () => {
     const run = await runProgram({ stack: "mainnet", config: { l1: { history: "all" } } });
-    expect(run.error?.message).toMatch(/need 2255 GB .*geth 1364 GB \(history all\).*more than tier recommended's 2000 GB/);
+    expect(run.error?.message).toMatch(/need 2275 GB .*geth 1364 GB \(history all\).*more than tier recommended's 2000 GB/);
     const bigger = await runProgram({ stack: "mainnet", config: { l1: { history: "all" }, host: { ...awsHost(), diskGB: 2300 } } });
     expect(bigger.error).toBeUndefined();
     expect(bigger.one("aws:ebs/volume:Volume").inputs.size).toBe(2300);
+    // Prometheus's retention counts too: without it, the same need minus its 20 GB.
+    const without = await runProgram({ stack: "mainnet", config: { l1: { history: "all" }, monitoring: { enabled: false } } });
+    expect(without.error?.message).toMatch(/need 2255 GB .*geth 1364 GB \(history all\), lighthouse 20 GB, juno 377 GB, 20 GB of images and logs, and 6 months/);
   });
 
   it("mainnet + recommended deploys geth with --history.chain=postmerge on a volume with the table's IOPS, on a non-burstable type", async () => {

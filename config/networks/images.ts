@@ -23,6 +23,15 @@ export const GATEWAY_IMAGES = {
 } as const;
 
 /**
+ * Monitoring (rpcstack:monitoring): Prometheus 3.5, its long-term-support line. Not pulled on the
+ * machines that test the package (no image registry there): tests run Debian's Prometheus on the
+ * same generated configuration.
+ */
+export const MONITORING_IMAGES = {
+  prometheus: "prom/prometheus:v3.5.0",
+} as const;
+
+/**
  * A plain Node.js image (the indexer's pin): it runs the bundled readiness program (sync checks
  * and the live health endpoint), which needs nothing but Node.
  */

@@ -25,3 +25,13 @@ export function clientBinary(client: BuiltClient, log: (s: string) => void = con
   }
   return path;
 }
+
+/** A spec's flags with every listen address on loopback and every fixed port replaced. */
+export function onLoopback(args: readonly string[], ports: Record<string, number>): string[] {
+  return args.map((a) => {
+    const [flag, value] = a.split("=");
+    if (value === "0.0.0.0") return `${flag}=127.0.0.1`;
+    if (value !== undefined && ports[value] !== undefined) return `${flag}=${ports[value]}`;
+    return a;
+  });
+}
