@@ -41,6 +41,8 @@ export function withDevnetImages(config: Record<string, unknown>, images: TestIm
     // gateway.maxConnections as shipped: unset, fitted to the Docker daemon by the preflight or the export.
     "rpcstack:gateway": { image: images.haproxy, certbotImage: images.certbot },
     "rpcstack:readiness": { ...(config["rpcstack:readiness"] as object), image: images.node },
+    // Used where monitoring is on (ssh and aws hosts by default).
+    "rpcstack:monitoring": { ...(config["rpcstack:monitoring"] as object), prometheusImage: images.prometheus },
   };
 }
 

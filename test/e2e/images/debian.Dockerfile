@@ -21,3 +21,13 @@ FROM ${BASE} AS certbot
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends certbot python3-cryptography ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/*
 ENTRYPOINT ["certbot"]
+
+# Prometheus (Debian's 2.42) for `prom/prometheus`: at the official image's paths (/bin/prometheus,
+# there by the merged /usr; /prometheus for its data; user nobody), with a wget for the health check
+# as BusyBox has there.
+FROM ${BASE} AS prometheus
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus wget ca-certificates >/dev/null \
+ && rm -rf /var/lib/apt/lists/* && test -x /bin/prometheus \
+ && mkdir -p /prometheus /etc/prometheus && chown nobody:nogroup /prometheus
+USER nobody
+ENTRYPOINT ["/bin/prometheus"]
