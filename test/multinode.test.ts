@@ -77,7 +77,7 @@ describe("two nodes per chain on the stack's host", () => {
 
   it("the readiness service polls every node by name, each second, on its chain, and the disk watcher checks each node", () => {
     const health = byName(plan, "sync-health");
-    expect(health.command).toEqual(expect.arrayContaining(["--l1", "geth=http://geth:8545", "--l1", "geth-2=http://geth-2:8545", "--l2", "juno-2=http://juno-2:6060", "--l2-ready", "juno-2=http://juno-2:6060/ready/sync", "--l1-chain-id", "0xaa36a7", "--l2-chain-id", "0x534e5f5345504f4c4941", "--interval-seconds", "1", "--chain-name", "l1=sep1"]));
+    expect(health.command).toEqual(expect.arrayContaining(["--l1", "geth=http://geth:8545", "--l1", "geth-2=http://geth-2:8545", "--l2", "juno-2=http://juno-2:6060/v0_10", "--l2-ready", "juno-2=http://juno-2:6060/ready/sync", "--l1-chain-id", "0xaa36a7", "--l2-chain-id", "0x534e5f5345504f4c4941", "--interval-seconds", "1", "--chain-name", "l1=sep1"]));
     const watcher = byName(plan, "disk-watch");
     expect(watcher.command).toEqual(expect.arrayContaining(["--check", "l1-geth-2:geth-2,lighthouse-2=http://sync-health:8080/ready/l1/geth-2", "--check", "l2-juno-2:juno-2=http://sync-health:8080/ready/l2/juno-2"]));
   });
@@ -118,7 +118,7 @@ describe("nodes on a further host", () => {
     expect(plan.nodes.l1[1].slot.host).toBe("node-b");
     expect(byName(plan, "geth-2").ports.filter((p) => p.purpose === "rpc" || p.purpose === "ws").map((p) => p.publish)).toEqual([{ address: "10.0.0.11", port: 8545 }, { address: "10.0.0.11", port: 8546 }]);
     expect(byName(plan, "juno-2").command).toContain("--eth-node=ws://geth-2:8546");
-    expect(plan.gatewayConfig.chains.find((c) => c.path === "strks")!.nodes![1]).toEqual({ name: "juno-2", rpcHttp: "http://10.0.0.11:6060", rpcWs: "ws://10.0.0.11:6061", healthUrl: "http://10.0.0.11:9105/check/l2-juno-2" });
+    expect(plan.gatewayConfig.chains.find((c) => c.path === "strks")!.nodes![1]).toEqual({ name: "juno-2", rpcHttp: "http://10.0.0.11:6060/v0_10", rpcWs: "ws://10.0.0.11:6061/v0_10", healthUrl: "http://10.0.0.11:9105/check/l2-juno-2" });
   });
 
   it("the further host runs its own disk watcher over its nodes' volumes, asking the stack's host's readiness service, which is published on the private address", () => {
