@@ -102,9 +102,12 @@ export const SLOW_BODIES_PER_ADDRESS = 4;
 export const UNFINISHED_MESSAGES_PER_ADDRESS = 4;
 
 /**
- * A request whose body is not all in when its headers are: fewer bytes than its Content-Length,
- * or no Content-Length on a method that carries a body (chunked, or HTTP/2 without one). A GET
- * or HEAD without either has none. Tracked by address in sc3 for as long as it lasts.
+ * A request whose body is not all in when its headers are: fewer bytes than its Content-Length, a
+ * chunked HTTP/1.1 body, or an HTTP/2 body without Content-Length none of which came with its
+ * headers. HAProxy has no fetch that tells whether a body without Content-Length is complete, so
+ * one whose first bytes came with the headers (what HTTP/2 clients that omit the length send) is
+ * not counted: it stays under the bound on requests in progress. A GET or HEAD without either
+ * has none. Tracked by address in sc3 for as long as it lasts.
  */
 function slowBodyRules(bodied: Cond): Rule[] {
   const hasLength = anon("req.hdr_cnt(content-length)", "gt", "0");
@@ -114,7 +117,7 @@ function slowBodyRules(bodied: Cond): Rule[] {
     req(["set-var(txn.cl)", "req.hdr_val(content-length)"], [...bodied, ...hasLength]),
     // One rule per case: a line of HAProxy's holds at most 64 words.
     slow([...hasLength, ...anon("req.body_len,sub(txn.cl)", "lt", "0")], "Slow bodies: an address holds few buffers waiting for a body, however many addresses come."),
-    slow([...noLength, "!", "METH_GET", "!", "METH_HEAD"]),
+    slow([...noLength, ...anon("req.body_len", "eq", "0"), "!", "METH_GET", "!", "METH_HEAD"]),
     slow([...noLength, ...anon("req.hdr_cnt(transfer-encoding)", "gt", "0")]),
     req(["track-sc3", "src", "table", "st_slow"], anon("var(txn.slow)", "-m", "bool")),
     refuse(429, "too many request bodies on their way from this address", [...anon("sc_conn_cur(3)", "gt", String(SLOW_BODIES_PER_ADDRESS))]),

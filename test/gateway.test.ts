@@ -286,7 +286,8 @@ describe("refusals: JSON errors, and the upstream sees nothing", () => {
       req.end();
     });
     expect(redirect.status).toBe(301);
-    expect(redirect.location).toBe(`https://localhost:${gw.httpsPort}/status?key=${KEY}`);
+    // To the stack's root: neither the path nor the key in its query is echoed back.
+    expect(redirect.location).toBe(`https://localhost:${gw.httpsPort}/`);
     const metrics = await fetch(`http://127.0.0.1:${gw.metricsPort}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/haproxy_frontend_http_requests_total\{proxy="https"\}/);

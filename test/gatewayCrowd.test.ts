@@ -77,7 +77,7 @@ describe("what one address may hold while it is slow", () => {
     }
   });
 
-  it(`${SLOW_BODIES_PER_ADDRESS} requests whose body is on its way; the next gets 429 at once, a request with its body in is answered`, async () => {
+  it(`${SLOW_BODIES_PER_ADDRESS} requests whose body is on its way; the next gets 429 at once, requests with their body in are answered`, async () => {
     const session = http2Connect(`https://localhost:${gw.httpsPort}`, { rejectUnauthorized: false, localAddress: "127.0.0.43" } as any);
     session.on("error", () => {});
     try {
@@ -93,6 +93,15 @@ describe("what one address may hold while it is slow", () => {
       expect(await post("{", 100)).toBe(429);
       expect(await post(call(1), call(1).length, true)).toBe(200);
       void held;
+      // HTTP/2 clients that send no Content-Length (Node's http2) and whose body comes with the
+      // headers are not counted: many at once from that address are answered.
+      const unsized = await Promise.all(Array.from({ length: 10 }, (_, i) => new Promise<number>((resolve) => {
+        const s = session.request({ ":method": "POST", ":path": `/gateway/eth/rpc-http/${keyOf(2)}`, "content-type": "application/json" });
+        s.on("response", (h) => resolve(Number(h[":status"])));
+        s.on("error", () => resolve(0));
+        s.end(call(i));
+      })));
+      expect(unsized).toEqual(Array(10).fill(200));
     } finally {
       session.destroy();
     }

@@ -185,8 +185,11 @@ describe(`a chain with two nodes, on ${haproxyVersion()}`, () => {
         const answers = await Promise.all(pending);
         for (const [i, p] of sends.entries()) {
           const entry = `eth_sendRawTransaction:${p}`;
-          expect(count(a, entry) + count(b, entry), entry).toBe(1);
-          expect(answers[i], entry).toBe(count(a, entry) ? 502 : 200);
+          // Never twice. One still connecting to the frozen node when it was marked down reached
+          // neither: on 3.2 it comes back empty like one the node held, so it is not sent again
+          // either, and its client gets the 502 that says it may have gone out.
+          expect(count(a, entry) + count(b, entry), entry).toBeLessThanOrEqual(1);
+          expect(answers[i], entry).toBe(count(b, entry) ? 200 : 502);
         }
       } finally {
         session.close();
