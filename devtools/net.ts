@@ -34,9 +34,28 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/**
+ * Process groups started here and not yet ended. A test that times out never reaches its clean-up,
+ * so what it started is ended when this process exits (a gateway left running kept its ports and
+ * health checks through the rest of the run).
+ */
+const running = new Set<number>();
+const endRunning = () => {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {}
+  }
+};
+process.once("exit", endRunning);
+// A test runner ends its workers with a signal, which skips "exit".
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => (endRunning(), process.exit(128 + (signal === "SIGTERM" ? 15 : 2))));
+
 /** Starts a process in its own group so stop() ends it and anything it started. */
 export function start(cmd: string, args: string[], opts: SpawnOptions = {}): Child {
   const proc = spawn(cmd, args, { ...opts, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  if (proc.pid) running.add(proc.pid);
+  proc.once("exit", () => running.delete(proc.pid!));
   let out = "";
   proc.stdout?.on("data", (d) => (out += d));
   proc.stderr?.on("data", (d) => (out += d));

@@ -10,7 +10,7 @@ import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeCo
 import { batchData, batchGlobal, batchRules, batchSections } from "./batch.js";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
-import { errorFiles, refuse, refuseDirective } from "./errors.js";
+import { endBeforeBody, errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { failoverGlobal, retryRules } from "./failover.js";
@@ -131,7 +131,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
       ["acl", "known_iface", "var(txn.iface)", "-m", "str", ...INTERFACES],
       ...(opts.badges ? [BADGE_ACL] : []),
     ],
-    rules,
+    rules: endBeforeBody(rules),
   };
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 

@@ -53,6 +53,23 @@ export function jsonReturnAction(status: number, message: string): string[] {
 /** A rule refusing with a JSON error when `cond` holds. */
 export const refuse = (status: number, message: string, cond?: Cond, why?: string): Rule => ({ phase: "http-request", action: jsonReturnAction(status, message), cond, why });
 
+/**
+ * Refusals decided before the body is waited for become `deny` with the same answer. HAProxy
+ * (3.2, src/http_ana.c) ends a request answered by `deny` at once (http_reply_and_close aborts
+ * its side), while after `return` the stream stays until the client has sent the whole body: an
+ * HTTP/2 stream refused over a bound while its body trickles kept a buffer for up to the body
+ * timeout, and many of them took the pool the other addresses' calls needed. The price: an
+ * HTTP/1.1 connection refused this way is closed after the answer. Answers other than refusals
+ * (a CORS preflight's 204) and refusals of a body already in keep `return`.
+ */
+export function endBeforeBody(rules: readonly Rule[]): Rule[] {
+  const body = rules.findIndex((r) => r.phase === "http-request" && r.action[0] === "wait-for-body");
+  return rules.map((r, i) => {
+    const refusal = r.phase === "http-request" && r.action[0] === "return" && r.action[1] === "status" && Number(r.action[2]) >= 400;
+    return refusal && (body < 0 || i < body) ? { ...r, action: ["deny", ...r.action.slice(1)] } : r;
+  });
+}
+
 /** The same refusal as a plain directive (backends without conditions). */
 export const refuseDirective = (status: number, message: string): Directive => ["http-request", ...jsonReturnAction(status, message)];
 

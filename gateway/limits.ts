@@ -32,7 +32,7 @@ const HOT_BUFFERS = 16;
 export const tuneDirectives = (o: GatewayOptions): Directive[] => [
   // sc3 counts an address's requests whose body is still on its way (slowBodyRules).
   ["tune.stick-counters", "4"],
-  ["tune.h2.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
+  ["tune.h2.fe.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
   ["tune.buffers.limit", String(bufferLimit(o))],
@@ -63,9 +63,12 @@ export const connectionRules = (o: GatewayOptions): Rule[] => [
 
 /**
  * HTTP/2 streams one connection may have open (HAProxy's default is 100): clients queue past it.
- * The per-address bound below is what keeps one address's share of the buffers small.
+ * HAProxy 3.2 grants every open stream a receive buffer of its own before any rule has looked at
+ * it, so this times the connections an address opens is what it can take from the pool in one
+ * burst: with 32, 12 connections from one address took a 202-buffer pool and HAProxy stopped
+ * serving everyone (docs/gateway.md, "What one address can hold").
  */
-export const H2_STREAMS_PER_CONNECTION = 32;
+export const H2_STREAMS_PER_CONNECTION = 16;
 
 /**
  * Requests in progress per address, whatever the framing: HTTP/1.1 allows one per connection, so
