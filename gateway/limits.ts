@@ -64,11 +64,12 @@ export const connectionRules = (o: GatewayOptions): Rule[] => [
 /**
  * HTTP/2 streams one connection may have open (HAProxy's default is 100): clients queue past it.
  * HAProxy 3.2 grants every open stream a receive buffer of its own before any rule has looked at
- * it, so this times the connections an address opens is what it can take from the pool in one
- * burst: with 32, 12 connections from one address took a 202-buffer pool and HAProxy stopped
- * serving everyone (docs/gateway.md, "What one address can hold").
+ * it, so this (plus the connection's own two) times the connections an address may open is what
+ * one address can take from the pool in one burst: 64 x 10 = 640 of the 963 buffers at the
+ * defaults. With 32, and with 16, 12 connections from one address took a 202-buffer pool and
+ * HAProxy stopped serving everyone (docs/gateway.md, "What one address can hold").
  */
-export const H2_STREAMS_PER_CONNECTION = 16;
+export const H2_STREAMS_PER_CONNECTION = 8;
 
 /**
  * Requests in progress per address, whatever the framing: HTTP/1.1 allows one per connection, so
