@@ -91,7 +91,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...badgeServiceRules(opts),
     refuse(404, "unknown chain or interface", ["!public_host", ...notBadge, "!known_chain", "or", "!public_host", ...notBadge, "!known_iface"]),
     ...guessRules(opts, gw),
-    req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),
+    // The digest stays in a variable: the WebSocket filter looks it up again on every frame, so a key
+    // deleted from the map through the runtime API closes its open sockets.
+    req(["set-var(txn.key_digest)", "var(txn.key),digest(sha256),hex"], [...gw, ...anon("var(txn.key)", "-m", "found")]),
+    req(["set-var(txn.keyname)", `var(txn.key_digest),map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key_digest)", "-m", "found")]),
     ...badgeAuthRules(opts, badge),
     ...countWrongKey(gw, ["!", ...anon("var(txn.keyname)", "-m", "found")]),
     ...badgeRefusals(opts, badge),
@@ -136,7 +139,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: f(KEY_MAP_FILE), ...badgeData(opts) }),
     ...badgeFiles(opts),
     ...errorFiles(),
   };

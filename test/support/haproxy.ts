@@ -36,7 +36,8 @@ export function checkContainerFiles(files: Readonly<Record<string, string>>, con
     const moved = (text: string) => text.replace(/(?<=[\s'"(])\/(usr\/local\/etc\/haproxy|certs|var\/run\/haproxy)(?=[\s/'")])/g, `${root}/$1`);
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(root, path)), { recursive: true });
-      writeFileSync(join(root, path), path === configPath ? moved(text) : text);
+      // gateway_data.lua names the key map too (the WebSocket filter opens it at load).
+      writeFileSync(join(root, path), path === configPath || path.endsWith("/gateway_data.lua") ? moved(text) : text);
     }
     mkdirSync(join(root, "certs"), { recursive: true });
     mkdirSync(join(root, "var/run/haproxy"), { recursive: true });
