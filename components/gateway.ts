@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
-import { configWithExternalL1, endpointsOf, relaysExternalL1, gatewayFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
+import { configWithExternalL1, endpointsOf, relaysExternalL1, gatewayFiles, keyFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
@@ -47,7 +47,7 @@ export class Gateway extends pulumi.ComponentResource {
     // Relaying an external L1 puts its URL, a secret, into haproxy.cfg: then that file is one too.
     const l1 = args.l1Endpoint;
     const secretConfig = l1 && relaysExternalL1(s) ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
-    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys, secretConfig, args.badgePublicKey) };
+    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, secretConfig, args.badgePublicKey), keys: keyFiles(keys) };
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated, secrets: args.secrets };
     const volumes = createVolumes(ctx, args.role.volumes);
     this.container = createContainers(ctx, args.role.services, volumes).haproxy;

@@ -1,79 +1,25 @@
 /**
  * Project keys changed live on the real HAProxy while every key has a client running: a key
  * added, one renamed and one revoked through the runtime API (cli/runtimeApi.ts applyKeys). Any
- * failed call of a key that was not revoked fails the test.
+ * failed call of a key that was not revoked fails the test. The same through the key sync that
+ * `pulumi up` runs (gateway/keys/sync.sh), which swaps the whole map in one commit.
  */
-import { readFileSync } from "node:fs";
-import { Agent, request } from "node:https";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { applyKeys, runtimeCommand } from "../cli/runtimeApi.js";
 import { keyMap, type GatewayChain, type ProjectKey } from "../gateway/build.js";
 import { eventually } from "./support/http.js";
+import { busy, Client } from "./support/keyClients.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { freePort } from "./support/net.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
 const k = (name: string, c: string): ProjectKey => ({ name, key: `${c}${"Zq7".repeat(11)}` });
 const [alice, bob, carol, dave] = [k("alice", "A"), k("bob", "B"), k("carol", "C"), k("dave", "D")];
-const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
 const chains = (u: Recorder): GatewayChain[] => [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: u.url, rpcWs: u.wsUrl } }];
-
-/** One key's traffic the whole time: an HTTP call after another on a kept-alive connection, and a WebSocket doing the same. */
-class Client {
-  readonly http: number[] = [];
-  ws = 0;
-  wsClose?: { code: number; reason: string };
-  private stopped = false;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
-  private readonly done: Promise<unknown>[];
-  private socket?: WebSocket;
-  private closed?: Promise<void>;
-
-  constructor(private readonly g: RunningGateway, readonly key: ProjectKey) {
-    this.done = [this.httpLoop(), this.wsLoop()];
-  }
-
-  call(): Promise<number> {
-    return new Promise((resolve) => {
-      const req = request({ host: "127.0.0.1", port: this.g.httpsPort, path: `/gateway/eth/rpc-http/${this.key.key}`, method: "POST", agent: this.agent, headers: { "Content-Type": "application/json" } }, (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode!));
-      });
-      req.on("error", () => resolve(0));
-      req.end(body);
-    });
-  }
-
-  private async httpLoop() {
-    while (!this.stopped) this.http.push(await this.call());
-  }
-
-  private async wsLoop() {
-    const ws = new WebSocket(`wss://localhost:${this.g.httpsPort}/gateway/eth/rpc/${this.key.key}?secret=null`, { rejectUnauthorized: false });
-    this.socket = ws;
-    const closed = new Promise<void>((r) => ws.on("close", (code, reason) => ((this.wsClose = { code, reason: String(reason) }), r())));
-    this.closed = closed;
-    ws.on("error", () => {});
-    await Promise.race([new Promise((r) => ws.on("open", r)), closed]);
-    while (!this.stopped && !this.wsClose) {
-      const answered = new Promise<boolean>((r) => (ws.once("message", () => r(true)), closed.then(() => r(false))));
-      ws.send(body);
-      if (await answered) this.ws++;
-    }
-  }
-
-  failures() {
-    return { http: this.http.filter((s) => s !== 200).length, wsClosed: this.wsClose };
-  }
-
-  async stop() {
-    this.stopped = true;
-    this.socket?.close(1000);
-    await Promise.all([...this.done, this.closed]);
-    this.agent.destroy();
-  }
-}
 
 let node: Recorder;
 let gw: RunningGateway;
@@ -94,7 +40,6 @@ describe("project keys changed live through the runtime API", () => {
     const sync = (keys: ProjectKey[]) => applyKeys({ socket: join(gw.dir, "admin.sock"), mapPath: join(gw.dir, "keys.map"), mapFile: join(gw.dir, "keys.map"), keys });
     const [a, b, c] = [alice, bob, carol].map((key) => new Client(gw, key));
     clients.push(a, b, c);
-    const busy = (n: number, ...cs: Client[]) => eventually("calls under way", async () => cs.map((x) => Math.min(x.http.length, x.ws)), (v) => v.every((x) => x >= n), 30_000);
     await busy(20, a, b, c);
 
     const added = await sync([alice, bob, carol, dave]);
@@ -123,5 +68,43 @@ describe("project keys changed live through the runtime API", () => {
     const shown = await runtimeCommand(join(gw.dir, "admin.sock"), `show map ${join(gw.dir, "keys.map")}`);
     expect(shown.trim().split("\n").map((l) => l.split(" ")[2]).sort()).toEqual(["alice", "carol-pro", "dave"]);
     expect(shown + readFileSync(join(gw.dir, "keys.map"), "utf8")).not.toContain(alice.key);
+  }, 120_000);
+});
+
+describe("the key sync pulumi up runs (gateway/keys/sync.sh)", () => {
+  it("swaps in the deployed map under load: a revoked key gets 401 and its socket closes, the others never fail, the map file is the deployed one", async () => {
+    const own = await startRecorder();
+    const port = await freePort();
+    const g = await startGateway(chains(own), [alice, bob, carol], { rateLimitPerSecond: 1_000_000, wrongKeysPerMinute: 0, adminLoopbackPort: port });
+    const dir = mkdtempSync(join(tmpdir(), "rpcstack-keysync-"));
+    const cs = [alice, bob, carol].map((key) => new Client(g, key));
+    try {
+      await busy(20, ...cs);
+      const deployed = [alice, { ...carol, name: "carol-pro" }, dave];
+      writeFileSync(join(dir, "keys.map"), keyMap(deployed));
+      const env = { ...process.env, KEY_MAP: join(g.dir, "keys.map"), DESIRED: join(dir, "keys.map"), ADMIN_PORT: String(port) };
+      const run = await new Promise<{ code: number; out: string }>((resolve) => {
+        const child = execFile("bash", [join(__dirname, "../gateway/keys/sync.sh")], { env }, (e, stdout, stderr) => resolve({ code: e ? Number(e.code ?? 1) : 0, out: stdout + stderr }));
+        child.stdin?.end();
+      });
+      expect(run).toEqual({ code: 0, out: "key sync: 3 keys live: alice,carol-pro,dave\n" });
+      const d = new Client(g, dave);
+      cs.push(d);
+      expect(await d.call()).toBe(200);
+      expect(await cs[1].call()).toBe(401);
+      await eventually("bob's socket closed", async () => cs[1].wsClose, (v) => v !== undefined);
+      expect(cs[1].wsClose).toEqual({ code: 1008, reason: "project key revoked" });
+      await busy(Math.max(cs[0].ws, cs[2].ws) + 20, cs[0], cs[2], d);
+      await Promise.all(cs.map((x) => x.stop()));
+      for (const x of [cs[0], cs[2], d]) expect({ key: x.key.name, ...x.failures() }).toEqual({ key: x.key.name, http: 0, wsClosed: { code: 1000, reason: "" } });
+      expect(readFileSync(join(g.dir, "keys.map"), "utf8")).toBe(keyMap(deployed));
+      const shown = await runtimeCommand(`127.0.0.1:${port}`, `show map ${join(g.dir, "keys.map")}`);
+      expect(shown.trim().split("\n").map((l) => l.split(" ")[2]).sort()).toEqual(["alice", "carol-pro", "dave"]);
+    } finally {
+      await Promise.all(cs.map((x) => x.stop()));
+      await g.stop();
+      await own.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
