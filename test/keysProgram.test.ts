@@ -24,4 +24,11 @@ describe("project keys under the mock engine", () => {
       expect(JSON.stringify(c.inputs), c.name).not.toContain("keys.map\",\"content");
     }
   });
+
+  it("the post-deploy smoke relays go out once the key sync has run, so the first deploy's keys are live", async () => {
+    const run = await runProgram({ stack: "local" });
+    const smoke = run.invokes.filter((i) => i.token === "command:local:run" && "RPCSTACK_SMOKE_KEY" in (i.inputs.environment ?? {}));
+    expect(smoke).toHaveLength(1);
+    expect(smoke[0].after).toContain("rpcstack-gateway-key-sync");
+  });
 });
