@@ -33,6 +33,8 @@ the running gateway (leave out to change only the keys' home; \`pulumi up\` conv
   --socket S             its runtime API: a Unix socket path or HOST:PORT
   --map PATH             the key map as HAProxy names it (default ${GATEWAY_PATHS.configDir}/${KEY_MAP_FILE})
   --map-file PATH        that file on this machine, rewritten too so that a restart keeps the change
+  --up                   with --stack: then \`pulumi up --yes\`, which runs the key sync (the only
+                         container a key change replaces)
   --help                 this text`;
 
 class UsageError extends Error {}
@@ -129,7 +131,7 @@ export async function runKeys(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         stack: { type: "string" }, "keys-file": { type: "string" }, key: { type: "string" },
-        socket: { type: "string" }, map: { type: "string" }, "map-file": { type: "string" }, help: { type: "boolean" },
+        socket: { type: "string" }, map: { type: "string" }, "map-file": { type: "string" }, up: { type: "boolean" }, help: { type: "boolean" },
       },
     });
   } catch (e) {
@@ -147,6 +149,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     if (!v.stack === !v["keys-file"]) throw new UsageError("give one of --stack or --keys-file");
     if (v.key !== undefined && command !== "add") throw new UsageError("--key goes with add only");
     if (v["map-file"] !== undefined && !v.socket) throw new UsageError("--map-file goes with --socket");
+    if (v.up && !v.stack) throw new UsageError("--up goes with --stack");
     const store = v.stack ? pulumiStore(v.stack) : fileStore(v["keys-file"]!);
     const mapPath = v.map ?? `${GATEWAY_PATHS.configDir}/${KEY_MAP_FILE}`;
     const keys = store.read();
@@ -162,13 +165,20 @@ export async function runKeys(argv: string[]): Promise<number> {
     const problems = projectKeyProblems({ projectKeys: next } as unknown as Parameters<typeof projectKeyProblems>[0]);
     if (problems.length) throw new UsageError(problems.join("; "));
     store.write(next);
+    // Printed as soon as it is saved: whatever fails next, the key exists and its owner needs it.
+    if (command === "add" && v.key === undefined) console.log(next[next.length - 1].key);
     if (v.socket) {
       const c = await applyKeys({ socket: v.socket, mapPath, mapFile: v["map-file"], keys: next });
       console.error(`the running gateway: ${[...c.added.map((n) => `added ${n}`), ...c.revoked.map((n) => `revoked ${n}`), ...c.renamed.map((n) => `renamed ${n}`)].join(", ") || "already up to date"}`);
+    } else if (v.up) {
+      try {
+        execFileSync("pulumi", ["up", "--yes", "--stack", v.stack!], { stdio: ["ignore", "inherit", "inherit"] });
+      } catch {
+        throw new Error(`${command} ${args.join(" ")} is saved in the stack's config, but pulumi up failed (above): run it again`);
+      }
     } else {
-      console.error(`${command} ${args.join(" ")}: saved; run \`pulumi up\` (or give --socket) to apply it to the running gateway`);
+      console.error(`${command} ${args.join(" ")}: saved; run \`pulumi up\` (or give --up or --socket) to apply it to the running gateway`);
     }
-    if (command === "add" && v.key === undefined) console.log(next[next.length - 1].key);
     return 0;
   } catch (e) {
     console.error(`rpcstack keys: ${(e as Error).message}${e instanceof UsageError ? `\n${USAGE}` : ""}`);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runKeys } from "../cli/keys.js";
 import { keyMap } from "../gateway/build.js";
+import { makeFakePulumi } from "./support/fakePulumi.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { hostRequest } from "./support/http.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
@@ -49,6 +50,7 @@ describe("npm run keys: arguments", () => {
       [["revoke", "bob", "--keys-file", file], "revoke bob: no key has that name"],
       [["rename", "alice", "--keys-file", file], "rename takes a name and the new name"],
       [["revoke", "alice", "--key", alice.key, "--keys-file", file], "--key goes with add only"],
+      [["revoke", "alice", "--keys-file", file, "--up"], "--up goes with --stack"],
     ];
     for (const [argv, said] of cases) {
       const r = await keys(...argv);
@@ -95,4 +97,28 @@ describe("npm run keys: on a running gateway", () => {
     expect(JSON.parse(readFileSync(file, "utf8"))).toEqual([alice]);
     expect(readFileSync(join(gw.dir, "keys.map"), "utf8")).toBe(keyMap([alice]));
   }, 60_000);
+});
+
+describe("npm run keys: on a Pulumi stack", () => {
+  it("reads projectKeys with pulumi config get, writes it back as a secret through standard input (never argv), then runs pulumi up", async () => {
+    const root = mkdtempSync(join(tmpdir(), "rpcstack-keys-pulumi-"));
+    const fake = makeFakePulumi(root, { stacks: ["mainnet"], config: { mainnet: { projectKeys: { value: JSON.stringify([alice]), secret: true } } } });
+    const path = process.env.PATH;
+    process.env.PATH = `${join(root, "bin")}:${path}`;
+    try {
+      const added = await keys("add", "bob", "--stack", "mainnet", "--up");
+      expect(added.code, added.err).toBe(0);
+      const bob = added.out.trim().split("\n")[0];
+      const saved = fake.state().config.mainnet.projectKeys;
+      expect(saved.secret).toBe(true);
+      expect(JSON.parse(saved.value)).toEqual([alice, { name: "bob", key: bob }]);
+      expect(fake.calls().map((c) => c.args.slice(0, 2).join(" "))).toEqual(["config get", "config set", "up --yes"]);
+      expect(JSON.stringify(fake.calls())).not.toContain(bob);
+      expect(await keys("list", "--stack", "mainnet")).toMatchObject({ code: 0, out: "alice\nbob" });
+      expect(await keys("revoke", "carol", "--stack", "mainnet")).toMatchObject({ code: 2, err: expect.stringContaining("revoke carol: no key has that name") });
+    } finally {
+      process.env.PATH = path;
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
