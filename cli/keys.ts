@@ -78,7 +78,12 @@ function pulumiStore(stack: string): Store {
       } catch (e) {
         throw failed("get", e);
       }
-      return JSON.parse(text);
+      try {
+        return JSON.parse(text);
+      } catch {
+        // JSON.parse's own message quotes the text: the keys.
+        throw new Error(`projectKeys of stack ${stack} is not JSON (expected [{"name":"...","key":"..."}])`);
+      }
     },
     write: (keys) => {
       try {
@@ -153,6 +158,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     const store = v.stack ? pulumiStore(v.stack) : fileStore(v["keys-file"]!);
     const mapPath = v.map ?? `${GATEWAY_PATHS.configDir}/${KEY_MAP_FILE}`;
     const keys = store.read();
+    if (!Array.isArray(keys)) throw new Error(`the keys are not a list (expected [{"name":"...","key":"..."}])`);
     if (command === "list") {
       const live = v.socket ? parseShowMap(await runtimeCommand(v.socket, `show map ${mapPath}`)) : undefined;
       for (const k of keys) console.log(live ? `${k.name}\t${live.get(keyDigest(k.key))?.includes(k.name) ? "live" : "not live"}` : k.name);

@@ -116,6 +116,12 @@ describe("npm run keys: on a Pulumi stack", () => {
       expect(JSON.stringify(fake.calls())).not.toContain(bob);
       expect(await keys("list", "--stack", "mainnet")).toMatchObject({ code: 0, out: "alice\nbob" });
       expect(await keys("revoke", "carol", "--stack", "mainnet")).toMatchObject({ code: 2, err: expect.stringContaining("revoke carol: no key has that name") });
+      const state = JSON.parse(readFileSync(join(root, "state.json"), "utf8"));
+      state.config.mainnet.projectKeys.value = `[{"name":"x","key":"${alice.key}"`;
+      writeFileSync(join(root, "state.json"), JSON.stringify(state));
+      const broken = await keys("list", "--stack", "mainnet");
+      expect(broken).toMatchObject({ code: 1, err: expect.stringContaining("projectKeys of stack mainnet is not JSON") });
+      expect(broken.err).not.toContain(alice.key);
     } finally {
       process.env.PATH = path;
       rmSync(root, { recursive: true, force: true });
