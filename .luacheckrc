@@ -4,7 +4,7 @@ std = "lua53"
 -- Programs HAProxy lua-loads see its globals; the modules they require see none.
 files["gateway/lua/policy.lua"] = { read_globals = { "core" } }
 files["gateway/lua/cache.lua"] = { read_globals = { "core" } }
-files["gateway/lua/limits.lua"] = { read_globals = { "core", "filter" } }
+files["gateway/lua/limits.lua"] = { read_globals = { "core", "filter", "Map" } }
 files["gateway/lua/failover.lua"] = { read_globals = { "core", "filter" } }
 files["gateway/lua/certs.lua"] = { read_globals = { "core", "CertCache" } }
 files["gateway/lua/badges.lua"] = { read_globals = { "core" } }

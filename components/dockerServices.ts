@@ -125,7 +125,9 @@ export function createContainers<S extends RoleServices>(
         ulimits: svc.ulimits?.map((u) => ({ ...u })),
         stopTimeout: svc.stopGraceSeconds,
         destroyGraceSeconds: svc.stopGraceSeconds,
-        networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }],
+        ...(svc.networkOf
+          ? { networkMode: pulumi.interpolate`container:${(containerNamed(ctx, containers, svc.networkOf, svc.name) as docker.Container).name}` }
+          : { networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }] }),
         // A container's labels are fixed at creation: a changed label replaces it.
         labels: replaceWhen ? [{ label: "rpcstack.replace-when", value: pulumi.all(replaceWhen).apply((v) => v.join(",")) }] : undefined,
         logDriver: "json-file",
@@ -146,7 +148,7 @@ export function createContainers<S extends RoleServices>(
           ...(options.gates?.[role] ? [options.gates[role]!(containers)] : []),
         ],
         // The container name is fixed: the old one must go before its replacement is created.
-        ...(everyUpdate ? { deleteBeforeReplace: true } : {}),
+        ...(everyUpdate || svc.networkOf ? { deleteBeforeReplace: true } : {}),
       },
     );
     containers.set(svc.name, container);

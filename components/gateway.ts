@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
-import { configWithExternalL1, endpointsOf, relaysExternalL1, gatewayFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
+import { configWithExternalL1, endpointsOf, relaysExternalL1, gatewayFiles, keyFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
 
@@ -15,7 +15,7 @@ export interface GatewayArgs extends DockerTarget {
   readonly compiled: GatewayCompiled;
   /** What is served at which URL (plan/surface.ts), for the endpoints output. */
   readonly surface: Surface;
-  /** Project keys (a Pulumi secret): they end up in HAProxy's key map, the one secret file. */
+  /** Project keys (a Pulumi secret): hashed into the key map the key sync applies, the one secret file. */
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   /** The readiness step: the gateway's routes open only after it. */
   readonly readiness: pulumi.Resource;
@@ -31,14 +31,17 @@ export interface GatewayArgs extends DockerTarget {
 
 /**
  * The TLS gateway on 443: HAProxy (official image) with the generated configuration (in the
- * clear, so a preview shows its changes) and the key map (a secret), a certificate volume, the ACME client for public stacks (a
+ * clear, so a preview shows its changes), the key sync that applies the key map (a secret) to it
+ * live, so a key change replaces no HAProxy container, a certificate volume, the ACME client for public stacks (a
  * self-signed certificate on the local stack), with badges the badge service, opening after the readiness step.
  */
 export class Gateway extends pulumi.ComponentResource {
   readonly endpoints: pulumi.Output<Record<string, ChainEndpoints>>;
   readonly containerName: pulumi.Output<string>;
-  /** The HAProxy container: what post-deploy checks wait for. */
+  /** The HAProxy container. */
   readonly container: docker.Container;
+  /** The key sync: once it has run, the deployed keys are live (what post-deploy relays wait for). */
+  readonly keySync: docker.Container;
 
   constructor(name: string, args: GatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:Gateway", name, {}, opts);
@@ -47,10 +50,12 @@ export class Gateway extends pulumi.ComponentResource {
     // Relaying an external L1 puts its URL, a secret, into haproxy.cfg: then that file is one too.
     const l1 = args.l1Endpoint;
     const secretConfig = l1 && relaysExternalL1(s) ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
-    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, keys, secretConfig, args.badgePublicKey) };
+    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, secretConfig, args.badgePublicKey), keys: keyFiles(keys) };
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated, secrets: args.secrets };
     const volumes = createVolumes(ctx, args.role.volumes);
-    this.container = createContainers(ctx, args.role.services, volumes).haproxy;
+    const containers = createContainers(ctx, args.role.services, volumes);
+    this.container = containers.haproxy;
+    this.keySync = containers.keySync;
     this.containerName = this.container.name;
     this.endpoints = pulumi.output(endpointsOf(args.surface));
     this.registerOutputs({ endpoints: this.endpoints, containerName: this.containerName, publicAddress: args.publicAddress });

@@ -118,7 +118,7 @@ export class RpcProvider extends pulumi.ComponentResource {
         checks: smokePlan(plan.gatewayConfig.chains),
         projectKeys: args.projectKeys,
         baseUrl: plan.surface.baseUrl,
-        gateway: this.gateway.container,
+        gateway: this.gateway.keySync,
         // Without a domain the gateway's certificate is self-signed: the relays trust exactly it.
         selfSigned: s.gateway.domain ? undefined : { container: this.gateway.containerName, ssh: s.host.kind === "ssh" ? s.host : undefined },
       },

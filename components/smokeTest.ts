@@ -18,7 +18,7 @@ export interface SmokeTestArgs {
   readonly projectKeys: pulumi.Input<readonly ProjectKey[]>;
   /** The gateway as users reach it, e.g. https://rpc.example.com. */
   readonly baseUrl: string;
-  /** The gateway's container: the relays go out once it runs. */
+  /** The gateway's key sync: the relays go out once the keys are live. */
   readonly gateway: pulumi.Resource;
   /**
    * For a gateway with a self-signed certificate (no domain): where to read it, so the relays trust

@@ -7,7 +7,7 @@
 import { stringify } from "yaml";
 import { spansHosts, type ProjectKey, type StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
-import { gatewayFiles, planStack, relaysExternalL1, type StackPlan } from "../plan/index.js";
+import { gatewayFiles, keyFiles, planStack, relaysExternalL1, type StackPlan } from "../plan/index.js";
 import {
   DOCKER_NETWORK,
   LOG_OPTIONS,
@@ -127,7 +127,8 @@ export function composeService(svc: ServiceSpec, opts: ExportOptions = {}, gener
   }
   // Compose makes the service name a DNS name on each network the service joins (the alias the
   // Pulumi containers set); the list form is also the one Debian's podman-compose 1.0.3 reads.
-  out.networks = [DOCKER_NETWORK];
+  if (svc.networkOf) out.network_mode = `service:${svc.networkOf}`;
+  else out.networks = [DOCKER_NETWORK];
   out.logging = { driver: "json-file", options: { ...LOG_OPTIONS } };
   return out;
 }
@@ -215,7 +216,7 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   } else if (settings.badges && !opts.badgePublicKey) {
     skipped["dc-gateway.yaml"] = `rpcstack:badges is set and no badge signing key was given (--badge-key-file or RPCSTACK_BADGE_SIGNING_KEY): make one with ${BADGE_KEY_COMMAND} and keep it in RPCSTACK_BADGE_SIGNING_KEY, where docker compose reads it too`;
   } else if (opts.projectKeys?.length) {
-    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, keyMap(opts.projectKeys), undefined, opts.badgePublicKey) };
+    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, undefined, opts.badgePublicKey), keys: keyFiles(keyMap(opts.projectKeys)) };
     groups.push(["dc-gateway.yaml", gatewayGroup(plan)]);
   } else {
     skipped["dc-gateway.yaml"] = "no project keys given (--keys-file or RPCSTACK_PROJECT_KEYS)";

@@ -34,6 +34,9 @@ export * from "./types.js";
 export const CONFIG_FILE = "haproxy.cfg";
 export const KEY_MAP_FILE = "keys.map";
 
+/** Where HAProxy reads the key map from. */
+export const keyMapPath = (o: GatewayOptions) => o.keyMapFile ?? `${o.filesDir}/${KEY_MAP_FILE}`;
+
 /** The key map holds digests: the runtime API's `show map` and the file itself reveal no key. */
 export const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex").toUpperCase();
 
@@ -52,7 +55,6 @@ export function buildGateway(chains: readonly GatewayChain[], keys: readonly Pro
 
 /** The configuration and the files it reads except the key map: no project key goes in. */
 export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOptions): GatewayCompiled {
-  const f = (name: string) => `${opts.filesDir}/${name}`;
   const per = chains.map((c) => ({ c, r: chainRoutes(c, opts) }));
   const routes: Route[] = per.flatMap(({ r }) => r.routes);
   const hostnames = chains.flatMap((c) => Object.values(c.hostnames ?? {}));
@@ -91,7 +93,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...badgeServiceRules(opts),
     refuse(404, "unknown chain or interface", ["!public_host", ...notBadge, "!known_chain", "or", "!public_host", ...notBadge, "!known_iface"]),
     ...guessRules(opts, gw),
-    req(["set-var(txn.keyname)", `var(txn.key),digest(sha256),hex,map(${f(KEY_MAP_FILE)})`], [...gw, ...anon("var(txn.key)", "-m", "found")]),
+    // The digest stays in a variable: the WebSocket filter looks it up again on every frame, so a key
+    // deleted from the map through the runtime API closes its open sockets.
+    req(["set-var(txn.key_digest)", "var(txn.key),digest(sha256),hex"], [...gw, ...anon("var(txn.key)", "-m", "found")]),
+    req(["set-var(txn.keyname)", `var(txn.key_digest),map(${keyMapPath(opts)})`], [...gw, ...anon("var(txn.key_digest)", "-m", "found")]),
     ...badgeAuthRules(opts, badge),
     ...countWrongKey(gw, ["!", ...anon("var(txn.keyname)", "-m", "found")]),
     ...badgeRefusals(opts, badge),
@@ -136,7 +141,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), ...badgeData(opts) }),
     ...badgeFiles(opts),
     ...errorFiles(),
   };

@@ -21,6 +21,7 @@ export function globalSection(o: GatewayOptions, lua: readonly Directive[], extr
       // For the operator only: level admin can add keys to the key map or disable servers, so the
       // ACME client gets certSocket instead. The key map holds SHA-256 digests: `show map` prints no key.
       ...(o.adminSocket ? [["stats", "socket", o.adminSocket, "mode", "600", "level", "admin"]] : []),
+      ...(o.adminLoopbackPort ? [["stats", "socket", `ipv4@127.0.0.1:${o.adminLoopbackPort}`, "level", "admin"]] : []),
       // normalize-uri is still marked experimental in HAProxy 3.2.
       ["expose-experimental-directives"],
       ...lua,

@@ -76,6 +76,13 @@ export interface GatewayOptions {
   /** Runtime API socket (level admin), for the operator: never shared with another container. */
   readonly adminSocket?: string;
   /**
+   * A second runtime API socket on 127.0.0.1 of HAProxy's own network namespace: in a container
+   * only the key sync, which shares that namespace, reaches it (services/gateway.ts).
+   */
+  readonly adminLoopbackPort?: number;
+  /** Where the key map is; default `<filesDir>/keys.map`. In a container: a volume the key sync writes. */
+  readonly keyMapFile?: string;
+  /**
    * Where the ACME client hands HAProxy a renewed certificate (gateway/lua/certs.lua): the one
    * thing that can be asked there, so it is this socket, not the runtime API's, that is shared.
    */

@@ -3,7 +3,7 @@ import type { StackSettings } from "../config/index.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
 import { HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
-import { ACME_PORT, GATEWAY_PATHS, METRICS_PORT, SYNC_HEALTH_PORT } from "../services/index.js";
+import { ACME_PORT, ADMIN_LOOPBACK_PORT, GATEWAY_PATHS, METRICS_PORT, SYNC_HEALTH_PORT } from "../services/index.js";
 import { badgeGatewayOptions, corsOriginsWithBadges } from "./badges.js";
 
 /** How HAProxy is configured inside its container. */
@@ -20,6 +20,8 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
     resolver: "127.0.0.11:53",
     adminSocket: GATEWAY_PATHS.adminSocket,
+    adminLoopbackPort: ADMIN_LOOPBACK_PORT,
+    keyMapFile: GATEWAY_PATHS.keyMap,
     certSocket: GATEWAY_PATHS.certSocket,
     rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
     maxBodyBytes: settings.gateway.maxBodyKiB * 1024,

@@ -42,6 +42,9 @@ export function planStack(settings: StackSettings): StackPlan {
   return { ...services, surface, gatewayConfig: { chains, options, compiled }, ...(monitoring ? { monitoring } : {}) };
 }
 
+/** The key sync's one file: the key map to apply (hashed keys, a secret all the same). */
+export const keyFiles = <K>(keyMap: K): GeneratedFile<K>[] => [{ name: KEY_MAP_FILE, content: keyMap, secret: true }];
+
 /**
  * haproxy.cfg for a stack that relays an external L1: it names the L1's URL, a secret, so it is
  * compiled where that URL is known (the Gateway component, inside a secret Output).
@@ -51,14 +54,12 @@ export function configWithExternalL1(settings: StackSettings, l1: L1Endpoint): s
 }
 
 /**
- * The gateway's generated files in the order they are placed. Only the key map is marked secret,
- * and haproxy.cfg when `secretConfig` replaces it (an external L1's URL in it). With badges, the
+ * The gateway's generated files in the order they are placed. None is secret but haproxy.cfg when `secretConfig` replaces it (an external L1's URL in it). With badges, the
  * public key they are verified with (no secret).
  */
-export function gatewayFiles<K>(compiled: GatewayCompiled, keyMap: K, secretConfig?: K, badgePublicKey?: K): GeneratedFile<string | K>[] {
+export function gatewayFiles<K>(compiled: GatewayCompiled, secretConfig?: K, badgePublicKey?: K): GeneratedFile<string | K>[] {
   return [
     secretConfig === undefined ? { name: CONFIG_FILE, content: compiled.config } : { name: CONFIG_FILE, content: secretConfig, secret: true },
-    { name: KEY_MAP_FILE, content: keyMap, secret: true },
     ...(badgePublicKey === undefined ? [] : [{ name: BADGE_KEY_FILE, content: badgePublicKey }]),
     ...Object.entries(compiled.files).map(([name, content]) => ({ name, content })),
   ];

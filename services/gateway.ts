@@ -1,5 +1,7 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
+import { dirname } from "node:path";
 import { publicHost, type StackSettings } from "../config/index.js";
+import { KEY_MAP_FILE } from "../gateway/build.js";
 import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
@@ -14,9 +16,16 @@ export const GATEWAY_PATHS = {
   // On the volume shared with the ACME client: it can hand over a certificate there, nothing else.
   certSocket: "/var/run/haproxy/cert.sock",
   acmeDir: "/acme",
+  // On a volume: the key sync writes it, HAProxy reads it when it starts.
+  keyMap: "/var/lib/rpcstack-keys/keys.map",
+  // In the key sync's container: the deployed key map and the script that applies it.
+  desiredKeys: "/run/rpcstack-keys",
+  keySync: "/usr/local/lib/rpcstack/key-sync.sh",
 } as const;
 export const METRICS_PORT = 8405;
 export const ACME_PORT = 8888;
+/** The runtime API on HAProxy's own loopback, for the key sync only (gateway/keys/sync.sh). */
+export const ADMIN_LOOPBACK_PORT = 8406;
 
 /** The names the certificate covers: the domain (or localhost) and every Cosmos hostname. */
 export function certificateNames(settings: StackSettings): string[] {
@@ -33,11 +42,12 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
     // ACME account and certificates: issuers rate-limit new ones, so they are kept like chain data.
     ...(settings.gateway.domain ? [{ key: "letsencrypt", name: "rpcstack-gateway-acme", purpose: "ACME account and certificates", retain: settings.retainData }] : []),
     { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "the socket through which the ACME client hands HAProxy a renewed certificate", retain: settings.retainData },
+    { key: "keys", name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys), kept in step with the running gateway by the key sync", retain: settings.retainData },
   ];
 }
 
 /** The gateway's containers by role: the first certificate, HAProxy, with a domain the ACME client, with badges their service. */
-export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec }>;
+export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly keySync: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec }>;
 
 /**
  * `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment;
@@ -95,7 +105,9 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     name: "haproxy",
     containerName: "rpcstack-gateway",
     image: settings.gateway.image,
-    command: ["haproxy", "-W", "-db", "-f", `${GATEWAY_PATHS.configDir}/haproxy.cfg`],
+    // The first start finds no key map on the new volume: an empty one until the key sync fills it.
+    entrypoint: ["/bin/sh", "-c"],
+    command: [`[ -e ${GATEWAY_PATHS.keyMap} ] || : > ${GATEWAY_PATHS.keyMap}; exec haproxy -W -db -f ${GATEWAY_PATHS.configDir}/haproxy.cfg`],
     // What the compiled configuration's buffers need (plan/index.ts, gateway/limits.ts).
     environment: { ...haproxyEnvironment },
     ports: [
@@ -106,9 +118,10 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     volumes: [
       { volume: "certs", path: "/certs", readOnly: true },
       { volume: "haproxy-run", path: "/var/run/haproxy" },
+      { volume: "keys", path: dirname(GATEWAY_PATHS.keyMap) },
     ],
     files: [
-      // haproxy.cfg, the key map, the Lua programs' data and the error pages, as the gateway compiler writes them.
+      // haproxy.cfg, the Lua programs' data and the error pages, as the gateway compiler writes them.
       { from: "generated", dir: GATEWAY_PATHS.configDir, set: "gateway" },
       // The Lua programs, as the package has them.
       ...LUA_FILES.map((f): FileSpec => ({ from: "package", path: `${GATEWAY_PATHS.luaDir}/${f}`, source: `${LUA_SOURCE_DIR}/${f}` })),
@@ -123,6 +136,26 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     stopGraceSeconds: 30,
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };
+  // Keys change here, not in HAProxy's container: a key added or revoked replaces this one-shot only.
+  const keySync: ServiceSpec = {
+    name: "key-sync",
+    containerName: "rpcstack-key-sync",
+    image: settings.gateway.image,
+    entrypoint: ["/bin/bash"],
+    command: [GATEWAY_PATHS.keySync],
+    environment: { KEY_MAP: GATEWAY_PATHS.keyMap, DESIRED: `${GATEWAY_PATHS.desiredKeys}/${KEY_MAP_FILE}`, ADMIN_PORT: String(ADMIN_LOOPBACK_PORT) },
+    ports: [],
+    volumes: [{ volume: "keys", path: dirname(GATEWAY_PATHS.keyMap) }],
+    files: [
+      { from: "package", path: GATEWAY_PATHS.keySync, source: "gateway/keys/sync.sh", executable: true },
+      { from: "generated", dir: GATEWAY_PATHS.desiredKeys, set: "keys" },
+    ],
+    restart: "no",
+    user: "root",
+    stopGraceSeconds: 10,
+    dependsOn: [{ service: "haproxy", condition: "service_started" }],
+    networkOf: "haproxy",
+  };
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings, badgeProjects) : undefined;
-  return { services: { certInit, haproxy, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
+  return { services: { certInit, haproxy, keySync, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
 }

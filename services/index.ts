@@ -14,7 +14,7 @@ export { l1Urls, l1Role, l1Services, JWT_PATH, type L1Role, type L1Urls } from "
 export { l2Urls, l2Role, type L2Role, type L2Urls } from "./l2.js";
 export { syncHealthUrls, readinessRole, SYNC_HEALTH_PORT, type ReadinessRole } from "./readiness.js";
 export { BADGE_SERVICE, BADGE_SERVICE_PORT } from "./badges.js";
-export { gatewayRole, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, type GatewayRole } from "./gateway.js";
+export { gatewayRole, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, ADMIN_LOOPBACK_PORT, type GatewayRole } from "./gateway.js";
 
 /** Every container of one stack, by role: built once per stack, read by the components and the exporter. */
 export interface StackServices {

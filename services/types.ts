@@ -34,7 +34,7 @@ export type FileSpec =
   | { readonly from: "generated"; readonly dir: string; readonly set: GeneratedSet };
 
 /** The generated file sets a spec may name. */
-export type GeneratedSet = "gateway" | "monitoring" | "grafana";
+export type GeneratedSet = "gateway" | "keys" | "monitoring" | "grafana";
 
 export interface HealthCheckSpec {
   /** Docker HEALTHCHECK test, e.g. ["CMD-SHELL", "..."]. */
@@ -72,6 +72,11 @@ export interface ServiceSpec {
   /** Seconds Docker waits after SIGTERM: databases need time to flush. */
   readonly stopGraceSeconds: number;
   readonly dependsOn: readonly { readonly service: string; readonly condition: DependencyCondition }[];
+  /**
+   * Runs in that service's network namespace (its loopback) instead of joining the stack's network:
+   * the key sync reaches HAProxy's runtime API on 127.0.0.1 this way, and nothing else can.
+   */
+  readonly networkOf?: string;
 }
 
 export interface VolumeSpec {

@@ -120,7 +120,7 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
       .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies))
       .sort(byName);
     const fromCompose = Object.values(docs)
-      .flatMap((doc: any) => Object.entries(doc.services).map(([name, svc]) => normalizeCompose(name, svc, doc.volumes)))
+      .flatMap((doc: any) => Object.entries(doc.services).map(([name, svc]) => normalizeCompose(name, svc, doc.volumes, doc.services)))
       .sort(byName);
     expect(fromCompose.map((s) => s.name)).toEqual(fromPulumi.map((s) => s.name));
     expect(fromCompose).toEqual(fromPulumi);
@@ -174,14 +174,14 @@ describe("compose export details", () => {
       const r = exportCli(["--stack", "testnet", "--out", dir, ...args], env);
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout + r.stderr).not.toContain(key);
-      expect(statSync(join(dir, "gateway/keys.map")).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dir, "keys/keys.map")).mode & 0o777).toBe(0o600);
       // The map holds the key's digest (the gateway compares digests), never the key.
-      const map = readFileSync(join(dir, "gateway/keys.map"), "utf8");
+      const map = readFileSync(join(dir, "keys/keys.map"), "utf8");
       expect(map).toContain(keyDigest(key));
       expect(map).not.toContain(key);
       for (const f of ["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml", "gateway/haproxy.cfg"]) expect(readFileSync(join(dir, f), "utf8")).not.toContain(key);
       const gw = parse(readFileSync(join(dir, "dc-gateway.yaml"), "utf8"));
-      expect(Object.keys(gw.services)).toEqual(["disk-watch", "sync-health", "cert-init", "haproxy", "acme"]);
+      expect(Object.keys(gw.services)).toEqual(["disk-watch", "sync-health", "cert-init", "haproxy", "key-sync", "acme"]);
       expect(existsSync(join(dir, "readiness/ready.js"))).toBe(true);
     }
   });
@@ -275,7 +275,7 @@ const unescape = (s: string) => s.replace(/\$\$/g, "$");
 const secs = (d: string) => Number(/^(\d+)s$/.exec(d)![1]);
 
 /** One shape for both sources: what a container runs and how. */
-function normalizeCompose(name: string, svc: any, volumes: Record<string, { name: string }>) {
+function normalizeCompose(name: string, svc: any, volumes: Record<string, { name: string }>, services: Record<string, { container_name: string }>) {
   const binds = (svc.volumes ?? []).filter((v: string) => v.startsWith("./"));
   return {
     name,
@@ -308,7 +308,9 @@ function normalizeCompose(name: string, svc: any, volumes: Record<string, { name
     user: svc.user,
     stopGrace: secs(svc.stop_grace_period),
     // A Compose service is reachable by its name on each network it lists.
-    aliases: svc.networks.includes("rpcstack") ? [name] : [],
+    aliases: svc.networks?.includes("rpcstack") ? [name] : [],
+    // Another service's network namespace: compose names the service, Docker its container.
+    shares: svc.network_mode && `container:${services[svc.network_mode.replace(/^service:/, "")].container_name}`,
     logOpts: svc.logging.options,
     dependsOn: Object.keys(svc.depends_on ?? {}).sort(),
   };
@@ -318,13 +320,15 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
   const FILES: Record<string, string> = {
     "jwt-init": "l1", geth: "l1", lighthouse: "l1",
     "l2-restore": "l2", juno: "l2", pathfinder: "l2", indexer: "l2",
-    "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway",
+    "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway", "key-sync": "gateway",
   };
+  // A container in another's network namespace has no alias: its service name is its container's.
+  const serviceOf = (x: any): string => x.networksAdvanced?.[0].aliases[0] ?? x.name.replace(/^rpcstack-/, "");
   // A node's second (geth-2) and its rollout step (rollout-geth) live in its first's file.
   const fileOf = (svc: string) => FILES[svc.replace(/^rollout-/, "").replace(/-\d+$/, "")];
-  const sameFile = (svc: string) => fileOf(svc) !== undefined && fileOf(svc) === fileOf(c.networksAdvanced[0].aliases[0]);
+  const sameFile = (svc: string) => fileOf(svc) !== undefined && fileOf(svc) === fileOf(serviceOf(c));
   return {
-    name: c.networksAdvanced[0].aliases[0],
+    name: serviceOf(c),
     containerName: c.name,
     image: c.image,
     entrypoint: c.entrypoints,
@@ -344,13 +348,14 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
     restart: c.restart,
     user: c.user,
     stopGrace: c.stopTimeout,
-    aliases: c.networksAdvanced[0].aliases,
+    aliases: c.networksAdvanced?.[0].aliases ?? [],
+    shares: c.networkMode,
     logOpts: c.logOpts,
     // Container dependencies that live in the same compose file (the files are started in order).
     dependsOn: deps
       .map(byUrn)
       .filter((r) => r?.type === "docker:index/container:Container")
-      .map((r) => r!.inputs.networksAdvanced[0].aliases[0] as string)
+      .map((r) => serviceOf(r!.inputs))
       .filter(sameFile)
       .sort(),
   };

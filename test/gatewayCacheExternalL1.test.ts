@@ -11,7 +11,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GATEWAY_PATHS } from "../services/gateway.js";
+import { ADMIN_LOOPBACK_PORT, GATEWAY_PATHS } from "../services/gateway.js";
 import { TEST_PROJECT_KEYS, runProgram, type RecordedResource } from "./harness.js";
 import { haproxyBinary } from "./support/haproxy.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
@@ -50,7 +50,7 @@ beforeAll(async () => {
   ready = createServer((_req, res) => res.writeHead(200).end("ok"));
   const readyUrl = new URL(await listenLoopback(ready));
   dir = mkdtempSync(join(tmpdir(), "rpcstack-gw-extl1-"));
-  const [https, http, metrics] = [await freePort(), await freePort(), await freePort()];
+  const [https, http, metrics, admin] = [await freePort(), await freePort(), await freePort(), await freePort()];
   base = `https://localhost:${https}`;
   const cfgText = gateway.inputs.uploads.find((u: any) => u.file === `${CONTAINER_DIR}haproxy.cfg`).content as string;
   const healthHost = /backend be_eth_health[\s\S]*?server s1 (\S+)/.exec(cfgText)![1];
@@ -60,6 +60,8 @@ beforeAll(async () => {
     ["/certs/gateway.pem", join(dir, "gateway.pem")],
     [GATEWAY_PATHS.adminSocket, join(dir, "admin.sock")],
     [GATEWAY_PATHS.certSocket, join(dir, "cert.sock")],
+    [GATEWAY_PATHS.keyMap, join(dir, "keys.map")],
+    [`127.0.0.1:${ADMIN_LOOPBACK_PORT}`, `127.0.0.1:${admin}`],
     ["0.0.0.0:443", `127.0.0.1:${https}`],
     ["0.0.0.0:80", `127.0.0.1:${http}`],
     ["0.0.0.0:8405", `127.0.0.1:${metrics}`],
@@ -75,6 +77,9 @@ beforeAll(async () => {
     writeFileSync(path, moves.reduce((text, [from, to]) => text.split(from).join(to), u.content));
   }
   writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
+  // The key map the key sync would have put on the gateway's volume.
+  const sync = run.one("docker:index/container:Container", "rpcstack-gateway-key-sync");
+  writeFileSync(join(dir, "keys.map"), sync.inputs.uploads.find((u: any) => u.file.endsWith("/keys.map")).content);
   const cfg = join(dir, "haproxy.cfg");
   execFileSync(haproxyBinary(), ["-c", "-q", "-f", cfg], { stdio: "pipe" });
   const env = Object.fromEntries((gateway.inputs.envs as string[]).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));

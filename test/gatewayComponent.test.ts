@@ -16,14 +16,16 @@ import { issueCert } from "./support/tls.js";
 const CONTAINER = "docker:index/container:Container";
 
 describe("Gateway under the mock engine", () => {
-  it("HAProxy pinned, 443 and 80 public, metrics private, the key map a secret and the config in the clear", async () => {
+  it("HAProxy pinned, 443 and 80 public, metrics private, the config in the clear and no key map among its files (the key sync's)", async () => {
     const run = await runProgram({ stack: "mainnet" });
     const gw = run.one(CONTAINER, "rpcstack-gateway-haproxy");
     expect(gw.inputs.image).toBe(GATEWAY_IMAGES.haproxy);
     expect(gw.inputs.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}`).sort()).toEqual(["0.0.0.0:443->443", "0.0.0.0:80->80"]);
     const files = Object.fromEntries(gw.inputs.uploads.map((u: any) => [u.file, u.content]));
-    // The key map holds digests of the keys, never the keys.
-    expect(files["/usr/local/etc/haproxy/keys.map"]).toBe(TEST_PROJECT_KEYS.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""));
+    // The key map is on a volume the key sync writes; it holds digests of the keys, never the keys.
+    expect(files["/usr/local/etc/haproxy/keys.map"]).toBeUndefined();
+    const sync = run.one(CONTAINER, "rpcstack-gateway-key-sync").inputs.uploads.find((u: any) => u.file === "/run/rpcstack-keys/keys.map");
+    expect(sync.content).toBe(TEST_PROJECT_KEYS.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""));
     for (const k of TEST_PROJECT_KEYS) expect(JSON.stringify(gw.inputs.uploads)).not.toContain(k.key);
     // The Lua programs as the package has them, beside the data haproxy.cfg makes them read.
     for (const f of LUA_FILES) expect(files[`/usr/local/etc/haproxy/lua/${f}`], f).toBe(readFileSync(join(ROOT, "gateway/lua", f), "utf8"));
@@ -31,9 +33,8 @@ describe("Gateway under the mock engine", () => {
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("lua-prepend-path /usr/local/etc/haproxy/lua/?.lua");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("bind 0.0.0.0:443 ssl crt /certs/gateway.pem alpn h2,http/1.1");
     expect(files["/usr/local/etc/haproxy/haproxy.cfg"]).toContain("nameserver dns 127.0.0.11:53");
-    // Only the key map is a secret, so `pulumi preview --diff` shows every change to haproxy.cfg.
-    const keyMapAt = gw.inputs.uploads.findIndex((u: any) => u.file === "/usr/local/etc/haproxy/keys.map");
-    expect(gw.secretInputs).toEqual([`uploads.${keyMapAt}.content`]);
+    // Nothing of HAProxy's is a secret, so `pulumi preview --diff` shows every change to haproxy.cfg.
+    expect(gw.secretInputs).toEqual([]);
     expect(gw.inputs.ulimits).toEqual([{ name: "nofile", soft: 41024, hard: 41024 }]);
   });
 
@@ -103,11 +104,11 @@ describe.each(["local", "testnet", "mainnet"] as const)("secrets on %s", (stack)
     const holding = (needles: readonly string[]) =>
       run.resources.filter((r) => needles.some((n) => JSON.stringify(r.inputs).includes(n))).map((r) => [r.name, r.secretInputs.filter((p) => !p.startsWith("connection"))]);
     // The key itself reaches the smoke test's invoke only (nothing of an invoke is kept in the
-    // state); its digest only the key map.
+    // state); its digest only the key sync's key map.
     expect(holding(TEST_PROJECT_KEYS.map((k) => k.key))).toEqual([]);
     const invoked = run.invokes.filter((i) => TEST_PROJECT_KEYS.some((k) => JSON.stringify(i.inputs).includes(k.key)));
     expect(invoked.map((i) => [i.token, Object.keys(i.inputs.environment)])).toEqual([["command:local:run", expect.arrayContaining(["RPCSTACK_SMOKE_KEY"])]]);
-    expect(holding(TEST_PROJECT_KEYS.map((k) => keyDigest(k.key)))).toEqual([["rpcstack-gateway-haproxy", ["uploads.1.content"]]]);
+    expect(holding(TEST_PROJECT_KEYS.map((k) => keyDigest(k.key)))).toEqual([["rpcstack-gateway-key-sync", ["uploads.1.content"]]]);
     expect(JSON.stringify(run.outputs)).not.toMatch(new RegExp(TEST_PROJECT_KEYS.map((k) => k.key).join("|")));
   });
 });
@@ -125,6 +126,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
       filesDir: dir,
       luaDir: PACKAGE_LUA_DIR,
       adminSocket: join(dir, "admin.sock"),
+      keyMapFile: undefined,
     });
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
     writeGatewayFiles(dir, build);

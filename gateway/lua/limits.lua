@@ -22,6 +22,9 @@
 --     the badge's expiry, the socket is closed before the message is forwarded. The node's
 --     frames are watched too, so a socket that only receives (a subscription) is closed at the
 --     first frame after the badge expired.
+--   - a socket opened with a project key whose key is revoked (deleted from the key map through
+--     the runtime API) gets a close frame `1008 project key revoked` at its next frame either way
+--     (rpcstack/ws.lua), and nothing more of its messages reaches the node.
 -- grpc_limit bounds gRPC request streams (length-prefixed messages, gRPC over HTTP/2), which are
 -- relayed rather than waited for: a message, or a stream's messages together, over `max` bytes
 -- end the stream before they are forwarded, and each message counts against the address's rate.
@@ -36,6 +39,8 @@ local DATA = require('gateway_data')
 local RULES = DATA.ws
 local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badges.max_held, DATA.badges.skew)
 local FILTERS = DATA.filters and require('rpcstack.filter_budget').shared(DATA.filters.max, DATA.filters.window)
+-- The key map the configuration reads: the same map, so a runtime API change is seen here at once.
+local KEYS = DATA.key_map and Map.new(DATA.key_map, Map._str)
 
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address).
 -- One Lua state serves every thread (lua-load), so this is the whole gateway's count.
@@ -82,6 +87,8 @@ function WsLimit:start_analyze(txn, chn)
     self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
     -- Whose filters: the key's (a badge's project's), as over HTTP (filters.lua).
     self.key = txn:get_var('txn.keyname') or self.who
+    local digest = KEYS and txn:get_var('txn.key_digest')
+    if digest and KEYS:lookup(digest) then self.digest = digest end
     local jti = LEDGER and txn:get_var('txn.badge_jti')
     if jti then
       local exp, alw = txn:get_var('txn.badge_exp'), txn:get_var('txn.badge_alw')
@@ -128,6 +135,7 @@ function WsLimit:tcp_payload(txn, chn)
   if self.badge and os.time() > self.badge.exp + LEDGER.skew then txn:done() end
   local msg = txn.http_req
   msg.__filter = chn.__filter
+  if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn:input()) end
   -- What the filter holds is dropped before the stream ends: on 3.2 a stream whose buffer the
   -- filter holds full outlives txn:done() on both sides (a 16 MiB frame left both sockets open).
   local function close()
@@ -180,14 +188,29 @@ function WsLimit:tcp_payload(txn, chn)
   return pos - 1
 end
 
--- FIN + opcode 8 (close): 1008 (policy violation, RFC 6455 7.4.1) and why.
-local BADGE_EXPIRED = 'badge expired'
-local BADGE_CLOSE = string.char(0x88, 2 + #BADGE_EXPIRED) .. string.pack('>I2', 1008) .. BADGE_EXPIRED
+-- Close frames: 1008 (policy violation, RFC 6455 7.4.1) and why.
+local BADGE_CLOSE = ws.close(1008, 'badge expired')
+local REVOKED_CLOSE = ws.close(1008, 'project key revoked')
+
+-- The client's bytes on a socket whose key was revoked go no further. The first time, the node
+-- gets a close frame in their place, so that it answers one: node_payload turns that answer into
+-- the client's close frame with the reason. Once the client has had it, its reply ends the socket.
+function WsLimit:revoked(txn, msg, avail)
+  if self.closing then txn:done() end
+  if self.told then
+    msg:remove(0, avail)
+    return 0
+  end
+  self.told = true
+  local f = ws.close(1008, 'project key revoked', string.pack('>I4', math.random(0, 0xffffffff)))
+  msg:set(f, 0, avail)
+  return #f
+end
 
 -- The node's side of a socket: frames pass whole (rpcstack.stream), and while an answer to a
 -- refused call is due, each whole text frame up to `max` bytes is read and that answer replaced
--- (ws.reanswer); larger frames pass unread. On a badge socket whose badge has expired, the client
--- gets a close frame instead of the next frame and nothing after it.
+-- (ws.reanswer); larger frames pass unread. On a badge socket whose badge has expired, or a socket
+-- whose key was revoked, the client gets a close frame instead of the next frame and nothing after it.
 function WsLimit:node_payload(txn, chn)
   local msg = txn.http_res
   msg.__filter = chn.__filter
@@ -198,10 +221,12 @@ function WsLimit:node_payload(txn, chn)
   end
   local d = self.down or { left = 0 }
   self.down = d
-  if self.badge and d.left == 0 and avail > 0 and os.time() > self.badge.exp + LEDGER.skew then
+  local why = self.digest and not KEYS:lookup(self.digest) and REVOKED_CLOSE
+    or self.badge and os.time() > self.badge.exp + LEDGER.skew and BADGE_CLOSE
+  if why and d.left == 0 and avail > 0 then
     self.closing = true
-    msg:set(BADGE_CLOSE, 0, avail)
-    return #BADGE_CLOSE
+    msg:set(why, 0, avail)
+    return #why
   end
   local pos = 0
   while true do

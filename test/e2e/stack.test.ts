@@ -41,6 +41,15 @@ async function upInOrder(dc: (file: (typeof COMPOSE_FILES)[number], ...args: str
     dc(f, "up", "-d");
     await waitHealthy(healthyAfter[f], 240_000);
   }
+  // The gateway starts with an empty key map on a new volume: the keys are live once the key sync has run.
+  const gateway = healthyAfter["dc-gateway.yaml"].find((n) => n.endsWith("rpcstack-gateway"))!;
+  const sync = gateway.replace(/gateway$/, "key-sync");
+  for (let i = 0; ; i++) {
+    const state = inspect(sync, "{{.State.Status}} {{.State.ExitCode}}").trim();
+    if (state === "exited 0") return;
+    if (state.startsWith("exited") || i > 120) throw new Error(`${sync} is ${state}: ${run("docker", ["logs", sync]).stderr}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 if (missing) {
@@ -240,7 +249,7 @@ if (missing) {
       for (const f of [...COMPOSE_FILES].reverse()) compose(f, "down");
       const volumes = must("docker", ["volume", "ls", "-q", "--filter", `name=${prefix}`]).split("\n").sort();
       expect(volumes).toEqual(
-        ["gateway-certs", "gateway-run", "sepolia-geth", "sepolia-jwt", "sepolia-juno", "sepolia-lighthouse"].map((v) => `${prefix}rpcstack-${v}`).sort(),
+        ["gateway-certs", "gateway-keys", "gateway-run", "sepolia-geth", "sepolia-jwt", "sepolia-juno", "sepolia-lighthouse"].map((v) => `${prefix}rpcstack-${v}`).sort(),
       );
       // Same order, without waiting on every health check again: the relay below is what counts.
       for (const f of COMPOSE_FILES) compose(f, "up", "-d");

@@ -22,6 +22,17 @@ describe('frames', function()
     end
   end)
 
+  it('builds a close frame with its status code and reason, masked on the client side', function()
+    for _, key in ipairs({ KEY, false }) do
+      local f = ws.close(1008, 'project key revoked', key or nil)
+      local hlen, len, op, fin, mask = ws.header(f:sub(1, 14))
+      assert.same({ 21, 8, true }, { len, op, fin })
+      assert.equal(key or nil, mask)
+      assert.equal(string.pack('>I2', 1008) .. 'project key revoked', ws.unmask(f:sub(hlen + 1), mask))
+    end
+    assert.equal(125, #ws.close(1000, string.rep('x', 300)) - 2)
+  end)
+
   it('answers nothing until the header is all in', function()
     local f = ws.frame(string.rep('x', 300), KEY)
     for cut = 0, 7 do assert.is_nil(ws.header(f:sub(1, cut))) end

@@ -2,7 +2,7 @@
  * A stand-in Pulumi CLI for tests of `npm run up`: an executable `bin/pulumi` (Node) in a temp
  * folder that answers what the Automation API of @pulumi/pulumi 3.248 asks (read from
  * automation/{cmd,localWorkspace,stack}.js): `version`, `whoami --json`, `stack select`,
- * `stack init`, `config get --json`, `config set --secret`, `up`, `stack output --json
+ * `stack init`, `config get [--json]`, `config set --secret [-- value]`, `up`, `stack output --json
  * [--show-secrets]` and `stack history --json`. It records every call (arguments and the backend
  * environment) and keeps stacks and config in a JSON file, so a second run sees the first.
  */
@@ -82,10 +82,12 @@ if (is("config", "get")) {
   if (state.configGetFails) fail(state.configGetFails);
   const v = (state.config[stack] || {})[words[2]];
   if (!v) fail("configuration key '" + words[2] + "' not found for stack '" + stack + "'");
-  process.stdout.write(JSON.stringify(v.value) + "\n"); process.exit(0);
+  // The real CLI prints the value itself without --json.
+  process.stdout.write((args.includes("--json") ? JSON.stringify(v.value) : v.value) + "\n"); process.exit(0);
 }
 if (is("config", "set")) {
-  const value = args[args.indexOf("--") + 1];
+  // Without a value on the command line the real CLI reads it from standard input.
+  const value = args.includes("--") ? args[args.indexOf("--") + 1] : fs.readFileSync(0, "utf8");
   state.config[stack][words[2]] = { value, secret: args.includes("--secret") }; save(); process.exit(0);
 }
 if (is("up")) {

@@ -33,13 +33,17 @@ export { PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion, writeGatewayFiles };
 export function checkContainerFiles(files: Readonly<Record<string, string>>, configPath = "/usr/local/etc/haproxy/haproxy.cfg"): string {
   const root = mkdtempSync(join(tmpdir(), "rpcstack-gwroot-"));
   try {
-    const moved = (text: string) => text.replace(/(?<=[\s'"(])\/(usr\/local\/etc\/haproxy|certs|var\/run\/haproxy)(?=[\s/'")])/g, `${root}/$1`);
+    const moved = (text: string) => text.replace(/(?<=[\s'"(])\/(usr\/local\/etc\/haproxy|certs|var\/run\/haproxy|var\/lib\/rpcstack-keys)(?=[\s/'")])/g, `${root}/$1`);
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(root, path)), { recursive: true });
-      writeFileSync(join(root, path), path === configPath ? moved(text) : text);
+      // gateway_data.lua names the key map too (the WebSocket filter opens it at load).
+      writeFileSync(join(root, path), path === configPath || path.endsWith("/gateway_data.lua") ? moved(text) : text);
     }
     mkdirSync(join(root, "certs"), { recursive: true });
     mkdirSync(join(root, "var/run/haproxy"), { recursive: true });
+    // The key map's volume: empty until the key sync fills it, as the container's command leaves it.
+    mkdirSync(join(root, "var/lib/rpcstack-keys"), { recursive: true });
+    writeFileSync(join(root, "var/lib/rpcstack-keys/keys.map"), "", { flag: "a" });
     writeFileSync(join(root, "certs/gateway.pem"), issueCert(["localhost"]));
     return execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
   } finally {

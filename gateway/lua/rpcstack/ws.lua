@@ -6,6 +6,7 @@
 --       nothing while they are not all in; key is the 4-byte mask, nil on an unmasked frame
 --   unmask(payload, key) -> the payload's text (payload itself when key is nil)
 --   frame(text, key) -> one final text frame carrying text, masked with key when there is one
+--   close(code, reason, key) -> a close frame with that status code and reason, masked likewise
 --   unit(data, p, max, room) -> stop, frames | nil, need | false
 --       the unit at data[p] (1-based): a control frame on its own, or a whole message, its data
 --       frames and any control frames between them. stop: the index after it; frames: its data
@@ -83,6 +84,15 @@ local function frame(text, key)
   else head = char(0x81, mask | 127) .. pack('>i8', n) end
   if not key then return head .. text end
   return head .. key .. unmask(text, key)
+end
+
+-- A close frame (opcode 8): a status code and a reason of at most 123 bytes (RFC 6455 5.5,
+-- 5.5.1), masked with key when there is one (the client's direction).
+local function close(code, reason, key)
+  local body = pack('>I2', code) .. reason:sub(1, 123)
+  local head = char(0x88, (key and 128 or 0) | #body)
+  if not key then return head .. body end
+  return head .. key .. unmask(body, key)
 end
 
 local function unit(data, p, max, room)
@@ -205,6 +215,7 @@ end
 
 return {
   reanswer = reanswer,
-  header = header, unmask = unmask, frame = frame, unit = unit, check = check, DENIED = DENIED, OVER_CAP = OVER_CAP,
+  header = header, unmask = unmask, frame = frame, close = close, unit = unit, check = check,
+  DENIED = DENIED, OVER_CAP = OVER_CAP,
   OVER_FILTERS = OVER_FILTERS,
 }
