@@ -151,6 +151,7 @@ export async function runKeys(argv: string[]): Promise<number> {
   }
   try {
     if (!command) throw new UsageError("give a command: add, revoke, rename or list");
+    if (!["add", "revoke", "rename", "list"].includes(command)) throw new UsageError(`unknown command ${command} (add, revoke, rename or list)`);
     if (!v.stack === !v["keys-file"]) throw new UsageError("give one of --stack or --keys-file");
     if (v.key !== undefined && command !== "add") throw new UsageError("--key goes with add only");
     if (v["map-file"] !== undefined && !v.socket) throw new UsageError("--map-file goes with --socket");
