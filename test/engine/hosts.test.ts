@@ -66,6 +66,9 @@ describe("host kinds on the real Pulumi engine", () => {
     return pulumi;
   }
 
+  const stackVolumes = () => execFileSync("docker", ["volume", "ls", "-q", "--filter", "name=^rpcstack-"], { encoding: "utf8" }).split("\n").filter(Boolean);
+  let volumesBefore: string[] = [];
+
   beforeAll(async () => {
     if (process.getuid?.() !== 0) throw new Error("needs root: it adds a test user and runs sshd");
     if (!existsSync("/usr/sbin/sshd")) throw new Error("needs Debian's openssh-server (/usr/sbin/sshd): bash .ci/run installs it, or apt-get install openssh-server");
@@ -75,6 +78,7 @@ describe("host kinds on the real Pulumi engine", () => {
     // sshd reads authorized_keys as the user it logs in: the folder must be open to it.
     chmodSync(dir, 0o755);
     sshDirBefore = existsSync(SSH_DIR);
+    volumesBefore = stackVolumes();
     knownHostsBefore = existsSync(KNOWN_HOSTS) ? readFileSync(KNOWN_HOSTS, "utf8") : undefined;
 
     // Password '*': none works, but the account is not locked (sshd refuses locked accounts, key or not).
@@ -111,7 +115,9 @@ describe("host kinds on the real Pulumi engine", () => {
   afterAll(() => {
     for (const c of execFileSync("docker", ["ps", "-aq", "--filter", "name=^rpcstack-"], { encoding: "utf8" }).split("\n").filter(Boolean)) execFileSync("docker", ["rm", "-f", c]);
     spawnSync("docker", ["network", "rm", "rpcstack"]);
-    for (const v of ["rpcstack-gateway-certs", "rpcstack-gateway-run"]) spawnSync("docker", ["volume", "rm", "-f", v]);
+    // destroy keeps data volumes (the gateway's certificates, Prometheus's data, ...): the next
+    // engine run's deploy test starts from none.
+    for (const v of stackVolumes().filter((v) => !volumesBefore.includes(v))) spawnSync("docker", ["volume", "rm", "-f", v]);
     sshd?.kill();
     agent?.kill();
     spawnSync("userdel", ["--remove", USER]);
