@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import type { GatewayChain, ProjectKey } from "../gateway/types.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
-import { haproxyBinary } from "../devtools/haproxy.js";
+import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { freePort } from "../devtools/net.js";
 
 /** The bench gateway's largest body (gateway.maxBodyKiB 1024, the default): its buffers are this plus header room. */
@@ -75,7 +75,7 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
   writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);
   // With the environment the gateway container gives HAProxy (its buffers' memory behaviour); the
   // access log goes where a container's stdout goes: to a reader that keeps up.
-  const proc = spawn(haproxyBinary(), ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
+  const proc = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
   proc.stdout!.resume();
   proc.stderr!.resume();
   return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc };

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
-import { haproxyBinary } from "../devtools/haproxy.js";
+import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
@@ -89,7 +89,7 @@ async function main() {
   // The access log goes where a container's stdout goes: to a reader that keeps up.
   const startHaproxy = (cfg: string) => {
     // The environment the gateway container has (services/gateway.ts).
-    const p = spawn(haproxyBinary(), ["-db", "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
+    const p = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
     p.stdout!.resume();
     p.stderr!.resume();
     procs.adopt(p);

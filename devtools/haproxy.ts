@@ -24,3 +24,11 @@ export function haproxyBinary(): string {
 
 /** The first line of `haproxy -v`: the release that runs. */
 export const haproxyVersion = () => execFileSync(haproxyBinary(), ["-v"], { encoding: "utf8" }).split("\n")[0];
+
+/**
+ * How a gateway on loopback is started here: in the foreground (-db), and without SO_REUSEPORT
+ * (-dR). HAProxy sets SO_REUSEPORT by default, so two test gateways given the same free port both
+ * bound it and the kernel split one test's connections between them; without it the second fails to
+ * bind ("cannot bind socket"), and the test support starts it again on other ports.
+ */
+export const HAPROXY_LOOPBACK_FLAGS = ["-db", "-dR"] as const;

@@ -1,6 +1,7 @@
 /** Loopback helpers for real-process tests and the bench: free ports, waiting for a server, stopping children. */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { createServer } from "node:net";
+import { constants } from "node:os";
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -49,7 +50,7 @@ const endRunning = () => {
 };
 process.once("exit", endRunning);
 // A test runner ends its workers with a signal, which skips "exit".
-for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => (endRunning(), process.exit(128 + (signal === "SIGTERM" ? 15 : 2))));
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => (endRunning(), process.exit(128 + constants.signals[signal])));
 
 /** Starts a process in its own group so stop() ends it and anything it started. */
 export function start(cmd: string, args: string[], opts: SpawnOptions = {}): Child {

@@ -58,9 +58,9 @@ export const refuse = (status: number, message: string, cond?: Cond, why?: strin
  * (3.2, src/http_ana.c) ends a request answered by `deny` at once (http_reply_and_close aborts
  * its side), while after `return` the stream stays until the client has sent the whole body: an
  * HTTP/2 stream refused over a bound while its body trickles kept a buffer for up to the body
- * timeout, and many of them took the pool the other addresses' calls needed. The price: an
- * HTTP/1.1 connection refused this way is closed after the answer. Answers other than refusals
- * (a CORS preflight's 204) and refusals of a body already in keep `return`.
+ * timeout, and many of them took the pool the other addresses' calls needed. An HTTP/1.1
+ * connection is kept open either way. Answers other than refusals (a CORS preflight's 204) and
+ * refusals of a body already in keep `return`.
  */
 export function endBeforeBody(rules: readonly Rule[]): Rule[] {
   const body = rules.findIndex((r) => r.phase === "http-request" && r.action[0] === "wait-for-body");

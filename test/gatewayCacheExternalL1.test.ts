@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_LOOPBACK_PORT, GATEWAY_PATHS } from "../services/gateway.js";
 import { TEST_PROJECT_KEYS, runProgram, type RecordedResource } from "./harness.js";
-import { haproxyBinary } from "./support/haproxy.js";
+import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "./support/haproxy.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
 import { listenLoopback } from "./support/http.js";
 import { startHardhat, type EvmNode } from "./support/hardhat.js";
@@ -83,7 +83,7 @@ beforeAll(async () => {
   const cfg = join(dir, "haproxy.cfg");
   execFileSync(haproxyBinary(), ["-c", "-q", "-f", cfg], { stdio: "pipe" });
   const env = Object.fromEntries((gateway.inputs.envs as string[]).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
-  haproxy = start(haproxyBinary(), ["-db", "-f", cfg], { env: { ...process.env, ...env } });
+  haproxy = start(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { env: { ...process.env, ...env } });
   const child = haproxy;
   await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve, reject) => {
     if (child.proc.exitCode !== null) return reject(new Error(`haproxy exited with ${child.proc.exitCode}: ${child.output()}`));

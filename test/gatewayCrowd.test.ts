@@ -57,7 +57,7 @@ const victimCall = (agent: Agent, id: number) =>
     r.on("timeout", () => r.destroy(new Error("no answer in 10 s")));
     const t0 = Date.now();
     r.on("error", (e: NodeJS.ErrnoException) => {
-      const reused = (r as unknown as { reusedSocket: boolean }).reusedSocket && (e.code === "ECONNRESET" || e.message === "socket hang up");
+      const reused = r.reusedSocket && (e.code === "ECONNRESET" || e.message === "socket hang up");
       resolve({ status: `${e.message} (reused connection: ${reused}, after ${Date.now() - t0} ms)`, reused });
     });
     r.end(call(id));

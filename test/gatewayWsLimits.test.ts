@@ -30,6 +30,8 @@ function open(g: RunningGateway): Promise<Socket> {
     const closed = new Promise<number>((r) => ws.on("close", (code) => r(code)));
     ws.on("error", () => {});
     ws.on("unexpected-response", (_q, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    // Closed before it opened (refused, reset): said at once, not at the test's timeout.
+    closed.then((code) => reject(new Error(`the WebSocket closed (${code}) before it opened`)));
     const ask = (data: string | Buffer) => new Promise<string>((r) => {
       ws.once("message", (d) => r(String(d)));
       closed.then(() => r("closed"));

@@ -26,7 +26,7 @@ import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT } from "../harness.js";
-import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, stackObjects, type Engine } from "../support/engine.js";
 
 const PORTS = [443, 80, 8545, 8546, 5050];
 const STACK = "local";
@@ -51,8 +51,6 @@ async function takenPorts(): Promise<number[]> {
 }
 
 const docker = (...args: string[]) => execFileSync("docker", args, { encoding: "utf8" }).trim();
-const names = (kind: "container" | "network" | "volume") =>
-  docker(kind, "ls", ...(kind === "container" ? ["-a", "--format", "{{.Names}}"] : ["--format", "{{.Name}}"])).split("\n").filter((n) => /^rpcstack(-|$)/.test(n));
 const containerId = (name: string) => docker("inspect", "--format", "{{.Id}}", name);
 
 describe("the local stack on the real Pulumi engine", () => {
@@ -87,7 +85,7 @@ describe("the local stack on the real Pulumi engine", () => {
     engine = engineWithPlugins();
     const taken = await takenPorts();
     if (taken.length) throw new Error(`the local stack publishes ports ${taken.join(", ")}, which something here holds`);
-    if (names("container").length) throw new Error(`containers named rpcstack-* exist already: ${names("container").join(", ")}`);
+    if (stackObjects("container").length) throw new Error(`containers named rpcstack-* exist already: ${stackObjects("container").join(", ")}`);
     images = engineImages(buildTestImages((s) => console.log(`engine test images: ${s}`)));
     const stack = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
     stack.config = withDevnetImages(stack.config, images);
@@ -98,9 +96,9 @@ describe("the local stack on the real Pulumi engine", () => {
 
   afterAll(() => {
     if (project) pulumi("destroy", "--yes");
-    for (const c of names("container")) docker("rm", "-f", c);
-    for (const n of names("network")) docker("network", "rm", n);
-    for (const v of names("volume")) docker("volume", "rm", "-f", v);
+    for (const c of stackObjects("container")) docker("rm", "-f", c);
+    for (const n of stackObjects("network")) docker("network", "rm", n);
+    for (const v of stackObjects("volume")) docker("volume", "rm", "-f", v);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }, 600_000);
 
@@ -133,7 +131,7 @@ describe("the local stack on the real Pulumi engine", () => {
     expect(r.out).toContain("`ulimit -Hn 1048576; ulimit -Sn 1048576`");
     expectNoStackTrace(r.out);
     // Nothing of the stack was created: no container, network or volume, no component in the state.
-    expect([...names("container"), ...names("network"), ...names("volume")]).toEqual([]);
+    expect([...stackObjects("container"), ...stackObjects("network"), ...stackObjects("volume")]).toEqual([]);
     expect(pulumi("stack", "export").out).not.toContain("rpcstack:index:");
     editStackFile((c) => delete c["rpcstack:gateway"].maxConnections);
   }, 900_000);
@@ -243,11 +241,11 @@ describe("the local stack on the real Pulumi engine", () => {
     expect(pulumi("config", "rm", "rpcstack:badges").status).toBe(0);
     const off = pulumi("up", "--yes", "--skip-preview");
     expect(off.status, off.out).toBe(0);
-    expect(names("container")).not.toContain("rpcstack-badges");
+    expect(stackObjects("container")).not.toContain("rpcstack-badges");
   }, 900_000);
 
   it("destroy removes every container and network it made and keeps the data volumes; the next up attaches the same volumes", () => {
-    const volumes = names("volume");
+    const volumes = stackObjects("volume");
     expect(volumes).toEqual(expect.arrayContaining(["rpcstack-gateway-certs", "rpcstack-gateway-run"]));
     // A mark in each volume (Docker's CreatedAt follows the folder's mtime, so it cannot tell a kept volume from a new one).
     const mark = randomBytes(8).toString("hex");
@@ -256,9 +254,9 @@ describe("the local stack on the real Pulumi engine", () => {
     const cert = docker("exec", "rpcstack-gateway", "sha256sum", "/certs/gateway.pem").split(" ")[0];
     const destroy = pulumi("destroy", "--yes");
     expect(destroy.status, destroy.out).toBe(0);
-    expect(names("container")).toEqual([]);
-    expect(names("network")).toEqual([]);
-    expect(names("volume").sort()).toEqual(volumes.sort());
+    expect(stackObjects("container")).toEqual([]);
+    expect(stackObjects("network")).toEqual([]);
+    expect(stackObjects("volume").sort()).toEqual(volumes.sort());
     const up = pulumi("up", "--yes", "--skip-preview");
     expect(up.status, up.out).toBe(0);
     for (const v of volumes) expect(onVolume(v, "cat /v/.rpcstack-engine-test"), v).toBe(mark);

@@ -18,7 +18,7 @@ import { parse, stringify } from "yaml";
 import { buildTestImages, type TestImages } from "../e2e/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "../harness.js";
-import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, type Engine } from "../support/engine.js";
+import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, stackObjects, type Engine } from "../support/engine.js";
 import { freePort, waitFor } from "../support/net.js";
 
 const USER = `rpcssh${process.pid % 10000}`;
@@ -66,6 +66,8 @@ describe("host kinds on the real Pulumi engine", () => {
     return pulumi;
   }
 
+  let volumesBefore: string[] = [];
+
   beforeAll(async () => {
     if (process.getuid?.() !== 0) throw new Error("needs root: it adds a test user and runs sshd");
     if (!existsSync("/usr/sbin/sshd")) throw new Error("needs Debian's openssh-server (/usr/sbin/sshd): bash .ci/run installs it, or apt-get install openssh-server");
@@ -75,6 +77,7 @@ describe("host kinds on the real Pulumi engine", () => {
     // sshd reads authorized_keys as the user it logs in: the folder must be open to it.
     chmodSync(dir, 0o755);
     sshDirBefore = existsSync(SSH_DIR);
+    volumesBefore = stackObjects("volume");
     knownHostsBefore = existsSync(KNOWN_HOSTS) ? readFileSync(KNOWN_HOSTS, "utf8") : undefined;
 
     // Password '*': none works, but the account is not locked (sshd refuses locked accounts, key or not).
@@ -109,9 +112,11 @@ describe("host kinds on the real Pulumi engine", () => {
   }, 900_000);
 
   afterAll(() => {
-    for (const c of execFileSync("docker", ["ps", "-aq", "--filter", "name=^rpcstack-"], { encoding: "utf8" }).split("\n").filter(Boolean)) execFileSync("docker", ["rm", "-f", c]);
+    for (const c of stackObjects("container")) execFileSync("docker", ["rm", "-f", c]);
     spawnSync("docker", ["network", "rm", "rpcstack"]);
-    for (const v of ["rpcstack-gateway-certs", "rpcstack-gateway-run"]) spawnSync("docker", ["volume", "rm", "-f", v]);
+    // destroy keeps data volumes (the gateway's certificates, Prometheus's data, ...): the next
+    // engine run's deploy test starts from none.
+    for (const v of stackObjects("volume").filter((v) => !volumesBefore.includes(v))) spawnSync("docker", ["volume", "rm", "-f", v]);
     sshd?.kill();
     agent?.kill();
     spawnSync("userdel", ["--remove", USER]);

@@ -117,3 +117,9 @@ export function expectNoStackTrace(out: string): void {
   expect(out).not.toContain("<ref *");
   expect(out).not.toContain("unhandled exception");
 }
+
+/** The Docker objects of a kind a stack named: `rpcstack` and `rpcstack-*` (containers stopped ones too). */
+export const stackObjects = (kind: "container" | "network" | "volume"): string[] =>
+  execFileSync("docker", [kind, "ls", ...(kind === "container" ? ["-a", "--format", "{{.Names}}"] : ["--format", "{{.Name}}"])], { encoding: "utf8" })
+    .split("\n")
+    .filter((n) => /^rpcstack(-|$)/.test(n));

@@ -8,7 +8,7 @@ import type { ProjectKey } from "../../config/index.js";
 import { HAPROXY_ENVIRONMENT } from "../../gateway/limits.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../../devtools/gatewayFiles.js";
-import { haproxyBinary, haproxyVersion } from "../../devtools/haproxy.js";
+import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary, haproxyVersion } from "../../devtools/haproxy.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 import { issueCert } from "./tls.js";
 
@@ -23,7 +23,7 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export { PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion, writeGatewayFiles };
+export { HAPROXY_LOOPBACK_FLAGS, PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion, writeGatewayFiles };
 
 /**
  * `haproxy -c -V` (3.2 says "Configuration file is valid" only when verbose) on the files a gateway container is given (container path -> content), placed
@@ -62,7 +62,7 @@ export interface HaproxyRunner {
 export const hostHaproxy: HaproxyRunner = {
   version: haproxyVersion,
   check: (cfg) => void execFileSync(haproxyBinary(), ["-c", "-q", "-f", cfg], { stdio: "pipe" }),
-  start: (cfg, env) => start(haproxyBinary(), ["-db", "-f", cfg], { env: { ...process.env, ...env } }),
+  start: (cfg, env) => start(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { env: { ...process.env, ...env } }),
 };
 
 export async function startGateway(
@@ -73,6 +73,25 @@ export async function startGateway(
   runner: HaproxyRunner = hostHaproxy,
   /** With `over.badges`: the public key badges are verified with (PEM). */
   badgePublicKey?: string,
+): Promise<RunningGateway> {
+  // A free port can be taken by another test between freePort() and HAProxy's bind: then HAProxy
+  // exits saying so (it runs without SO_REUSEPORT), and starts again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startGatewayOnce(chains, keys, over, certNames, runner, badgePublicKey);
+    } catch (e) {
+      if (attempt === 3 || !/cannot bind socket/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+async function startGatewayOnce(
+  chains: readonly GatewayChain[],
+  keys: readonly ProjectKey[],
+  over: Partial<GatewayOptions>,
+  certNames: readonly string[],
+  runner: HaproxyRunner,
+  badgePublicKey: string | undefined,
 ): Promise<RunningGateway> {
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-gw-"));
   const [httpsPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
@@ -106,16 +125,19 @@ export async function startGateway(
   try {
     // Ready once its own runtime socket answers: HAProxy opens it after binding every listener, and
     // a port that answers could be another test's HAProxy that took the port first.
-    await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve, reject) => {
-      if (child.proc.exitCode !== null) return reject(new Error(`haproxy exited with ${child.proc.exitCode}`));
+    // An HAProxy that exited (a port it could not bind) ends the wait at once.
+    const up = await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve) => {
+      if (child.proc.exitCode !== null) return resolve(false);
       const s = opts.adminSocket ? connect(opts.adminSocket, () => s.end("show info\n")) : connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
       let info = "";
       s.on("data", (d) => (info += d));
       s.on("end", () => resolve(info.includes("Name: HAProxy") || undefined));
       s.on("error", () => resolve(undefined));
     }), 30_000);
+    if (!up) throw new Error(`haproxy exited with ${child.proc.exitCode}`);
   } catch (e) {
     await child.stop();
+    rmSync(dir, { recursive: true, force: true });
     throw new Error(`${(e as Error).message}\n${child.output()}`);
   }
   return {
