@@ -126,7 +126,9 @@ export function createContainers<S extends RoleServices>(
         stopTimeout: svc.stopGraceSeconds,
         destroyGraceSeconds: svc.stopGraceSeconds,
         ...(svc.networkOf
-          ? { networkMode: pulumi.interpolate`container:${(containerNamed(ctx, containers, svc.networkOf, svc.name) as docker.Container).name}` }
+          ? // By id: Docker stores the mode as container:<id> and the provider reads that back, so a
+            // name here made every preview propose replacing the container.
+            { networkMode: pulumi.interpolate`container:${(containerNamed(ctx, containers, svc.networkOf, svc.name) as docker.Container).id}` }
           : { networksAdvanced: [{ name: ctx.networkName, aliases: [svc.name] }] }),
         // A container's labels are fixed at creation: a changed label replaces it.
         labels: replaceWhen ? [{ label: "rpcstack.replace-when", value: pulumi.all(replaceWhen).apply((v) => v.join(",")) }] : undefined,

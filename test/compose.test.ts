@@ -117,7 +117,7 @@ describe.each(variants)("compose export %s", (_label, stack, extra) => {
     const fromPulumi = run
       .byType("docker:index/container:Container")
       .filter((c) => /rpcstack:index:(L1Node|L2Node|Indexer|SyncReadiness|Gateway|RolloutStep|Monitoring)::/.test(c.parent ?? "") && c.inputs.name !== "rpcstack-sync-check")
-      .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies))
+      .map((c) => normalizeContainer(c.inputs, (urn) => run.byUrn(urn), c.dependencies, (id) => run.byType("docker:index/container:Container").find((x) => `${x.name}-id` === id)?.inputs.name))
       .sort(byName);
     const fromCompose = Object.values(docs)
       .flatMap((doc: any) => Object.entries(doc.services).map(([name, svc]) => normalizeCompose(name, svc, doc.volumes, doc.services)))
@@ -316,7 +316,7 @@ function normalizeCompose(name: string, svc: any, volumes: Record<string, { name
   };
 }
 
-function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inputs: any } | undefined, deps: readonly string[]) {
+function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inputs: any } | undefined, deps: readonly string[], nameOfId: (id: string) => string | undefined) {
   const FILES: Record<string, string> = {
     "jwt-init": "l1", geth: "l1", lighthouse: "l1",
     "l2-restore": "l2", juno: "l2", pathfinder: "l2", indexer: "l2",
@@ -349,7 +349,8 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
     user: c.user,
     stopGrace: c.stopTimeout,
     aliases: c.networksAdvanced?.[0].aliases ?? [],
-    shares: c.networkMode,
+    // Pulumi gives the other container's id (the mock's "<resource>-id"), compose its name.
+    shares: c.networkMode && `container:${nameOfId(c.networkMode.replace(/^container:/, ""))}`,
     logOpts: c.logOpts,
     // Container dependencies that live in the same compose file (the files are started in order).
     dependsOn: deps
