@@ -6,6 +6,7 @@ files["gateway/lua/policy.lua"] = { read_globals = { "core" } }
 files["gateway/lua/cache.lua"] = { read_globals = { "core" } }
 files["gateway/lua/limits.lua"] = { read_globals = { "core", "filter", "Map" } }
 files["gateway/lua/failover.lua"] = { read_globals = { "core", "filter" } }
+files["gateway/lua/grpc_limit.lua"] = { read_globals = { "core", "filter" } }
 files["gateway/lua/certs.lua"] = { read_globals = { "core", "CertCache" } }
 files["gateway/lua/badges.lua"] = { read_globals = { "core" } }
 files["gateway/lua/filters.lua"] = { read_globals = { "core" } }

@@ -22,6 +22,7 @@ import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
+import { usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
 
@@ -103,12 +104,14 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     refuse(401, "invalid or missing project key", ["!public_host", ...notBadge, "!", ...anon("var(txn.keyname)", "-m", "found")]),
     ...badgeScopeRules(opts, chains, badge),
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
+    ...usageTracking(keyed),
     ...bodyRules(opts, bodied),
     ...policyRules(chains, opts.maxBatch),
     ...filterRules(chains, opts),
     ...retryRules(chains),
     ...rateRules(opts, keyed),
     ...badgeAllowanceRules(opts, badge),
+    ...usageCalls(["!", ...WS_HANDSHAKE]),
     ...batchRules(chains),
     ...wsRules(opts, ws),
     ...chains.flatMap(specGates),
@@ -116,6 +119,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...cacheRules(chains, opts),
     ...per.flatMap(({ r }) => r.hostUses),
     ...per.flatMap(({ r }) => r.uses),
+    ...usageAnswers(),
     // Anything no route took: http-request rules run before use_backend, so this is a backend.
     { phase: "default_backend", action: ["be_unrouted"] },
   ];
@@ -149,6 +153,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...luaPaths(opts),
     luaLoad(opts, LUA_ENTRIES.policy),
     luaLoad(opts, LUA_ENTRIES.limits),
+    ...(grpcHosts.length ? [luaLoad(opts, LUA_ENTRIES.grpc)] : []),
     ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []),
     ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []),
     ...failoverGlobal(chains, opts),

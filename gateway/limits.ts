@@ -6,6 +6,7 @@
 import { refuse } from "./errors.js";
 import { anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayOptions } from "./types.js";
+import { USAGE_SC, usageTable } from "./usage.js";
 
 /** Request buffers hold a whole body (the policy reads it) plus headers; see bufferSize(). */
 const HEADER_ROOM = 64 * 1024;
@@ -30,8 +31,9 @@ const HOT_BUFFERS = 16;
  * releases HAPROXY_ENVIRONMENT keeps glibc from returning them.
  */
 export const tuneDirectives = (o: GatewayOptions): Directive[] => [
-  // sc3 counts an address's requests whose body is still on its way (slowBodyRules).
-  ["tune.stick-counters", "4"],
+  // sc3 counts an address's requests whose body is still on its way (slowBodyRules), sc4 a key's
+  // usage (usage.ts).
+  ["tune.stick-counters", "5"],
   ["tune.h2.fe.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
@@ -190,6 +192,8 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
 export const wsFilter = (o: GatewayOptions, chain: string, sc: 0 | 1): Directive => [
   "filter", "lua.ws_limit", chain, String(o.maxBodyBytes), callsPerWindow(o), String(sc), String(o.wsMaxSubscriptionsPerSocket), String(o.wsMaxSubscriptionsPerKey),
   String(UNFINISHED_MESSAGES_PER_ADDRESS), String(parseInt(BODY_TIMEOUT, 10)),
+  // A key's usage is counted where a key is tracked (sc0); public hostnames have none.
+  sc === 0 ? String(USAGE_SC) : "-",
 ];
 
 /*
@@ -202,12 +206,13 @@ export const wsBackendDirectives = (o: GatewayOptions, chain: string): Directive
 export const clientTimeout = (o: GatewayOptions) => `${Math.max(60, o.wsIdleTimeoutSeconds)}s`;
 
 /**
- * gRPC request streams (grpc_limit in gateway/lua/limits.lua), which are relayed, not waited for:
+ * gRPC request streams (grpc_limit in gateway/lua/grpc_limit.lua), which are relayed, not waited for:
  * up to maxBodyBytes a stream, each message counted against the address's rate (sc1).
  */
 export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc_limit", String(o.maxBodyBytes), callsPerWindow(o), "1"];
 
 export const tables = (): Section[] => [
+  usageTable(),
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
   { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },

@@ -10,7 +10,7 @@ import type { GatewayOptions } from "./types.js";
 /** Where the Lua files are in the package. */
 export const LUA_SOURCE_DIR = "gateway/lua";
 /** The programs HAProxy loads (lua-load), each registering its actions, services or filters. */
-export const LUA_ENTRIES = { policy: "policy.lua", limits: "limits.lua", cache: "cache.lua", certs: "certs.lua", failover: "failover.lua", badges: "badges.lua", filters: "filters.lua", refusals: "refusals.lua" } as const;
+export const LUA_ENTRIES = { policy: "policy.lua", limits: "limits.lua", grpc: "grpc_limit.lua", cache: "cache.lua", certs: "certs.lua", failover: "failover.lua", badges: "badges.lua", filters: "filters.lua", refusals: "refusals.lua" } as const;
 /** The modules they `require`. */
 export const LUA_MODULES = [
   "rpcstack/json.lua",

@@ -3,7 +3,9 @@
  * Starknet simulator, each behind a counting relay: every test checks what the client got and
  * how many calls reached the node.
  */
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runtimeCommand } from "../cli/runtimeApi.js";
 import type { GatewayChain } from "../gateway/build.js";
 import { CACHE_DEFAULTS, MAX_FETCHES } from "../gateway/cache.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";
@@ -73,6 +75,15 @@ describe("Ethereum: final answers never reach the node twice", () => {
     expect(again).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
     expect(again.text).toBe(await direct(node.url, body));
     expect(again.text).toBe(first.text);
+  });
+
+  it("a key's usage counts the answers the cache gave (st_usage gpc3), not the ones the node gave", async () => {
+    const hits = async () => Number(/key=alice\/eth\/http .* gpc3=(\d+)/.exec(await runtimeCommand(join(gw.dir, "admin.sock"), "show table st_usage"))?.[1] ?? 0);
+    const before = await hits();
+    const body = call("eth_getBlockByNumber", ["0x4", false]);
+    const got = [await through(eth, "eth", body), await through(eth, "eth", body), await through(eth, "eth", body)].map((r) => r.cache);
+    expect(got).toEqual(["MISS", "HIT", "HIT"]);
+    expect((await hits()) - before).toBe(2);
   });
 
   it("a hit carries the request's id exactly as sent, whatever it is, with the node's result byte for byte", async () => {

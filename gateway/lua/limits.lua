@@ -9,7 +9,7 @@
 --     gateway can read, or a batch over the chain's maxBatch: the socket is closed, unforwarded;
 --   - each call adds one to the tracked counter's gpc 0 (the per-key rate that HTTP requests and
 --     batch calls share; on Cosmos hostnames the address's); past the rate the socket is closed
---     before the message is forwarded;
+--     before the message is forwarded; a key's usage (gateway/usage.ts) counts what goes on;
 --   - calls the chain's method policy denies, subscriptions past the socket's or the key's
 --     cap, and filters past the key's bound (rpcstack/filter_budget.lua, shared with HTTP calls),
 --     are rewritten into calls of a method no node serves: the node answers each with a JSON-RPC
@@ -25,15 +25,11 @@
 --   - a socket opened with a project key whose key is revoked (deleted from the key map through
 --     the runtime API) gets a close frame `1008 project key revoked` at its next frame either way
 --     (rpcstack/ws.lua), and nothing more of its messages reaches the node.
--- grpc_limit bounds gRPC request streams (length-prefixed messages, gRPC over HTTP/2), which are
--- relayed rather than waited for: a message, or a stream's messages together, over `max` bytes
--- end the stream before they are forwarded, and each message counts against the address's rate.
 -- Closing is `txn:done()`: `return filter.ERROR` does not work from a Lua payload callback (hlua.c
--- compares the returned -1 with an unsigned length and forwards everything instead).
--- Data reach the filter through `http_req:body()`, which needs the filter handle that HAProxy
--- puts on the channel argument (`__filter`); in HTTP mode the Channel functions refuse to read.
--- Loaded by HAProxy's lua-load; the backends name the filters (gateway/limits.ts), and each
--- chain's WebSocket rules come from the stack's generated data (gateway_data.lua).
+-- compares the returned -1 with an unsigned length and forwards everything). Data are read with
+-- `http_req:body()` and the filter handle HAProxy puts on the channel argument (`__filter`): in
+-- HTTP mode the Channel functions refuse to read. Loaded by lua-load; the backends name the
+-- filters (gateway/limits.ts); each chain's rules come from the generated gateway_data.lua.
 local ws = require 'rpcstack.ws'
 local DATA = require('gateway_data')
 local RULES = DATA.ws
@@ -42,8 +38,8 @@ local FILTERS = DATA.filters and require('rpcstack.filter_budget').shared(DATA.f
 -- The key map the configuration reads: the same map, so a runtime API change is seen here at once.
 local KEYS = DATA.key_map and Map.new(DATA.key_map, Map._str)
 
--- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address).
--- One Lua state serves every thread (lua-load), so this is the whole gateway's count.
+-- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address):
+-- one Lua state serves every thread (lua-load), so this is the whole gateway's count.
 local OPEN = {}
 -- Sockets of each client address holding part of a message: each holds a whole buffer until the
 -- rest comes, so an address holds few at once, and none for longer than a body may take.
@@ -51,10 +47,6 @@ local UNFINISHED = {}
 
 -- Frame headers cost bytes too: a message cut into tiny frames must still fit the buffer.
 local FRAMING_ROOM = 4096
-
--- Forwards gRPC messages in the first avail bytes of msg as their 5-byte prefixes pass (see
--- GrpcLimit:header). Returns the bytes that may go on.
-local forward = require('rpcstack.stream').forward
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
@@ -64,7 +56,7 @@ local MARK = '"rpcstack-refused-'
 
 function WsLimit:new()
   local f = setmetatable({
-    subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc,
+    subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc, usage = self.usage,
     rules = self.rules, socket_max = self.socket_max, key_max = self.key_max,
     unfinished_max = self.unfinished_max, unfinished_s = self.unfinished_s,
     refused = { n = 0 }, marked = 0, nonce = string.format('%05x%06x', core.now().usec, math.random(0, 0xffffff)),
@@ -167,10 +159,15 @@ function WsLimit:tcp_payload(txn, chn)
       local verdict, calls, text, opened, made = ws.check(table.concat(parts), self.rules, subs, self.mark)
       if verdict then close() end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
-      if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then close() end
       local b = self.badge
-      if b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then close() end
-      -- Only what goes on counts: a socket closed above forwards nothing.
+      if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate
+        or b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then
+        -- Usage (gateway/usage.ts): refused for the rate or the badge's allowance.
+        if self.usage then txn.f:sc_inc_gpc(2, self.usage) end
+        close()
+      end
+      -- Only what goes on counts, in usage too: a socket closed above forwards nothing.
+      for _ = 1, self.usage and math.max(1, calls) or 0 do txn.f:sc_inc_gpc(0, self.usage) end
       if made and made > 0 and FILTERS then FILTERS:take(self.key, made, now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
@@ -251,49 +248,14 @@ function WsLimit:node_payload(txn, chn)
   end
 end
 
--- gRPC (HTTP/2 request bodies relayed as a stream, not waited for): each message is a 5-byte
--- prefix (flag, 32-bit length) and its bytes. A message, or the stream's messages together, over
--- max end the stream before the message is forwarded; each message counts against the rate of
--- the stick counter `sc` (the address's), one call per started 64 KiB.
-local GrpcLimit = { id = 'rpcstack grpc_limit', flags = filter.FLT_CFG_FL_HTX }
-GrpcLimit.__index = GrpcLimit
-local GRPC_CALL_BYTES = 65536
-
-function GrpcLimit:new()
-  return setmetatable({ left = 0, total = 0, max = self.max, rate = self.rate, sc = self.sc }, GrpcLimit)
-end
-
-function GrpcLimit:start_analyze(_, chn)
-  if not chn:is_resp() then filter.register_data_filter(self, chn) end
-end
-
-function GrpcLimit:header(txn, h)
-  if #h < 5 then return end
-  local len = string.unpack('>I4', h, 2)
-  self.total = self.total + 5 + len
-  if len > self.max or self.total > self.max then txn:done() end
-  for _ = 0, len // GRPC_CALL_BYTES do txn.f:sc_inc_gpc(0, self.sc) end
-  if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate then txn:done() end
-  return 5, len
-end
-
-function GrpcLimit:http_payload(txn, msg)
-  return forward(self, txn, msg, msg:input(), 5)
-end
-
--- filter lua.grpc_limit <max stream bytes> <calls per 10 s> <stick counter>
-core.register_filter('grpc_limit', GrpcLimit, function(f, args)
-  f.max, f.rate, f.sc = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
-  return f
-end)
-
 -- filter lua.ws_limit <chain> <max message bytes> <calls + requests per 10 s> <stick counter>
 --   <subscriptions per socket> <subscriptions per key> <unfinished messages per address>
---   <seconds a message may take>
+--   <seconds a message may take> <usage stick counter, or - where no key is tracked>
 core.register_filter('ws_limit', WsLimit, function(f, args)
   f.rules = RULES[args[1]]
   f.max, f.rate, f.sc = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
   f.socket_max, f.key_max = tonumber(args[5]), tonumber(args[6])
   f.unfinished_max, f.unfinished_s = tonumber(args[7]), tonumber(args[8])
+  f.usage = tonumber(args[9])
   return f
 end)

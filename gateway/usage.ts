@@ -1,0 +1,55 @@
+/**
+ * Usage per key (issue 33): a stick table the usage keeper (usage/) reads through the runtime API.
+ * One entry per key name, chain and interface (`<name>/<chain>/<interface>`, never the key), its
+ * counters cumulative since HAProxy started; the keeper turns them into daily counts on a volume.
+ */
+import { afterResponse, anon, req, type Cond, type Rule, type Section } from "./model.js";
+
+/** The stick counter that tracks the usage entry for the life of a request or WebSocket. */
+export const USAGE_SC = 4;
+export const USAGE_TABLE = "st_usage";
+
+/** The counters, by gpc index; http_req_cnt and bytes_out_cnt are HAProxy's own. */
+export const USAGE_GPC = { calls: 0, errors: 1, limited: 2, cacheHits: 3 } as const;
+
+/** Path interfaces as usage names them. */
+const INTERFACES: readonly (readonly [string, string])[] = [["rpc-http", "http"], ["rpc", "ws"], ["rest", "rest"]];
+
+/**
+ * An idle entry lasts a day: the keeper reads every few seconds, so nothing counted is gone
+ * before it is read, and an entry that comes back starts at 0, which the keeper reads as new.
+ */
+export const usageTable = (): Section => ({
+  header: ["backend", USAGE_TABLE],
+  directives: [["stick-table", "type", "string", "len", "160", "size", "100k", "expire", "1d", "store", "http_req_cnt,bytes_out_cnt,gpc(4)"]],
+});
+
+/** Before anything can refuse a keyed request for its rate: a 429 is counted too. */
+export const usageTracking = (keyed: Cond): Rule[] => [
+  ...INTERFACES.map(([path, name]) => req(["set-var-fmt(txn.usage)", `%[var(txn.keyname)]/%[var(txn.chain)]/${name}`], [...keyed, ...anon("var(txn.iface)", "-m", "str", path)])),
+  req([`track-sc${USAGE_SC}`, "var(txn.usage)", "table", USAGE_TABLE], anon("var(txn.usage)", "-m", "found")),
+];
+
+/**
+ * Calls once the rates have let the request through: a batch's number of calls (txn.rpc_calls, set
+ * by the policy for two or more), else one. A WebSocket's calls are its messages' (ws_limit).
+ */
+export const usageCalls = (notWs: Cond): Rule[] => {
+  const tracked: Cond = [...notWs, ...anon("var(txn.usage)", "-m", "found")];
+  return [
+    req([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.rpc_calls)"], [...tracked, ...anon("var(txn.rpc_calls)", "-m", "found")]),
+    req([`sc-inc-gpc(${USAGE_GPC.calls},${USAGE_SC})`], [...tracked, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
+  ];
+};
+
+/** Every answer, the gateway's own refusals included (http-after-response sees them all). */
+export const usageAnswers = (): Rule[] => {
+  const tracked: Cond = anon("var(txn.usage)", "-m", "found");
+  return [
+    afterResponse([`sc-inc-gpc(${USAGE_GPC.limited},${USAGE_SC})`], [...tracked, ...anon("status", "eq", "429")]),
+    afterResponse([`sc-inc-gpc(${USAGE_GPC.errors},${USAGE_SC})`], [...tracked, ...anon("status", "ge", "400"), "!", ...anon("status", "eq", "429")]),
+    // Answers the cache gave without the node (gateway/lua/cache.lua): a hit, or a wait on an
+    // identical miss in flight. One per answer: a batch answered whole from the cache counts one.
+    afterResponse([`sc-inc-gpc(${USAGE_GPC.cacheHits},${USAGE_SC})`], [...tracked, ...anon("res.hdr(x-cache)", "-m", "str", "HIT", "COALESCED")]),
+  ];
+};

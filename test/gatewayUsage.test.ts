@@ -1,0 +1,69 @@
+/**
+ * Usage per key on the real HAProxy (gateway/usage.ts): a known mix of calls over HTTP and
+ * WebSocket, a refused body and calls past the key's rate; the st_usage table the usage keeper
+ * reads then holds exactly those counts, under key names only.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { runtimeCommand } from "../cli/runtimeApi.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startRecorder, type Recorder } from "./support/recorder.js";
+
+const ALICE = "usage_Alice_Q4w8E2r6T0y3U7i1O5p9A4s8D2f";
+const BOB = "usage_Bob_Z7x1C5v9B3n7M1q5W9e3R7t1Y5u9";
+const call = (id: number, method = "eth_chainId") => ({ jsonrpc: "2.0", id, method, params: [] });
+const post = (key: string, body: unknown) =>
+  fetch(`${gw.base}/gateway/eth/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+let node: Recorder;
+let gw: RunningGateway;
+beforeAll(async () => {
+  node = await startRecorder();
+  // 2 calls a second: 20 in the 10 s window.
+  gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }], { rateLimitPerSecond: 2, maxBodyBytes: 4096 });
+}, 60_000);
+afterAll(async () => {
+  await gw?.stop();
+  await node?.stop();
+});
+
+/** The table's entries: name/chain/interface -> counters. */
+async function usage(): Promise<Record<string, Record<string, number>>> {
+  const text = await runtimeCommand(join(gw.dir, "admin.sock"), "show table st_usage");
+  const out: Record<string, Record<string, number>> = {};
+  for (const m of text.matchAll(/key=(\S+) use=\d+ exp=\d+ shard=\d+ (.*)/g)) {
+    out[m[1]] = Object.fromEntries(m[2].trim().split(" ").map((kv) => [kv.split("=")[0], Number(kv.split("=")[1])]));
+  }
+  return out;
+}
+
+it("counts calls, requests, errors and 429s per key name, chain and interface, exactly as sent", async () => {
+  // alice over HTTP: 3 calls, a batch of 4, a body over the limit (413): 5 requests, 7 calls, 1 error.
+  for (let i = 0; i < 3; i++) expect((await post(ALICE, call(i))).status).toBe(200);
+  expect((await post(ALICE, [call(10), call(11), call(12), call(13)])).status).toBe(200);
+  expect((await post(ALICE, JSON.stringify(call(20)).replace("[]", `["${"x".repeat(8000)}"]`))).status).toBe(413);
+  // alice over WebSocket: one upgrade, 3 messages of which one a batch of 2: 4 calls.
+  const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${ALICE}`, { rejectUnauthorized: false });
+  await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+  for (const m of [call(30), [call(31), call(32)], call(33)]) {
+    const answered = new Promise((r) => ws.once("message", r));
+    ws.send(JSON.stringify(m));
+    await answered;
+  }
+  ws.close();
+  await new Promise((r) => ws.once("close", r));
+  // bob: 25 calls, 20 within the rate, 5 refused with 429.
+  const statuses: number[] = [];
+  for (let i = 0; i < 25; i++) statuses.push((await post(BOB, call(i))).status);
+  expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+
+  const u = await usage();
+  expect(Object.keys(u).sort()).toEqual(["alice/eth/http", "alice/eth/ws", "bob/eth/http"]);
+  expect(u["alice/eth/http"]).toMatchObject({ http_req_cnt: 5, gpc0: 7, gpc1: 1, gpc2: 0, gpc3: 0 });
+  expect(u["alice/eth/ws"]).toMatchObject({ http_req_cnt: 1, gpc0: 4, gpc1: 0, gpc2: 0 });
+  expect(u["bob/eth/http"]).toMatchObject({ http_req_cnt: 25, gpc0: 20, gpc1: 0, gpc2: 5 });
+  for (const entry of Object.values(u)) expect(entry.bytes_out_cnt).toBeGreaterThan(0);
+  // What reached the node: alice's 4 HTTP requests and bob's 20.
+  expect(node.seen).toHaveLength(24);
+}, 60_000);
