@@ -4,9 +4,11 @@
  * over the key's rate is forwarded.
  */
 import { connect as http2Connect, createServer as createH2cServer } from "node:http2";
+import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
+import { runtimeCommand } from "../cli/runtimeApi.js";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
@@ -111,6 +113,9 @@ describe("WebSocket messages", () => {
       expect(replies.slice(0, 9).every((r) => JSON.parse(r).result === "0x1")).toBe(true);
       expect(replies.slice(9)).toEqual(["closed", "closed", "closed"]);
       expect(node.wsMessages.length).toBe(9);
+      // The key's usage: the 9 calls that went on, and one refusal for the rate.
+      const usage = await runtimeCommand(join(_g.dir, "admin.sock"), "show table st_usage");
+      expect(usage).toMatch(/key=ws\/eth\/ws .*http_req_cnt=1 .*gpc0=9 gpc1=0 gpc2=1 /);
       // The same budget holds for HTTP: the key is over it there too.
       const r = await fetch(`${_g.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: call(99) });
       expect(r.status).toBe(429);
