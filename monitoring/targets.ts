@@ -7,6 +7,7 @@
 import { MAIN_HOST, type StackSettings } from "../config/index.js";
 import { DISK_WATCH } from "../services/disk.js";
 import { METRICS_PORT } from "../services/gateway.js";
+import { USAGE_PORT } from "../services/usage.js";
 import { PORTS, SYNC_HEALTH_PORT } from "../services/index.js";
 import type { StackServices } from "../services/index.js";
 import type { ScrapeJob, ScrapeTarget } from "./model.js";
@@ -50,6 +51,8 @@ export function scrapeJobs(settings: StackSettings, services: StackServices): Sc
     { name: "rotation", metricsPath: "/metrics", targets: at(`${services.readiness.services.health.name}:${SYNC_HEALTH_PORT}`) },
     ...(services.readiness.services.diskWatch ? [{ name: "disk", metricsPath: "/metrics", targets: at(`${DISK_WATCH.name}:${DISK_WATCH.port}`) }] : []),
     { name: "gateway", metricsPath: "/metrics", targets: at(gateway) },
+    // The keeper shares HAProxy's network namespace: its port is on HAProxy's address.
+    { name: "usage", metricsPath: "/metrics", targets: at(`${services.gateway.services.haproxy.name}:${USAGE_PORT}`) },
     ...(settings.gateway.cache.enabled ? [{ name: "gateway-cache", metricsPath: "/metrics/cache", targets: at(gateway) }] : []),
   ];
 }

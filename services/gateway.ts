@@ -6,6 +6,7 @@ import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
 import type { FileSpec, Role, ServiceSpec, VolumeSpec } from "./types.js";
+import { usageService, usageVolume } from "./usage.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -43,11 +44,12 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
     ...(settings.gateway.domain ? [{ key: "letsencrypt", name: "rpcstack-gateway-acme", purpose: "ACME account and certificates", retain: settings.retainData }] : []),
     { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "the socket through which the ACME client hands HAProxy a renewed certificate", retain: settings.retainData },
     { key: "keys", name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys), kept in step with the running gateway by the key sync", retain: settings.retainData },
+    usageVolume(settings),
   ];
 }
 
-/** The gateway's containers by role: the first certificate, HAProxy, with a domain the ACME client, with badges their service. */
-export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly keySync: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec }>;
+/** The gateway's containers by role: the first certificate, HAProxy, the key sync, the usage keeper, with a domain the ACME client, with badges their service. */
+export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly keySync: ServiceSpec; readonly usage: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec }>;
 
 /**
  * `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment;
@@ -157,5 +159,6 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     networkOf: "haproxy",
   };
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings, badgeProjects) : undefined;
-  return { services: { certInit, haproxy, keySync, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
+  const usage = usageService(settings, ADMIN_LOOPBACK_PORT);
+  return { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
 }
