@@ -1,0 +1,65 @@
+/**
+ * The usage ledger: what the keeper persists. HAProxy's counters run from 0 since its process (or
+ * the entry) began; the ledger turns successive readings into counts per UTC day that survive
+ * restarts of HAProxy and of the keeper.
+ */
+import { COUNTER_NAMES, ZERO, entryId, type Counters, type ProcessIdentity, type Reading } from "./table.js";
+
+export interface LedgerState {
+  readonly version: 1;
+  /** YYYY-MM-DD (UTC) -> entry id (`<keyname>/<chain>/<interface>`) -> counts of that day. */
+  readonly days: Readonly<Record<string, Readonly<Record<string, Counters>>>>;
+  /** The last reading absorbed: the process it came from and each entry's raw counters. */
+  readonly last?: { readonly process: ProcessIdentity; readonly entries: Readonly<Record<string, Counters>> };
+}
+
+export const EMPTY_LEDGER: LedgerState = { version: 1, days: {} };
+
+export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
+
+export function addCounters(a: Counters, b: Counters): Counters {
+  const sum = { ...a };
+  for (const n of COUNTER_NAMES) sum[n] = a[n] + b[n];
+  return sum;
+}
+
+const isZero = (c: Counters) => COUNTER_NAMES.every((n) => c[n] === 0);
+
+/** A new process, or the same one answering with fewer requests than before (a restart within the same second keeps Pid and Start_time_sec). */
+function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolean {
+  return !!a && a.pid === b.pid && a.startTimeSec === b.startTimeSec && b.cumReq >= a.cumReq;
+}
+
+/**
+ * What happened since the last reading, per entry: current minus last. Where there is no last
+ * value to subtract (a new process, an entry not seen before or seen again after it expired, a
+ * counter lower than before), everything the entry holds is new.
+ */
+export function deltas(state: LedgerState, reading: Reading): Map<string, Counters> {
+  const before = sameProcess(state.last?.process, reading.process) ? state.last!.entries : {};
+  const out = new Map<string, Counters>();
+  for (const row of reading.rows) {
+    const id = entryId(row);
+    const prev = before[id];
+    const whole = !prev || COUNTER_NAMES.some((n) => row.counters[n] < prev[n]);
+    const d = { ...ZERO };
+    for (const n of COUNTER_NAMES) d[n] = whole ? row.counters[n] : row.counters[n] - prev[n];
+    if (!isZero(d)) out.set(id, addCounters(out.get(id) ?? ZERO, d));
+  }
+  return out;
+}
+
+/**
+ * The ledger after `reading`, taken at `now`: its deltas are added to now's UTC day, and it
+ * becomes the last reading. Absorbing the same reading again adds nothing. Entries missing from
+ * the reading have expired in HAProxy, so they are forgotten: if they come back, they start at 0.
+ */
+export function absorb(state: LedgerState, reading: Reading, now: Date): LedgerState {
+  const day = utcDay(now);
+  const today: Record<string, Counters> = { ...(state.days[day] ?? {}) };
+  for (const [id, d] of deltas(state, reading)) today[id] = addCounters(today[id] ?? ZERO, d);
+  const entries: Record<string, Counters> = {};
+  for (const row of reading.rows) entries[entryId(row)] = row.counters;
+  const days = Object.keys(today).length ? { ...state.days, [day]: today } : state.days;
+  return { version: 1, days, last: { process: reading.process, entries } };
+}
