@@ -80,6 +80,16 @@ describe("the ledger", () => {
     expect(day(s, "2026-11-27")).toEqual({ "a/eth/http": c(13), "b/eth/ws": c(11) });
   });
 
+  it("goes on across a 32-bit counter's wrap to 0 (HAProxy's gpc and http_req_cnt), bytes being 64-bit", () => {
+    const top = 2 ** 32;
+    let s = absorb(EMPTY_LEDGER, reading(8, 100, { "a/eth/http": c(top - 10, 0, 0, 0, top - 1, top + 5) }), T0);
+    s = absorb(s, reading(8, 100, { "a/eth/http": c(15, 0, 0, 0, 2, top + 9) }), T0);
+    expect(day(s, "2026-11-27")["a/eth/http"]).toEqual(c(top + 15, 0, 0, 0, top + 2, top + 9));
+    // Bytes lower than before cannot be a wrap: the entry began again.
+    s = absorb(s, reading(8, 100, { "a/eth/http": c(20, 0, 0, 0, 3, 7) }), T0);
+    expect(day(s, "2026-11-27")["a/eth/http"]).toEqual(c(top + 15 + 20, 0, 0, 0, top + 2 + 3, top + 9 + 7));
+  });
+
   it("puts each delta into the UTC day it was read, across midnight", () => {
     let s = absorb(EMPTY_LEDGER, reading(8, 100, { "a/eth/http": c(5) }), at("2026-11-27T23:59:58Z"));
     s = absorb(s, reading(8, 100, { "a/eth/http": c(9) }), at("2026-11-28T00:00:03Z"));

@@ -31,9 +31,19 @@ function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolea
 }
 
 /**
- * What happened since the last reading, per entry: current minus last. Where there is no last
- * value to subtract (a new process, an entry not seen before or seen again after it expired, a
- * counter lower than before), everything the entry holds is new.
+ * HAProxy keeps these as 32-bit unsigned integers (gpc and http_req_cnt are STD_T_UINT; bytes_out_cnt
+ * is 64-bit): a busy key passes 2^32 calls within one process's life, and the counter goes on from 0.
+ */
+const WRAP = 2 ** 32;
+const WRAPS: ReadonlySet<keyof Counters> = new Set(["calls", "errors", "limited", "cacheHits", "requests"]);
+
+/** Lower than before from high in its range to low: wrapped, not restarted (no key makes 2^31 calls between two readings). */
+const wrapped = (n: keyof Counters, prev: number, cur: number) => WRAPS.has(n) && cur < prev && prev >= WRAP / 2 && cur < WRAP / 2;
+
+/**
+ * What happened since the last reading, per entry: current minus last (across a wrap of a 32-bit
+ * counter). Where there is no last value to subtract (a new process, an entry not seen before or
+ * seen again after it expired, a counter lower than before), everything the entry holds is new.
  */
 export function deltas(state: LedgerState, reading: Reading): Map<string, Counters> {
   const before = sameProcess(state.last?.process, reading.process) ? state.last!.entries : {};
@@ -41,9 +51,10 @@ export function deltas(state: LedgerState, reading: Reading): Map<string, Counte
   for (const row of reading.rows) {
     const id = entryId(row);
     const prev = before[id];
-    const whole = !prev || COUNTER_NAMES.some((n) => row.counters[n] < prev[n]);
+    const cur = row.counters;
+    const whole = !prev || COUNTER_NAMES.some((n) => cur[n] < prev[n] && !wrapped(n, prev[n], cur[n]));
     const d = { ...ZERO };
-    for (const n of COUNTER_NAMES) d[n] = whole ? row.counters[n] : row.counters[n] - prev[n];
+    for (const n of COUNTER_NAMES) d[n] = whole ? cur[n] : wrapped(n, prev[n], cur[n]) ? cur[n] + WRAP - prev[n] : cur[n] - prev[n];
     if (!isZero(d)) out.set(id, addCounters(out.get(id) ?? ZERO, d));
   }
   return out;
