@@ -178,6 +178,15 @@ describe("the usage keeper on the real HAProxy 3.2", () => {
     expect(readFileSync(file, "utf8")).toContain('"ci-first/eth/http"');
   }, 120_000);
 
+  it("answers a bad day with 400 saying which, and is healthy while it saves", async () => {
+    const bad = await fetch(`${keeper.url}/usage?since=2026-11-01&until=2026-02-30`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "until must be a day written YYYY-MM-DD" });
+    const health = await fetch(`${keeper.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ saved: true });
+  });
+
   it("npm run usage prints the same counts from the keeper, as JSON", async () => {
     const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
       const p = spawn("npm", ["run", "--silent", "usage", "--", "--since", "2000-01-01", "--format", "json", "--url", keeper.url], { cwd: ROOT });

@@ -45,6 +45,8 @@ describe("show table", () => {
     expect(parseReading(INFO(8, 1795775674) + TABLE).rows).toHaveLength(2);
     expect(() => parseReading("Unknown command: 'show'\n")).toThrow(/not one: "Unknown command/);
     expect(() => parseReading(`${INFO(8, 1)}No such table\n\n`)).toThrow("HAProxy has no table st_usage: No such table");
+    // The connection closed within the table: its end (an empty line) never came.
+    expect(() => parseReading(INFO(8, 1) + TABLE.trimEnd().split("\n").slice(0, 2).join("\n") + "\n")).toThrow("HAProxy's answer ended before the table st_usage did");
   });
 });
 

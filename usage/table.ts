@@ -126,5 +126,7 @@ export function parseReading(text: string): Reading {
     const said = text.split("\n\n").slice(1).join(" ").trim().split("\n")[0];
     throw new Error(`HAProxy has no table ${USAGE_TABLE}${said ? `: ${said}` : ""}`);
   }
+  // A dump cut short would drop entries, and an entry missing once is counted whole when it is seen again.
+  if (!text.endsWith("\n\n")) throw new Error(`HAProxy's answer ended before the table ${USAGE_TABLE} did`);
   return { process, ...parseShowTable(text) };
 }
