@@ -37,7 +37,7 @@ describe("show table", () => {
     const text = `# table: other, type: string, size:10, used:1\n0x1: key=a/eth/http use=0 exp=1 shard=0 gpc0=5\n${TABLE}0x55ba10262400: key=no\\ spaces/eth/http use=0 exp=1 shard=0 http_req_cnt=1 bytes_out_cnt=1 gpc0=1 gpc1=0 gpc2=0 gpc3=0\n0x55ba10262500: key=k/eth/http use=0 exp=1 shard=0 http_req_cnt=1\nsomething else\n`;
     const t = parseShowTable(text);
     expect(t.rows.map((r) => r.key)).toEqual(["ci-first", "team.b"]);
-    expect(t.problems).toEqual(['an entry whose key is not <keyname>/<chain>/<interface>: "no spaces/eth/http"', "entry k/eth/http: no readable gpc0, gpc1, gpc2, gpc3, bytes_out_cnt"]);
+    expect(t.problems).toEqual(["entry 0x55ba10262400: its key is not <keyname>/<chain>/<interface>", "entry k/eth/http: no readable gpc0, gpc1, gpc2, gpc3, bytes_out_cnt"]);
   });
 
   it("knows the process from show info, and refuses an answer that is not HAProxy's or lacks the table", () => {

@@ -55,8 +55,9 @@ export function startKeeper(o: KeeperOptions): Keeper {
     if (haproxyProblem) o.log("HAProxy answers again");
     haproxyProblem = undefined;
     for (const p of reading.problems) if (!reported.has(p) && reported.size < 1000) (reported.add(p), o.log(`skipped ${p}`));
-    state = absorb(state, reading, now());
-    lastReadAt = now().toISOString();
+    const at = now();
+    state = absorb(state, reading, at);
+    lastReadAt = at.toISOString();
     try {
       saveLedger(o.file, state);
       if (saveProblem) o.log("the ledger is saved again");

@@ -72,7 +72,8 @@ export function parseShowTable(text: string, table = USAGE_TABLE): ParsedTable {
     const id = f.get("key") ?? "";
     const where = parseEntryId(id);
     if (!where) {
-      problems.push(`an entry whose key is not <keyname>/<chain>/<interface>: ${JSON.stringify(id.slice(0, 240))}`);
+      // Its text is not shown: a key that is not a name might be a secret put there by mistake.
+      problems.push(`entry ${line.slice(0, line.indexOf(":"))}: its key is not <keyname>/<chain>/<interface>`);
       continue;
     }
     const values: Partial<Record<keyof Counters, number>> = {};
