@@ -75,6 +75,12 @@ describe("the ledger", () => {
     expect(day(s, "2026-11-27")["a/eth/http"].calls).toBe(12);
   });
 
+  it("the same process whose request count (32 bits) wrapped is not a new one", () => {
+    let s = absorb(EMPTY_LEDGER, reading(8, 100, { "a/eth/http": c(5) }, 2 ** 32 - 3), T0);
+    s = absorb(s, reading(8, 100, { "a/eth/http": c(7) }, 4), T0);
+    expect(day(s, "2026-11-27")["a/eth/http"].calls).toBe(7);
+  });
+
   it("an entry that expired and came back is counted whole, whether it was missed or seen lower", () => {
     let s = absorb(EMPTY_LEDGER, reading(8, 100, { "a/eth/http": c(5), "b/eth/ws": c(9) }), T0);
     s = absorb(s, reading(8, 100, { "b/eth/ws": c(9) }), T0);

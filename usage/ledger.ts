@@ -25,11 +25,6 @@ export function addCounters(a: Counters, b: Counters): Counters {
 
 const isZero = (c: Counters) => COUNTER_NAMES.every((n) => c[n] === 0);
 
-/** A new process, or the same one answering with fewer requests than before (a restart within the same second keeps Pid and Start_time_sec). */
-function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolean {
-  return !!a && a.pid === b.pid && a.startTimeSec === b.startTimeSec && b.cumReq >= a.cumReq;
-}
-
 /**
  * HAProxy keeps these as 32-bit unsigned integers (gpc and http_req_cnt are STD_T_UINT; bytes_out_cnt
  * is 64-bit): a busy key passes 2^32 calls within one process's life, and the counter goes on from 0.
@@ -37,8 +32,18 @@ function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolea
 const WRAP = 2 ** 32;
 const WRAPS: ReadonlySet<keyof Counters> = new Set(["calls", "errors", "limited", "cacheHits", "requests"]);
 
-/** Lower than before from high in its range to low: wrapped, not restarted (no key makes 2^31 calls between two readings). */
-const wrapped = (n: keyof Counters, prev: number, cur: number) => WRAPS.has(n) && cur < prev && prev >= WRAP / 2 && cur < WRAP / 2;
+/** Lower than before, from the top half of the range to the bottom one: wrapped, not begun again (2^31 calls between two readings are beyond any gateway). */
+const wrapped32 = (prev: number, cur: number) => cur < prev && prev >= WRAP / 2 && cur < WRAP / 2;
+const wrapped = (n: keyof Counters, prev: number, cur: number) => WRAPS.has(n) && wrapped32(prev, cur);
+
+/**
+ * The same process as before: same Pid and Start_time_sec, and no fewer requests (`CumReq`, also
+ * 32 bits) unless that wrapped. A container restarted within the second keeps Pid and start
+ * time; its requests begin again from 0.
+ */
+function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolean {
+  return !!a && a.pid === b.pid && a.startTimeSec === b.startTimeSec && (b.cumReq >= a.cumReq || wrapped32(a.cumReq, b.cumReq));
+}
 
 /**
  * What happened since the last reading, per entry: current minus last (across a wrap of a 32-bit
