@@ -68,9 +68,10 @@ export function startKeeper(o: KeeperOptions): Keeper {
     }
   };
 
-  // Ticks never overlap: each waits for the one before.
-  let running: Promise<void> = tick();
-  const timer = setInterval(() => (running = running.then(tick)), o.intervalMs);
+  // Ticks never overlap: each waits for the one before; one that fails unexpectedly does not stop the next.
+  const guarded = () => tick().catch((e: Error) => o.log(`a reading failed: ${e.message}`));
+  let running: Promise<void> = guarded();
+  const timer = setInterval(() => (running = running.then(guarded)), o.intervalMs);
 
   const server = createServer((req, res) => answer(req, res));
   const answer = (req: IncomingMessage, res: ServerResponse) => {
@@ -98,7 +99,7 @@ export function startKeeper(o: KeeperOptions): Keeper {
     async stop() {
       clearInterval(timer);
       await running;
-      await tick();
+      await guarded();
       await new Promise<void>((r) => server.close(() => r()));
       return !saveProblem;
     },
