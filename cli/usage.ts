@@ -1,0 +1,98 @@
+/**
+ * npm run usage: usage per key name for people and for billing, from the usage keeper (--url) or
+ * its ledger file (--file).
+ */
+import { parseArgs } from "node:util";
+import { UsageError } from "../readiness/args.js";
+import { asCsv, asJson, asTable, dayRows, isDay, sumDays, type Period, type UsageRow } from "../usage/report.js";
+import { loadLedger } from "../usage/store.js";
+import { systemReason } from "./errors.js";
+
+const USAGE = `usage: npm run usage -- --since YYYY-MM-DD [--until YYYY-MM-DD] [--key NAME] [--by day]
+                       [--format table|json|csv] (--url http://HOST:PORT | --file PATH)
+Usage per key name, chain and interface, summed over the period (UTC days, both included).
+  --since DAY       first day
+  --until DAY       last day (default: today)
+  --key NAME        one key name only
+  --by day          a row per day instead of one per period
+  --format F        table (default, for people), json or csv (for billing)
+  --url URL         the usage keeper (its /usage)
+  --file PATH       the keeper's ledger file
+  --help            this text
+Exit: 0 done, 1 the keeper or the file could not be read, 2 bad arguments.`;
+
+const FORMATS = { table: asTable, json: asJson, csv: asCsv } as const;
+
+export interface ReportOptions {
+  readonly period: Required<Pick<Period, "since">> & Period;
+  readonly byDay: boolean;
+  readonly format: keyof typeof FORMATS;
+  readonly source: { readonly url: string } | { readonly file: string };
+}
+
+export function parseReportArgs(argv: string[]): ReportOptions | "help" {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { since: { type: "string" }, until: { type: "string" }, key: { type: "string" }, by: { type: "string" }, format: { type: "string" }, url: { type: "string" }, file: { type: "string" }, help: { type: "boolean" } },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return "help";
+  if (!values.since) throw new UsageError("--since is required (a day written YYYY-MM-DD)");
+  for (const name of ["since", "until"] as const) if (values[name] !== undefined && !isDay(values[name]!)) throw new UsageError(`--${name} must be a day written YYYY-MM-DD (got "${values[name]}")`);
+  if (values.until && values.until < values.since) throw new UsageError(`--until (${values.until}) is before --since (${values.since})`);
+  const format = values.format ?? "table";
+  if (!(format in FORMATS)) throw new UsageError(`--format must be table, json or csv (got "${format}")`);
+  if (values.by !== undefined && values.by !== "day") throw new UsageError(`--by accepts only "day" (got "${values.by}")`);
+  if (!!values.url === !!values.file) throw new UsageError("give one of --url (the usage keeper) or --file (its ledger)");
+  if (values.url && !/^https?:\/\/[^\s/]+/.test(values.url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${values.url}")`);
+  return {
+    period: { since: values.since, until: values.until ?? new Date().toISOString().slice(0, 10), key: values.key },
+    byDay: values.by === "day",
+    format: format as keyof typeof FORMATS,
+    source: values.url ? { url: values.url } : { file: values.file! },
+  };
+}
+
+async function fetchRows(base: string, p: ReportOptions["period"]): Promise<UsageRow[]> {
+  const q = new URLSearchParams({ since: p.since, ...(p.until ? { until: p.until } : {}), ...(p.key ? { key: p.key } : {}) });
+  const url = `${base.replace(/\/+$/, "")}/usage?${q}`;
+  const res = await fetch(url).catch((e) => {
+    throw new Error(`the usage keeper at ${base} did not answer: ${systemReason((e as { cause?: unknown }).cause ?? e)}`);
+  });
+  if (!res.ok) throw new Error(`the usage keeper at ${base} answered ${res.status}: ${(await res.text()).trim().slice(0, 200)}`);
+  return ((await res.json()) as { rows: UsageRow[] }).rows;
+}
+
+/** The report's text. */
+export async function report(o: ReportOptions): Promise<string> {
+  const rows = "url" in o.source ? await fetchRows(o.source.url, o.period) : dayRows(loadLedger(o.source.file), o.period);
+  return FORMATS[o.format](o.byDay ? rows : sumDays(rows, o.period));
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let options;
+  try {
+    options = parseReportArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`usage: ${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (options === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  try {
+    process.stdout.write(await report(options));
+    return 0;
+  } catch (e) {
+    process.stderr.write(`usage: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

@@ -1,0 +1,76 @@
+/**
+ * rpcstack-usage: the usage keeper the usage container runs.
+ *   node usage.js --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N]
+ */
+import { parseArgs } from "node:util";
+import { systemReason } from "../cli/errors.js";
+import { numberArg, UsageError } from "../readiness/args.js";
+import { startKeeper, type KeeperOptions } from "./keeper.js";
+import { LedgerFileError } from "./store.js";
+
+const USAGE = `usage: rpcstack-usage --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N]
+Reads the gateway's usage counters (table st_usage) from HAProxy's runtime API every interval and
+keeps them per UTC day in a ledger file that survives restarts of HAProxy and of this program.
+  --admin HOST:PORT|PATH   HAProxy's runtime API (TCP, or a Unix socket's path)
+  --file PATH              the ledger (JSON, mode 0600); created when missing, never replaced
+                           when it cannot be read (the program stops instead)
+  --listen ADDR:PORT       serves GET /metrics (Prometheus), GET /usage?since=YYYY-MM-DD
+                           &until=YYYY-MM-DD&key=NAME (JSON rows per day) and GET /healthz;
+                           port 0 takes a free port and prints it
+  --interval-seconds N     between readings (5)
+  --help                   this text
+SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not be saved).`;
+
+export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "help" {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, help: { type: "boolean" } } }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.help) return "help";
+  for (const name of ["admin", "file", "listen"] as const) if (!values[name]) throw new UsageError(`--${name} is required`);
+  const listen = /^(.+):(\d+)$/.exec(values.listen!);
+  const port = Number(listen?.[2]);
+  if (!listen || !Number.isInteger(port) || port > 65535) throw new UsageError(`--listen must be ADDR:PORT (got "${values.listen}")`);
+  const intervalMs = numberArg("interval-seconds", values["interval-seconds"], 5, { min: 0.1, max: 3600 }) * 1000;
+  return { admin: values.admin!, file: values.file!, intervalMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port } };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let options;
+  try {
+    options = parseKeeperArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`rpcstack-usage: ${e.message}\n${USAGE}`);
+    return 2;
+  }
+  if (options === "help") {
+    console.log(USAGE);
+    return 0;
+  }
+  const log = (line: string) => console.log(`rpcstack-usage: ${line}`);
+  let keeper;
+  try {
+    keeper = startKeeper({ ...options, log });
+  } catch (e) {
+    if (!(e instanceof LedgerFileError)) throw e;
+    console.error(`rpcstack-usage: ${e.message}`);
+    return 1;
+  }
+  try {
+    const port = await keeper.ready;
+    log(`keeping ${options.file}, reading ${options.admin} every ${options.intervalMs / 1000} s, serving /metrics and /usage on ${options.listen.host}:${port}`);
+  } catch (e) {
+    await keeper.stop();
+    console.error(`rpcstack-usage: cannot listen on ${options.listen.host}:${options.listen.port}: ${systemReason(e)}`);
+    return 2;
+  }
+  await new Promise<void>((resolve) => {
+    for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => resolve());
+  });
+  return (await keeper.stop()) ? 0 : 1;
+}
+
+if (require.main === module) void main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -1,0 +1,107 @@
+/**
+ * The usage keeper: every interval it reads the gateway's usage table through HAProxy's runtime
+ * API, absorbs it into the ledger and saves the ledger; it serves the ledger to Prometheus
+ * (/metrics) and to billing (/usage).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { runtimeCommand } from "../cli/runtimeApi.js";
+import { absorb, type LedgerState } from "./ledger.js";
+import { usageMetrics } from "./metrics.js";
+import { dayRows, isDay } from "./report.js";
+import { loadLedger, saveLedger } from "./store.js";
+import { READ_COMMAND, parseReading, type Reading } from "./table.js";
+
+export interface KeeperOptions {
+  /** The runtime API: HOST:PORT or a Unix socket's path. */
+  readonly admin: string;
+  readonly file: string;
+  readonly intervalMs: number;
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly log: (line: string) => void;
+  /** The clock (tests pass their own). */
+  readonly now?: () => Date;
+  readonly read?: (admin: string) => Promise<Reading>;
+}
+
+export const readUsage = async (admin: string): Promise<Reading> => parseReading(await runtimeCommand(admin, READ_COMMAND, 5_000));
+
+export interface Keeper {
+  /** The port it serves on, once it listens. */
+  readonly ready: Promise<number>;
+  /** One last reading, saved; then it stops serving. False when that last save failed. */
+  stop(): Promise<boolean>;
+}
+
+/** Loads the ledger (throws when its file cannot be read: nothing is started then), reads at once, then every interval. */
+export function startKeeper(o: KeeperOptions): Keeper {
+  let state: LedgerState = loadLedger(o.file);
+  const now = o.now ?? (() => new Date());
+  const read = o.read ?? readUsage;
+  let haproxyProblem: string | undefined;
+  let saveProblem: string | undefined;
+  let lastReadAt: string | undefined;
+  const reported = new Set<string>();
+
+  const tick = async (): Promise<void> => {
+    let reading: Reading;
+    try {
+      reading = await read(o.admin);
+    } catch (e) {
+      const why = (e as Error).message;
+      if (why !== haproxyProblem) o.log(`HAProxy did not answer (${why}); the ledger is kept, trying again every ${o.intervalMs / 1000} s`);
+      haproxyProblem = why;
+      return;
+    }
+    if (haproxyProblem) o.log("HAProxy answers again");
+    haproxyProblem = undefined;
+    for (const p of reading.problems) if (!reported.has(p) && reported.size < 1000) (reported.add(p), o.log(`skipped ${p}`));
+    const at = now();
+    state = absorb(state, reading, at);
+    lastReadAt = at.toISOString();
+    try {
+      saveLedger(o.file, state);
+      if (saveProblem) o.log("the ledger is saved again");
+      saveProblem = undefined;
+    } catch (e) {
+      if ((e as Error).message !== saveProblem) o.log(`${(e as Error).message}; the counts are kept in memory and saved at the next reading`);
+      saveProblem = (e as Error).message;
+    }
+  };
+
+  // Ticks never overlap: each waits for the one before; one that fails unexpectedly does not stop the next.
+  const guarded = () => tick().catch((e: Error) => o.log(`a reading failed: ${e.message}`));
+  let running: Promise<void> = guarded();
+  const timer = setInterval(() => (running = running.then(guarded)), o.intervalMs);
+
+  const server = createServer((req, res) => answer(req, res));
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://keeper");
+    const send = (status: number, type: string, body: string) => res.writeHead(status, { "Content-Type": type }).end(body);
+    if (req.method !== "GET") return send(405, "text/plain", "GET only\n");
+    if (url.pathname === "/metrics") return send(200, "text/plain; version=0.0.4; charset=utf-8", usageMetrics(state));
+    if (url.pathname === "/healthz") return send(saveProblem ? 503 : 200, "application/json", JSON.stringify({ saved: !saveProblem, saveProblem, haproxyProblem, lastReadAt }) + "\n");
+    if (url.pathname === "/usage") {
+      const p = { since: url.searchParams.get("since") ?? undefined, until: url.searchParams.get("until") ?? undefined, key: url.searchParams.get("key") ?? undefined };
+      const bad = (["since", "until"] as const).find((k) => p[k] !== undefined && !isDay(p[k]!));
+      if (bad) return send(400, "application/json", JSON.stringify({ error: `${bad} must be a day written YYYY-MM-DD` }) + "\n");
+      return send(200, "application/json", JSON.stringify({ rows: dayRows(state, p) }) + "\n");
+    }
+    send(404, "text/plain", "GET /metrics, /usage?since=YYYY-MM-DD&until=YYYY-MM-DD&key=NAME or /healthz\n");
+  };
+  const ready = new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(o.listen.port, o.listen.host, () => resolve((server.address() as { port: number }).port));
+  });
+  ready.catch(() => clearInterval(timer));
+
+  return {
+    ready,
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await guarded();
+      await new Promise<void>((r) => server.close(() => r()));
+      return !saveProblem;
+    },
+  };
+}
