@@ -320,7 +320,7 @@ function normalizeContainer(c: any, byUrn: (urn: string) => { type: string; inpu
   const FILES: Record<string, string> = {
     "jwt-init": "l1", geth: "l1", lighthouse: "l1",
     "l2-restore": "l2", juno: "l2", pathfinder: "l2", indexer: "l2",
-    "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway", "key-sync": "gateway",
+    "sync-health": "gateway", "cert-init": "gateway", haproxy: "gateway", acme: "gateway", "key-sync": "gateway", usage: "gateway",
   };
   // A container in another's network namespace has no alias: its service name is its container's.
   const serviceOf = (x: any): string => x.networksAdvanced?.[0].aliases[0] ?? x.name.replace(/^rpcstack-/, "");
