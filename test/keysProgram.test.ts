@@ -14,7 +14,8 @@ describe("project keys under the mock engine", () => {
     const upload = sync.inputs.uploads.findIndex((u: any) => u.file === "/run/rpcstack-keys/keys.map");
     expect(sync.inputs.uploads[upload].content).toBe(keyMap([...TEST_PROJECT_KEYS, other]));
     expect(sync.secretInputs).toEqual([`uploads.${upload}.content`]);
-    expect(sync.inputs.networkMode).toBe("container:rpcstack-gateway");
+    // HAProxy's container by its id, as Docker reads it back (the mock engine's ids are `<resource>-id`).
+    expect(sync.inputs.networkMode).toBe("container:rpcstack-gateway-haproxy-id");
     expect(sync.inputs.networksAdvanced).toBeUndefined();
     expect(sync.deleteBeforeReplace).toBe(true);
     expect(sync.dependencies).toContain(after.one(CONTAINER, "rpcstack-gateway-haproxy").urn);
