@@ -9,6 +9,7 @@ const RELAYS: readonly Panel[] = [
   { title: "Calls per second, per chain backend", job: "gateway", unit: "reqps", legend: "{{proxy}}", expr: "sum by (proxy) (rate(haproxy_backend_http_requests_total[5m]))" },
   { title: "5xx answers per second, per frontend", job: "gateway", unit: "reqps", legend: "{{proxy}}", expr: 'sum by (proxy) (rate(haproxy_frontend_http_responses_total{code="5xx"}[5m]))' },
   { title: "4xx answers per second (429: over a key's rate), per frontend", job: "gateway", unit: "reqps", legend: "{{proxy}}", expr: 'sum by (proxy) (rate(haproxy_frontend_http_responses_total{code="4xx"}[5m]))' },
+  { title: "Calls per second, per project key and chain", job: "usage", unit: "reqps", legend: "{{key}} {{chain}} {{interface}}", expr: "sum by (key, chain, interface) (rate(rpcstack_usage_calls_total[5m]))" },
   { title: "Average answer time, per chain backend", job: "gateway", unit: "s", legend: "{{proxy}}", expr: "max by (proxy) (haproxy_backend_response_time_average_seconds)" },
   {
     title: "Cache hit ratio, per chain",

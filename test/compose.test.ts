@@ -181,7 +181,7 @@ describe("compose export details", () => {
       expect(map).not.toContain(key);
       for (const f of ["dc-l1.yaml", "dc-l2.yaml", "dc-gateway.yaml", "gateway/haproxy.cfg"]) expect(readFileSync(join(dir, f), "utf8")).not.toContain(key);
       const gw = parse(readFileSync(join(dir, "dc-gateway.yaml"), "utf8"));
-      expect(Object.keys(gw.services)).toEqual(["disk-watch", "sync-health", "cert-init", "haproxy", "key-sync", "acme"]);
+      expect(Object.keys(gw.services)).toEqual(["disk-watch", "sync-health", "cert-init", "haproxy", "key-sync", "usage", "acme"]);
       expect(existsSync(join(dir, "readiness/ready.js"))).toBe(true);
     }
   });

@@ -56,7 +56,7 @@ describe("monitoring in the plan", () => {
     expect(m.role.volumes.map((v) => v.name)).toEqual(["rpcstack-prometheus"]);
   });
 
-  it("scrapes each node client at the metrics flags its spec passes, the readiness service, the disk watcher and the gateway", () => {
+  it("scrapes each node client at the metrics flags its spec passes, the readiness service, the disk watcher, the gateway and the usage keeper", () => {
     const jobs = Object.fromEntries(m.prometheus.jobs.map((j) => [j.name, j.targets.map((t) => `${t.address}${j.metricsPath}`)]));
     expect(jobs).toEqual({
       geth: ["geth:6060/debug/metrics/prometheus"],
@@ -66,6 +66,7 @@ describe("monitoring in the plan", () => {
       disk: ["disk-watch:9105/metrics"],
       gateway: ["haproxy:8405/metrics"],
       "gateway-cache": ["haproxy:8405/metrics/cache"],
+      usage: ["haproxy:9107/metrics"],
     });
     const flags = [...(plan.l1.services.execution?.command ?? []), ...(plan.l1.services.consensus?.command ?? []), ...plan.l2.services.node.command];
     expect(flags).toEqual(expect.arrayContaining(["--metrics.port=6060", "--metrics-port=5054", "--metrics-port=9090"]));

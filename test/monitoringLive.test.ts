@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/index.js";
 import { planStack } from "../plan/index.js";
 import { PROMETHEUS_CONFIG, PROMETHEUS_RULES } from "../services/monitoring.js";
+import { USAGE_PORT } from "../services/usage.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue, stackFileConfig } from "./harness.js";
 import { clientBinary, onLoopback } from "./support/clients.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
@@ -38,6 +39,7 @@ let geth: Child;
 let devnet: Child;
 let health: Child;
 let gw: RunningGateway;
+let usage: Child;
 let prom: RunningPrometheus;
 let dir: string;
 /** Docker's service addresses in the plan -> where this test runs them. */
@@ -60,6 +62,10 @@ beforeAll(async () => {
   });
   gw = await startGateway(JSON.parse(moved(JSON.stringify(plan.gatewayConfig.chains))), TEST_PROJECT_KEYS, { cache: plan.gatewayConfig.options.cache });
   at["haproxy:8405"] = `127.0.0.1:${gw.metricsPort}`;
+  // The usage keeper as its container runs it, on the gateway's runtime API.
+  const usagePort = await freePort();
+  at[`haproxy:${USAGE_PORT}`] = `127.0.0.1:${usagePort}`;
+  usage = start(TSX, [join(ROOT, "usage/cli.ts"), "--admin", join(gw.dir, "admin.sock"), "--file", join(gw.dir, "usage.json"), "--listen", at[`haproxy:${USAGE_PORT}`], "--interval-seconds", "1"], { cwd: ROOT });
   dir = writeMonitoringFiles(monitoring, { [PROMETHEUS_CONFIG]: moved(monitoring.files.find((f) => f.name === PROMETHEUS_CONFIG)!.content) });
   prom = await startPrometheus(dir);
   // Traffic as developers make it: answers, a cached read, a refused key.
@@ -70,7 +76,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stopEach(prom, gw, health, geth, devnet);
+  await stopEach(prom, usage, gw, health, geth, devnet);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
