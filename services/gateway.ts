@@ -6,7 +6,7 @@ import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
 import type { FileSpec, Role, ServiceSpec, VolumeSpec } from "./types.js";
-import { usageService, usageVolume } from "./usage.js";
+import { usagePort, usageService, usageVolume } from "./usage.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -116,6 +116,7 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
       { container: 443, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 443 } },
       { container: 80, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 80 } },
       { container: METRICS_PORT, protocol: "tcp", purpose: "metrics" },
+      usagePort,
     ],
     volumes: [
       { volume: "certs", path: "/certs", readOnly: true },

@@ -7,6 +7,11 @@ import { nodeHttpGet } from "./health.js";
 import type { ServiceSpec, VolumeSpec } from "./types.js";
 
 export const USAGE_PORT = 9107;
+/**
+ * The keeper's port as HAProxy's container publishes it: on the host's loopback, for `npm run
+ * usage -- --url http://127.0.0.1:9107` there (an SSH tunnel from elsewhere), and for Prometheus.
+ */
+export const usagePort = { container: USAGE_PORT, protocol: "tcp", purpose: "metrics", publish: { address: "127.0.0.1", port: USAGE_PORT } } as const;
 const DATA_DIR = "/var/lib/rpcstack-usage";
 const PROGRAM = { from: "bundle", path: "/usage/keeper.js", source: "usage/cli.ts" } as const;
 
@@ -25,10 +30,12 @@ export function usageService(settings: StackSettings, adminPort: number): Servic
     containerName: "rpcstack-usage",
     // The readiness image: Node.js, nothing else needed.
     image: settings.readiness.image,
-    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`],
+    // Past 30 s without HAProxy it exits and is restarted (restart below) into the network namespace
+    // of HAProxy's restarted container: a running container keeps the namespace it joined.
+    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "30"],
     environment: {},
-    // Scraped through HAProxy's container, whose network namespace it shares.
-    ports: [{ container: USAGE_PORT, protocol: "tcp", purpose: "metrics" }],
+    // On HAProxy's address, whose network namespace it shares: HAProxy's container publishes it.
+    ports: [],
     volumes: [{ volume: "usage", path: DATA_DIR }],
     files: [PROGRAM],
     healthcheck: nodeHttpGet(USAGE_PORT, "/healthz", 10),

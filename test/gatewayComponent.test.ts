@@ -16,11 +16,11 @@ import { issueCert } from "./support/tls.js";
 const CONTAINER = "docker:index/container:Container";
 
 describe("Gateway under the mock engine", () => {
-  it("HAProxy pinned, 443 and 80 public, metrics private, the config in the clear and no key map among its files (the key sync's)", async () => {
+  it("HAProxy pinned, 443 and 80 public, the usage keeper on loopback, metrics private, the config in the clear and no key map among its files (the key sync's)", async () => {
     const run = await runProgram({ stack: "mainnet" });
     const gw = run.one(CONTAINER, "rpcstack-gateway-haproxy");
     expect(gw.inputs.image).toBe(GATEWAY_IMAGES.haproxy);
-    expect(gw.inputs.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}`).sort()).toEqual(["0.0.0.0:443->443", "0.0.0.0:80->80"]);
+    expect(gw.inputs.ports.map((p: any) => `${p.ip}:${p.external}->${p.internal}`).sort()).toEqual(["0.0.0.0:443->443", "0.0.0.0:80->80", "127.0.0.1:9107->9107"]);
     const files = Object.fromEntries(gw.inputs.uploads.map((u: any) => [u.file, u.content]));
     // The key map is on a volume the key sync writes; it holds digests of the keys, never the keys.
     expect(files["/usr/local/etc/haproxy/keys.map"]).toBeUndefined();

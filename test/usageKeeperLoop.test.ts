@@ -39,6 +39,29 @@ describe("the keeper's loop", () => {
     expect(lines).toContain("the ledger is saved again");
   });
 
+  it("gives up once HAProxy has not answered for giveUpMs, not before, and not again", async () => {
+    // Each reading moves the clock 10 s: up twice, down 3 times (20 s from the first failure), up,
+    // then down for good.
+    const script = "uudddu" + "d".repeat(10);
+    let t = 0;
+    let reads = 0;
+    const gaveUpAt: number[] = [];
+    keeper = startKeeper({
+      admin: "unused", file: join(dir, "usage.json"), intervalMs: 5, listen: { host: "127.0.0.1", port: 0 }, log: () => {}, now: () => new Date(t), giveUpMs: 30_000,
+      onGiveUp: () => void gaveUpAt.push(t),
+      read: async () => {
+        const up = (script[reads++] ?? "d") === "u";
+        t += 10_000;
+        if (!up) throw new Error("connect ECONNREFUSED");
+        return reading(1);
+      },
+    });
+    await keeper.ready;
+    await eventually("every scripted reading", async () => reads, (n) => n >= script.length);
+    // The last failures began at the 7th reading (70 s): 30 s later, at the 10th, once.
+    expect(gaveUpAt).toEqual([100_000]);
+  });
+
   it("stop() reads once more and saves it", async () => {
     const file = join(dir, "usage.json");
     let calls = 2;

@@ -8,7 +8,7 @@ import { numberArg, UsageError } from "../readiness/args.js";
 import { startKeeper, type KeeperOptions } from "./keeper.js";
 import { LedgerFileError } from "./store.js";
 
-const USAGE = `usage: rpcstack-usage --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N]
+const USAGE = `usage: rpcstack-usage --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N] [--give-up-seconds N]
 Reads the gateway's usage counters (table st_usage) from HAProxy's runtime API every interval and
 keeps them per UTC day in a ledger file that survives restarts of HAProxy and of this program.
   --admin HOST:PORT|PATH   HAProxy's runtime API (TCP, or a Unix socket's path)
@@ -18,13 +18,16 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
                            &until=YYYY-MM-DD&key=NAME (JSON rows per day) and GET /healthz;
                            port 0 takes a free port and prints it
   --interval-seconds N     between readings (5)
+  --give-up-seconds N      exit 1 (after saving) once HAProxy has not answered for N seconds, so
+                           that a container sharing HAProxy's network namespace is restarted into
+                           the new one after HAProxy's restarts (0, the default: never)
   --help                   this text
 SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not be saved).`;
 
 export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "help" {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, help: { type: "boolean" } } }));
+    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, help: { type: "boolean" } } }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -34,7 +37,8 @@ export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "h
   const port = Number(listen?.[2]);
   if (!listen || !Number.isInteger(port) || port > 65535) throw new UsageError(`--listen must be ADDR:PORT (got "${values.listen}")`);
   const intervalMs = numberArg("interval-seconds", values["interval-seconds"], 5, { min: 0.1, max: 3600 }) * 1000;
-  return { admin: values.admin!, file: values.file!, intervalMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port } };
+  const giveUpMs = numberArg("give-up-seconds", values["give-up-seconds"], 0, { min: 0, max: 86400 }) * 1000;
+  return { admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port } };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -52,8 +56,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const log = (line: string) => console.log(`rpcstack-usage: ${line}`);
   let keeper;
+  let giveUp = () => {};
   try {
-    keeper = startKeeper({ ...options, log });
+    keeper = startKeeper({ ...options, log, onGiveUp: () => giveUp() });
   } catch (e) {
     if (!(e instanceof LedgerFileError)) throw e;
     console.error(`rpcstack-usage: ${e.message}`);
@@ -67,10 +72,11 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`rpcstack-usage: cannot listen on ${options.listen.host}:${options.listen.port}: ${systemReason(e)}`);
     return 2;
   }
-  await new Promise<void>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => resolve());
+  const gaveUp = await new Promise<boolean>((resolve) => {
+    for (const sig of ["SIGTERM", "SIGINT"] as const) process.once(sig, () => resolve(false));
+    giveUp = () => resolve(true);
   });
-  return (await keeper.stop()) ? 0 : 1;
+  return (await keeper.stop()) && !gaveUp ? 0 : 1;
 }
 
 if (require.main === module) void main(process.argv.slice(2)).then((code) => process.exit(code));

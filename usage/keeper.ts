@@ -21,6 +21,13 @@ export interface KeeperOptions {
   /** The clock (tests pass their own). */
   readonly now?: () => Date;
   readonly read?: (admin: string) => Promise<Reading>;
+  /**
+   * Called once when HAProxy has not answered for this long (0 or absent: never). A container
+   * that shares HAProxy's network namespace keeps the old one when HAProxy's container restarts:
+   * only a restart of its own joins the new one.
+   */
+  readonly giveUpMs?: number;
+  readonly onGiveUp?: () => void;
 }
 
 export const readUsage = async (admin: string): Promise<Reading> => parseReading(await runtimeCommand(admin, READ_COMMAND, 5_000));
@@ -41,6 +48,7 @@ export function startKeeper(o: KeeperOptions): Keeper {
   let saveProblem: string | undefined;
   let lastReadAt: string | undefined;
   const reported = new Set<string>();
+  let failingSince: number | undefined;
 
   const tick = async (): Promise<void> => {
     let reading: Reading;
@@ -50,8 +58,15 @@ export function startKeeper(o: KeeperOptions): Keeper {
       const why = (e as Error).message;
       if (why !== haproxyProblem) o.log(`HAProxy did not answer (${why}); the ledger is kept, trying again every ${o.intervalMs / 1000} s`);
       haproxyProblem = why;
+      failingSince ??= now().getTime();
+      if (o.giveUpMs && now().getTime() - failingSince >= o.giveUpMs) {
+        o.log(`HAProxy has not answered for ${Math.round(o.giveUpMs / 1000)} s: giving up`);
+        failingSince = Number.POSITIVE_INFINITY;
+        o.onGiveUp?.();
+      }
       return;
     }
+    failingSince = undefined;
     if (haproxyProblem) o.log("HAProxy answers again");
     haproxyProblem = undefined;
     for (const p of reading.problems) if (!reported.has(p) && reported.size < 1000) (reported.add(p), o.log(`skipped ${p}`));
