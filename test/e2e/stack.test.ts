@@ -91,7 +91,7 @@ if (missing) {
       const t0 = Date.now();
       images = buildTestImages((s) => console.log(`e2e images: ${s}`));
       console.log(`e2e images ready in ${Math.round((Date.now() - t0) / 1000)} s`);
-      for (const p of ["https", "http", "gethHttp", "gethWs", "junoHttp", "pfHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
+      for (const p of ["https", "http", "usage", "gethHttp", "gethWs", "junoHttp", "pfHttp", "gethP2p", "lhP2p", "lhQuic"]) ports[p] = await freePort();
 
       writeStackFiles(dir, images);
       writeFileSync(join(dir, "keys.json"), JSON.stringify([{ name: "e2e", key }]), { mode: 0o600 });
@@ -99,7 +99,7 @@ if (missing) {
       // Public ports (p2p, 80, 443) move to loopback ports of the test's choosing; the RPC ports
       // keep the address the package gives them, so the inspect test below checks the package.
       const publish = [
-        `haproxy:443=127.0.0.1:${ports.https}`, `haproxy:80=127.0.0.1:${ports.http}`,
+        `haproxy:443=127.0.0.1:${ports.https}`, `haproxy:80=127.0.0.1:${ports.http}`, `haproxy:9107=127.0.0.1:${ports.usage}`,
         `geth:30303/tcp=127.0.0.1:${ports.gethP2p}`, `geth:30303/udp=127.0.0.1:${ports.gethP2p}`,
         `lighthouse:9000/tcp=127.0.0.1:${ports.lhP2p}`, `lighthouse:9000/udp=127.0.0.1:${ports.lhP2p}`, `lighthouse:9001/udp=127.0.0.1:${ports.lhQuic}`,
         `geth:8545=${ports.gethHttp}`, `geth:8546=${ports.gethWs}`, `juno:6060=${ports.junoHttp}`,
@@ -170,6 +170,49 @@ if (missing) {
       // The indexer follows the L2 node inside the private network.
       expect(run("docker", ["logs", c("indexer")]).stdout).toMatch(/^\{"block":\d+,/m);
     });
+
+    it("usage: the keeper counts the key's calls exactly, through a restart of the gateway container, and npm run usage prints them", async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const strks = clientFor("STRKS");
+      const calls = () => {
+        const out = must("npx", ["tsx", "cli/usage.ts", "--url", `http://127.0.0.1:${ports.usage}`, "--since", today, "--key", "e2e", "--format", "json"], { cwd: ROOT });
+        return (JSON.parse(out) as { chain: string; interface: string; calls: number }[]).filter((r) => r.chain === "strks" && r.interface === "http").reduce((n, r) => n + r.calls, 0);
+      };
+      const counted = async (want: number) => {
+        for (let i = 0; ; i++) {
+          const n = calls();
+          if (n === want) return;
+          if (n > want || i > 30) throw new Error(`usage shows ${n} calls, ${want} were sent`);
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      };
+      // Whatever earlier tests sent has been read once the count holds still.
+      await new Promise((r) => setTimeout(r, 6000));
+      const before = calls();
+      for (let i = 0; i < 3; i++) await strks.sendRelay({ method: "starknet_chainId", params: [] });
+      const batch = await tlsFetch(ca)(`${gatewayUrl}/gateway/strks/rpc-http/${key}`, {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify([1, 2].map((id) => ({ jsonrpc: "2.0", id, method: "starknet_chainId", params: [] }))),
+      });
+      expect(batch.status).toBe(200);
+      await counted(before + 5);
+      // HAProxy's container restarts: its counters start again at 0, the keeper restarts into its
+      // new network namespace, and nothing counted is lost.
+      must("docker", ["restart", c("gateway")]);
+      // Without retries, so that each call the gateway answered (a 503 while its node check
+      // settles included) is known: those are counted; calls it never took are not.
+      const once = clientFor("STRKS", key, 0);
+      let answered = 0;
+      for (let i = 0; ; i++) {
+        const r = await once.sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
+        if (typeof r === "string" || (r instanceof RelayError && (r.kind === "http" || r.kind === "jsonrpc"))) answered++;
+        if (r === "0x534e5f5345504f4c4941") break;
+        if (i > 60) throw new Error(`the gateway did not relay again: ${r}`);
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+      await counted(before + 5 + answered);
+      expect(run("docker", ["logs", c("usage")]).stdout).not.toContain(key);
+    }, 240_000);
 
     it("stopping the L2 node turns its route to 503 within the health-check window; starting it brings 200 back", async () => {
       const cfg = readFileSync(join(out, "gateway/haproxy.cfg"), "utf8");
@@ -249,7 +292,7 @@ if (missing) {
       for (const f of [...COMPOSE_FILES].reverse()) compose(f, "down");
       const volumes = must("docker", ["volume", "ls", "-q", "--filter", `name=${prefix}`]).split("\n").sort();
       expect(volumes).toEqual(
-        ["gateway-certs", "gateway-keys", "gateway-run", "sepolia-geth", "sepolia-jwt", "sepolia-juno", "sepolia-lighthouse"].map((v) => `${prefix}rpcstack-${v}`).sort(),
+        ["gateway-certs", "gateway-keys", "gateway-run", "gateway-usage", "sepolia-geth", "sepolia-jwt", "sepolia-juno", "sepolia-lighthouse"].map((v) => `${prefix}rpcstack-${v}`).sort(),
       );
       // Same order, without waiting on every health check again: the relay below is what counts.
       for (const f of COMPOSE_FILES) compose(f, "up", "-d");
