@@ -95,4 +95,12 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));
+if (require.main === module) {
+  // A connection dropped in a certain way (a published port whose container is restarting) can
+  // leave fetch's promise pending with nothing left to wait on: Node then exits, and must not
+  // exit 0 with nothing printed.
+  let done = false;
+  process.exitCode = 1;
+  process.once("beforeExit", () => done || process.stderr.write("usage: the usage keeper's connection ended without an answer\n"));
+  void main(process.argv.slice(2)).then((code) => ((done = true), (process.exitCode = code)));
+}

@@ -30,9 +30,10 @@ export function usageService(settings: StackSettings, adminPort: number): Servic
     containerName: "rpcstack-usage",
     // The readiness image: Node.js, nothing else needed.
     image: settings.readiness.image,
-    // Past 30 s without HAProxy it exits and is restarted (restart below) into the network namespace
-    // of HAProxy's restarted container: a running container keeps the namespace it joined.
-    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "30"],
+    // Past 10 s (two readings) without HAProxy it exits and is restarted (restart below) into the
+    // network namespace of HAProxy's restarted container: a running container keeps the one it
+    // joined, where nothing answers any more.
+    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10"],
     environment: {},
     // On HAProxy's address, whose network namespace it shares: HAProxy's container publishes it.
     ports: [],
