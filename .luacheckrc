@@ -11,4 +11,5 @@ files["gateway/lua/certs.lua"] = { read_globals = { "core", "CertCache" } }
 files["gateway/lua/badges.lua"] = { read_globals = { "core" } }
 files["gateway/lua/filters.lua"] = { read_globals = { "core" } }
 files["gateway/lua/refusals.lua"] = { read_globals = { "core" } }
+files["gateway/lua/quotas.lua"] = { read_globals = { "core" } }
 files["test/lua"] = { std = "+busted" }

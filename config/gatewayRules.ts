@@ -30,6 +30,28 @@ export function gatewayProblems(raw: RawConfig, network: NetworkDefaults | undef
     out.push(problem(["gateway", "cache", "maxObjectBytes"], `is larger than rpcstack:gateway.cache.maxBytes (${gw.cache.maxBytes}): no answer that size could be held`));
   }
 
+  if (Array.isArray(gw.quotas)) out.push(...quotaProblems(gw.quotas, raw));
+  return out;
+}
+
+/**
+ * Quotas name a project key or a badge project, once each. Tools that never see secrets have no
+ * projectKeys: then only badge projects are known, and unknown names are not reported.
+ */
+function quotaProblems(quotas: unknown[], raw: RawConfig): string[] {
+  const out: string[] = [];
+  const keyNames = Array.isArray(raw.projectKeys) ? raw.projectKeys.flatMap((k) => (isObj(k) && isStr(k.name) ? [k.name] : [])) : undefined;
+  const projects = isObj(raw.badges) && Array.isArray(raw.badges.projects) ? raw.badges.projects.flatMap((p) => (isObj(p) && isStr(p.projectId) ? [p.projectId] : [])) : [];
+  const seen = new Map<string, number>();
+  quotas.forEach((q, i) => {
+    if (!isObj(q) || !isStr(q.name)) return;
+    const at = ["gateway", "quotas", i, "name"];
+    if (seen.has(q.name)) out.push(problem(at, `"${q.name}" already has a quota in gateway.quotas[${seen.get(q.name)}]`));
+    else seen.set(q.name, i);
+    if (keyNames && !keyNames.includes(q.name) && !projects.includes(q.name)) {
+      out.push(problem(at, `"${q.name}" is neither a project key's name (rpcstack:projectKeys) nor a badge project's id (rpcstack:badges.projects)`));
+    }
+  });
   return out;
 }
 

@@ -50,6 +50,13 @@ export interface ProjectKey {
   readonly key: string;
 }
 
+/** An allowance of calls per UTC day or month for a project key or a badge project (`gateway.quotas[]`). */
+export interface Quota {
+  readonly name: string;
+  readonly calls: number;
+  readonly per: "day" | "month";
+}
+
 export interface ChainUpstreams {
   readonly rpcHttp?: string;
   readonly rpcWs?: string;
@@ -137,6 +144,8 @@ export interface StackSettings {
     readonly domain?: string;
     readonly acmeEmail?: string;
     readonly chains: readonly ExtraChain[];
+    /** Calls per UTC day or month, by key name or badge project; shipped with the key sync, not in haproxy.cfg. */
+    readonly quotas: readonly Quota[];
     /** Requests per second one project key may make, averaged over 10 s; over it: 429. */
     readonly rateLimitPerSecond: number;
     /** Largest request body accepted; over it: 413. */

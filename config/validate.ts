@@ -194,6 +194,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
       domain: raw.gateway?.domain,
       acmeEmail: raw.gateway?.acmeEmail,
       chains: raw.gateway?.chains ?? [],
+      quotas: raw.gateway?.quotas ?? [],
       rateLimitPerSecond: raw.gateway?.rateLimitPerSecond ?? G.rateLimitPerSecond.default,
       maxBodyKiB: raw.gateway?.maxBodyKiB ?? G.maxBodyKiB.default,
       corsOrigins: raw.gateway?.corsOrigins ?? G.corsOrigins.default,

@@ -22,9 +22,10 @@ import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
+import { QUOTA_MAP_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
 import { usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
-import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Route } from "./types.js";
+import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
 export { CHECK_AGENT, parseUpstream } from "./upstreams.js";
@@ -45,13 +46,13 @@ export const keyDigest = (key: string) => createHash("sha256").update(key).diges
 export const keyMap = (keys: readonly ProjectKey[]) => keys.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join("");
 
 /**
- * The configuration and key map together (for tests and the bench, which run HAProxy on both),
- * and with badges the public key they are verified with (PEM).
+ * The configuration, key map and quota map together (for tests and the bench, which run HAProxy
+ * on them), and with badges the public key they are verified with (PEM).
  */
-export function buildGateway(chains: readonly GatewayChain[], keys: readonly ProjectKey[], opts: GatewayOptions, badgePublicKey?: string): GatewayBuild {
+export function buildGateway(chains: readonly GatewayChain[], keys: readonly ProjectKey[], opts: GatewayOptions, badgePublicKey?: string, quotas: readonly Quota[] = []): GatewayBuild {
   const compiled = compileGateway(chains, opts);
   if (opts.badges && badgePublicKey === undefined) throw new Error("buildGateway: badges need the public key badges are verified with");
-  return { ...compiled, files: { [KEY_MAP_FILE]: keyMap(keys), ...(badgePublicKey ? { [BADGE_KEY_FILE]: badgePublicKey } : {}), ...compiled.files } };
+  return { ...compiled, files: { [KEY_MAP_FILE]: keyMap(keys), [QUOTA_MAP_FILE]: quotaMap(quotas), ...(badgePublicKey ? { [BADGE_KEY_FILE]: badgePublicKey } : {}), ...compiled.files } };
 }
 
 /** The configuration and the files it reads except the key map: no project key goes in. */
@@ -105,12 +106,14 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...badgeScopeRules(opts, chains, badge),
     req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
     ...usageTracking(keyed),
+    ...quotaTracking(opts, keyed),
     ...bodyRules(opts, bodied),
     ...policyRules(chains, opts.maxBatch),
     ...filterRules(chains, opts),
     ...retryRules(chains),
     ...rateRules(opts, keyed),
     ...badgeAllowanceRules(opts, badge),
+    ...quotaCalls(["!", ...WS_HANDSHAKE], ws),
     ...usageCalls(["!", ...WS_HANDSHAKE]),
     ...batchRules(chains),
     ...wsRules(opts, ws),
@@ -120,6 +123,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...per.flatMap(({ r }) => r.hostUses),
     ...per.flatMap(({ r }) => r.uses),
     ...usageAnswers(),
+    ...quotaHeaders(),
     // Anything no route took: http-request rules run before use_backend, so this is a backend.
     { phase: "default_backend", action: ["be_unrouted"] },
   ];
@@ -153,6 +157,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...luaPaths(opts),
     luaLoad(opts, LUA_ENTRIES.policy),
     luaLoad(opts, LUA_ENTRIES.limits),
+    luaLoad(opts, LUA_ENTRIES.quotas),
     ...(grpcHosts.length ? [luaLoad(opts, LUA_ENTRIES.grpc)] : []),
     ...(opts.certSocket ? [luaLoad(opts, LUA_ENTRIES.certs)] : []),
     ...(opts.badges ? [luaLoad(opts, LUA_ENTRIES.badges)] : []),

@@ -6,6 +6,7 @@
 import { refuse } from "./errors.js";
 import { anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayOptions } from "./types.js";
+import { QUOTA_SC, quotaTable } from "./quotas.js";
 import { USAGE_SC, usageTable } from "./usage.js";
 
 /** Request buffers hold a whole body (the policy reads it) plus headers; see bufferSize(). */
@@ -32,8 +33,8 @@ const HOT_BUFFERS = 16;
  */
 export const tuneDirectives = (o: GatewayOptions): Directive[] => [
   // sc3 counts an address's requests whose body is still on its way (slowBodyRules), sc4 a key's
-  // usage (usage.ts).
-  ["tune.stick-counters", "5"],
+  // usage (usage.ts), sc5 its quota's period (quotas.ts).
+  ["tune.stick-counters", "6"],
   ["tune.h2.fe.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
@@ -192,8 +193,9 @@ export function wsRules(o: GatewayOptions, ws: Cond): Rule[] {
 export const wsFilter = (o: GatewayOptions, chain: string, sc: 0 | 1): Directive => [
   "filter", "lua.ws_limit", chain, String(o.maxBodyBytes), callsPerWindow(o), String(sc), String(o.wsMaxSubscriptionsPerSocket), String(o.wsMaxSubscriptionsPerKey),
   String(UNFINISHED_MESSAGES_PER_ADDRESS), String(parseInt(BODY_TIMEOUT, 10)),
-  // A key's usage is counted where a key is tracked (sc0); public hostnames have none.
+  // A key's usage and quota are counted where a key is tracked (sc0); public hostnames have none.
   sc === 0 ? String(USAGE_SC) : "-",
+  sc === 0 ? String(QUOTA_SC) : "-",
 ];
 
 /*
@@ -213,6 +215,7 @@ export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc
 
 export const tables = (): Section[] => [
   usageTable(),
+  quotaTable(),
   { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
   { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },

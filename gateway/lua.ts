@@ -10,7 +10,7 @@ import type { GatewayOptions } from "./types.js";
 /** Where the Lua files are in the package. */
 export const LUA_SOURCE_DIR = "gateway/lua";
 /** The programs HAProxy loads (lua-load), each registering its actions, services or filters. */
-export const LUA_ENTRIES = { policy: "policy.lua", limits: "limits.lua", grpc: "grpc_limit.lua", cache: "cache.lua", certs: "certs.lua", failover: "failover.lua", badges: "badges.lua", filters: "filters.lua", refusals: "refusals.lua" } as const;
+export const LUA_ENTRIES = { policy: "policy.lua", limits: "limits.lua", grpc: "grpc_limit.lua", cache: "cache.lua", certs: "certs.lua", failover: "failover.lua", badges: "badges.lua", filters: "filters.lua", refusals: "refusals.lua", quotas: "quotas.lua" } as const;
 /** The modules they `require`. */
 export const LUA_MODULES = [
   "rpcstack/json.lua",
@@ -24,6 +24,7 @@ export const LUA_MODULES = [
   "rpcstack/filter_budget.lua",
   "rpcstack/answers.lua",
   "rpcstack/pem.lua",
+  "rpcstack/periods.lua",
 ] as const;
 /** Every Lua file of the package, relative to LUA_SOURCE_DIR (and to luaDir). */
 export const LUA_FILES: readonly string[] = [...Object.values(LUA_ENTRIES), ...LUA_MODULES];

@@ -1,7 +1,7 @@
 /** What the gateway compiler takes and returns: the modules of gateway/ import it, it imports none of them. */
-import type { ChainKind, ProjectKey } from "../config/index.js";
+import type { ChainKind, ProjectKey, Quota } from "../config/index.js";
 
-export type { ChainKind, ProjectKey };
+export type { ChainKind, ProjectKey, Quota };
 /** The interface words of the gateway paths, `/gateway/<chain>/<interface>/<KEY>/...`. */
 export const INTERFACES = ["rpc-http", "rest", "rpc"] as const;
 export type Interface = (typeof INTERFACES)[number];
@@ -80,6 +80,8 @@ export interface GatewayOptions {
    * only the key sync, which shares that namespace, reaches it (services/gateway.ts).
    */
   readonly adminLoopbackPort?: number;
+  /** Where the quota map is (gateway/quotas.ts); default `<filesDir>/quotas.map`. In a container: beside the key map. */
+  readonly quotaMapFile?: string;
   /** Where the key map is; default `<filesDir>/keys.map`. In a container: a volume the key sync writes. */
   readonly keyMapFile?: string;
   /**

@@ -56,7 +56,7 @@ local MARK = '"rpcstack-refused-'
 
 function WsLimit:new()
   local f = setmetatable({
-    subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc, usage = self.usage,
+    subs = 0, need = 0, max = self.max, rate = self.rate, sc = self.sc, usage = self.usage, quota_sc = self.quota_sc,
     rules = self.rules, socket_max = self.socket_max, key_max = self.key_max,
     unfinished_max = self.unfinished_max, unfinished_s = self.unfinished_s,
     refused = { n = 0 }, marked = 0, nonce = string.format('%05x%06x', core.now().usec, math.random(0, 0xffffff)),
@@ -79,6 +79,8 @@ function WsLimit:start_analyze(txn, chn)
     self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
     -- Whose filters: the key's (a badge's project's), as over HTTP (filters.lua).
     self.key = txn:get_var('txn.keyname') or self.who
+    -- The key's quota as HAProxy read it at the handshake (gateway/quotas.ts).
+    self.quota = self.quota_sc and tonumber(txn:get_var('txn.quota_limit'))
     local digest = KEYS and txn:get_var('txn.key_digest')
     if digest and KEYS:lookup(digest) then self.digest = digest end
     local jti = LEDGER and txn:get_var('txn.badge_jti')
@@ -91,6 +93,12 @@ function WsLimit:start_analyze(txn, chn)
     -- The node's frames: for badge expiry, and for answers to refused calls.
     filter.register_data_filter(self, chn)
   end
+end
+
+-- A message whose calls would take the key past its quota is refused uncounted; else they count.
+function WsLimit:over_quota(txn, calls)
+  if txn.f:sc_get_gpc(0, self.quota_sc) + calls > self.quota then return true end
+  for _ = 1, calls do txn.f:sc_inc_gpc(0, self.quota_sc) end
 end
 
 -- Whether this socket holds part of a message: counted against its address while it does. Past
@@ -161,8 +169,9 @@ function WsLimit:tcp_payload(txn, chn)
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       local b = self.badge
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate
+        or self.quota and self:over_quota(txn, math.max(1, calls))
         or b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then
-        -- Usage (gateway/usage.ts): refused for the rate or the badge's allowance.
+        -- Usage (gateway/usage.ts): refused for the rate, the quota or the badge's allowance.
         if self.usage then txn.f:sc_inc_gpc(2, self.usage) end
         close()
       end
@@ -251,11 +260,12 @@ end
 -- filter lua.ws_limit <chain> <max message bytes> <calls + requests per 10 s> <stick counter>
 --   <subscriptions per socket> <subscriptions per key> <unfinished messages per address>
 --   <seconds a message may take> <usage stick counter, or - where no key is tracked>
+--   <quota stick counter, or ->
 core.register_filter('ws_limit', WsLimit, function(f, args)
   f.rules = RULES[args[1]]
   f.max, f.rate, f.sc = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
   f.socket_max, f.key_max = tonumber(args[5]), tonumber(args[6])
   f.unfinished_max, f.unfinished_s = tonumber(args[7]), tonumber(args[8])
-  f.usage = tonumber(args[9])
+  f.usage, f.quota_sc = tonumber(args[9]), tonumber(args[10])
   return f
 end)

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { ProjectKey } from "../../config/index.js";
+import type { ProjectKey, Quota } from "../../config/index.js";
 import { HAPROXY_ENVIRONMENT } from "../../gateway/limits.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../../devtools/gatewayFiles.js";
@@ -73,12 +73,13 @@ export async function startGateway(
   runner: HaproxyRunner = hostHaproxy,
   /** With `over.badges`: the public key badges are verified with (PEM). */
   badgePublicKey?: string,
+  quotas: readonly Quota[] = [],
 ): Promise<RunningGateway> {
   // A free port can be taken by another test between freePort() and HAProxy's bind: then HAProxy
   // exits saying so (it runs without SO_REUSEPORT), and starts again on other ports.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startGatewayOnce(chains, keys, over, certNames, runner, badgePublicKey);
+      return await startGatewayOnce(chains, keys, over, certNames, runner, badgePublicKey, quotas);
     } catch (e) {
       if (attempt === 3 || !/cannot bind socket/.test((e as Error).message)) throw e;
     }
@@ -92,6 +93,7 @@ async function startGatewayOnce(
   certNames: readonly string[],
   runner: HaproxyRunner,
   badgePublicKey: string | undefined,
+  quotas: readonly Quota[],
 ): Promise<RunningGateway> {
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-gw-"));
   const [httpsPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
@@ -114,7 +116,7 @@ async function startGatewayOnce(
     ...GATEWAY_LIMIT_DEFAULTS,
     ...over,
   };
-  const build = buildGateway(chains, keys, opts, badgePublicKey);
+  const build = buildGateway(chains, keys, opts, badgePublicKey, quotas);
   mkdirSync(join(dir, "certs"), { recursive: true });
   writeFileSync(opts.certFile, issueCert(certNames));
   writeGatewayFiles(dir, build);

@@ -1,0 +1,138 @@
+/**
+ * Quotas on the real HAProxy (gateway/quotas.ts): a key's calls per UTC day counted as usage
+ * counts them (a batch by its calls, a WebSocket by its messages' calls), refused past the quota
+ * with a JSON-RPC 429 naming it and its reset, before anything reaches the node; the RateLimit
+ * headers on every answer; a badge counted against its project's quota; a quota changed live.
+ */
+import { join } from "node:path";
+import WebSocket from "ws";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { runtimeCommand } from "../cli/runtimeApi.js";
+import { makeBadge, newSigningKey } from "./support/badges.js";
+import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { startRecorder, type Recorder } from "./support/recorder.js";
+
+const ALICE = "quota_Alice_Q4w8E2r6T0y3U7i1O5p9A4s8D2f";
+const BOB = "quota_Bob_Z7x1C5v9B3n7M1q5W9e3R7t1Y5u9";
+const CAROL = "quota_Carol_P3o7I1u5Y9t3R7e1W5q9L3k7J1";
+const DAVE = "quota_Dave_M2n6B0v4C8x2Z6l0K4j8H2g6F0";
+const signing = newSigningKey();
+const call = (id: number) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
+const post = (key: string, body: unknown) =>
+  fetch(`${gw.base}/gateway/eth/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+/** Seconds to the next UTC midnight. */
+const toMidnight = () => 86400 - (Math.floor(Date.now() / 1000) % 86400);
+const nextMidnight = () => new Date((Math.floor(Date.now() / 86400000) + 1) * 86400000).toISOString().replace(".000Z", "Z");
+
+let node: Recorder;
+let gw: RunningGateway;
+beforeAll(async () => {
+  node = await startRecorder();
+  gw = await startGateway(
+    [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }],
+    [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }],
+    // A badge service nobody asks: the badges are made here.
+    { badges: { service: "127.0.0.1:9", projects: ["web"], perAddressPerMinute: 20 } },
+    undefined,
+    undefined,
+    signing.publicKeyPem,
+    [{ name: "alice", calls: 5, per: "day" }, { name: "carol", calls: 3, per: "day" }, { name: "web", calls: 3, per: "day" }, { name: "dave", calls: 100, per: "month" }],
+  );
+}, 60_000);
+afterAll(async () => {
+  await gw?.stop();
+  await node?.stop();
+});
+
+it("lets a key's quota of calls through, a batch by its calls, then refuses with 429 and reaches no node", async () => {
+  const seen = node.seen.length;
+  const remaining: string[] = [];
+  for (const body of [call(1), [call(2), call(3)], call(4), call(5)]) {
+    const r = await post(ALICE, body);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("ratelimit-limit")).toBe("5");
+    expect(Math.abs(Number(r.headers.get("ratelimit-reset")) - toMidnight())).toBeLessThanOrEqual(2);
+    remaining.push(r.headers.get("ratelimit-remaining")!);
+  }
+  expect(remaining).toEqual(["4", "2", "1", "0"]);
+  const refused = await post(ALICE, call(6));
+  expect(refused.status).toBe(429);
+  expect(refused.headers.get("ratelimit-remaining")).toBe("0");
+  expect(Math.abs(Number(refused.headers.get("retry-after")) - toMidnight())).toBeLessThanOrEqual(2);
+  expect(await refused.json()).toEqual({
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: -32005, message: `quota exceeded: 5 calls per day for this project key; it resets at ${nextMidnight()}` },
+  });
+  expect(node.seen.length - seen).toBe(4);
+}, 30_000);
+
+it("leaves a key without a quota untouched: no RateLimit headers, no refusal", async () => {
+  for (let i = 0; i < 8; i++) {
+    const r = await post(BOB, call(i));
+    expect(r.status).toBe(200);
+    expect(r.headers.has("ratelimit-limit")).toBe(false);
+  }
+}, 30_000);
+
+it("refuses a batch that would go past the quota without spending it, and a monthly quota resets at the month's end", async () => {
+  expect((await post(CAROL, [call(1), call(2)])).status).toBe(200);
+  const big = await post(CAROL, [call(3), call(4)]);
+  expect(big.status).toBe(429);
+  expect(big.headers.get("ratelimit-remaining")).toBe("1");
+  expect((await post(CAROL, call(5))).headers.get("ratelimit-remaining")).toBe("0");
+  const now = new Date();
+  const monthEnd = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
+  const r = await post(DAVE, call(1));
+  expect(r.headers.get("ratelimit-limit")).toBe("100");
+  expect(Math.abs(Number(r.headers.get("ratelimit-reset")) - (monthEnd - Math.floor(Date.now() / 1000)))).toBeLessThanOrEqual(2);
+}, 30_000);
+
+it("counts a badge's calls against its project's quota", async () => {
+  const badge = await makeBadge(signing, { sub: "web", chains: { eth: 1 }, alw: 100 });
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) statuses.push((await post(badge, call(i))).status);
+  expect(statuses).toEqual([200, 200, 200, 429]);
+  // Another badge of the same project shares the quota.
+  expect((await post(await makeBadge(signing, { sub: "web", chains: { eth: 1 } }), call(9))).status).toBe(429);
+}, 30_000);
+
+it("closes a WebSocket before it forwards a message past the quota, and refuses its upgrade once none is left", async () => {
+  const admin = (cmd: string) => runtimeCommand(join(gw.dir, "admin.sock"), cmd);
+  const open = () => new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${BOB}`, { rejectUnauthorized: false });
+  // A value of more than one word: the runtime API's command line takes `\ ` for a blank.
+  await admin(`add map ${join(gw.dir, "quotas.map")} bob 3\\ day`);
+  for (let i = 0; i < 3; i++) expect((await post(BOB, call(i))).status).toBe(200);
+  const refused = open();
+  const status = await new Promise<number>((resolve, reject) => (refused.once("unexpected-response", (_q, res) => resolve(res.statusCode ?? 0)), refused.once("open", () => reject(new Error("upgraded past the quota")))));
+  expect(status).toBe(429);
+  await admin(`set map ${join(gw.dir, "quotas.map")} bob 5\\ day`);
+  const ws = open();
+  let remaining: unknown;
+  ws.once("upgrade", (res) => (remaining = res.headers["ratelimit-remaining"]));
+  await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+  expect(remaining).toBe("2");
+  const seen = node.wsMessages.length;
+  const answers: unknown[] = [];
+  ws.on("message", (m) => answers.push(JSON.parse(String(m))));
+  const closed = new Promise((r) => ws.once("close", r));
+  const first = new Promise((r) => ws.once("message", r));
+  ws.send(JSON.stringify(call(1)));
+  await first;
+  ws.send(JSON.stringify([call(2), call(3)]));
+  await closed;
+  expect(answers).toHaveLength(1);
+  expect(node.wsMessages.length - seen).toBe(1);
+}, 30_000);
+
+it("applies a quota changed live through the runtime API to the next call", async () => {
+  const map = join(gw.dir, "quotas.map");
+  expect((await post(ALICE, call(1))).status).toBe(429);
+  await runtimeCommand(join(gw.dir, "admin.sock"), `set map ${map} alice 7\\ day`);
+  const r = await post(ALICE, call(2));
+  expect(r.status).toBe(200);
+  expect(r.headers.get("ratelimit-limit")).toBe("7");
+  expect(r.headers.get("ratelimit-remaining")).toBe("1");
+  await runtimeCommand(join(gw.dir, "admin.sock"), `del map ${map} alice`);
+  expect((await post(ALICE, call(3))).headers.has("ratelimit-limit")).toBe(false);
+}, 30_000);
