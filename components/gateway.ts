@@ -50,7 +50,7 @@ export class Gateway extends pulumi.ComponentResource {
     // Relaying an external L1 puts its URL, a secret, into haproxy.cfg: then that file is one too.
     const l1 = args.l1Endpoint;
     const secretConfig = l1 && relaysExternalL1(s) ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
-    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, secretConfig, args.badgePublicKey), keys: keyFiles(keys) };
+    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, secretConfig, args.badgePublicKey), keys: keyFiles<pulumi.Input<string>>(keys, s.gateway.quotas) };
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated, secrets: args.secrets };
     const volumes = createVolumes(ctx, args.role.volumes);
     const containers = createContainers(ctx, args.role.services, volumes);

@@ -216,7 +216,7 @@ export function exportCompose(settings: StackSettings, opts: ExportOptions = {})
   } else if (settings.badges && !opts.badgePublicKey) {
     skipped["dc-gateway.yaml"] = `rpcstack:badges is set and no badge signing key was given (--badge-key-file or RPCSTACK_BADGE_SIGNING_KEY): make one with ${BADGE_KEY_COMMAND} and keep it in RPCSTACK_BADGE_SIGNING_KEY, where docker compose reads it too`;
   } else if (opts.projectKeys?.length) {
-    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, undefined, opts.badgePublicKey), keys: keyFiles(keyMap(opts.projectKeys)) };
+    generated = { gateway: gatewayFiles(plan.gatewayConfig.compiled, undefined, opts.badgePublicKey), keys: keyFiles(keyMap(opts.projectKeys), settings.gateway.quotas) };
     groups.push(["dc-gateway.yaml", gatewayGroup(plan)]);
   } else {
     skipped["dc-gateway.yaml"] = "no project keys given (--keys-file or RPCSTACK_PROJECT_KEYS)";

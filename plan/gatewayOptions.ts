@@ -22,6 +22,7 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     adminSocket: GATEWAY_PATHS.adminSocket,
     adminLoopbackPort: ADMIN_LOOPBACK_PORT,
     keyMapFile: GATEWAY_PATHS.keyMap,
+    quotaMapFile: GATEWAY_PATHS.quotaMap,
     certSocket: GATEWAY_PATHS.certSocket,
     rateLimitPerSecond: settings.gateway.rateLimitPerSecond,
     maxBodyBytes: settings.gateway.maxBodyKiB * 1024,

@@ -2,9 +2,10 @@
  * The plan of one stack, built once: every container by role (services/), and the gateway's
  * compiled configuration (gateway/), keyless. Components and the compose exporter read it. Pure.
  */
-import type { L1Endpoint, StackSettings } from "../config/index.js";
+import type { L1Endpoint, Quota, StackSettings } from "../config/index.js";
 import { BADGE_KEY_FILE } from "../gateway/badges.js";
 import { CONFIG_FILE, KEY_MAP_FILE, compileGateway } from "../gateway/build.js";
+import { QUOTA_MAP_FILE, quotaMap } from "../gateway/quotas.js";
 import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/types.js";
 import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
 import { badgeServiceProjects } from "./badges.js";
@@ -42,8 +43,11 @@ export function planStack(settings: StackSettings): StackPlan {
   return { ...services, surface, gatewayConfig: { chains, options, compiled }, ...(monitoring ? { monitoring } : {}) };
 }
 
-/** The key sync's one file: the key map to apply (hashed keys, a secret all the same). */
-export const keyFiles = <K>(keyMap: K): GeneratedFile<K>[] => [{ name: KEY_MAP_FILE, content: keyMap, secret: true }];
+/** The key sync's files: the key map to apply (hashed keys, a secret all the same) and the quota map (no secret). */
+export const keyFiles = <K>(keyMap: K, quotas: readonly Quota[]): GeneratedFile<K | string>[] => [
+  { name: KEY_MAP_FILE, content: keyMap, secret: true },
+  { name: QUOTA_MAP_FILE, content: quotaMap(quotas) },
+];
 
 /**
  * haproxy.cfg for a stack that relays an external L1: it names the L1's URL, a secret, so it is

@@ -2,6 +2,7 @@
 import { dirname } from "node:path";
 import { publicHost, type StackSettings } from "../config/index.js";
 import { KEY_MAP_FILE } from "../gateway/build.js";
+import { QUOTA_MAP_FILE } from "../gateway/quotas.js";
 import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
@@ -19,6 +20,8 @@ export const GATEWAY_PATHS = {
   acmeDir: "/acme",
   // On a volume: the key sync writes it, HAProxy reads it when it starts.
   keyMap: "/var/lib/rpcstack-keys/keys.map",
+  // Beside it, for the same reason: quotas change live too (gateway/quotas.ts).
+  quotaMap: "/var/lib/rpcstack-keys/quotas.map",
   // In the key sync's container: the deployed key map and the script that applies it.
   desiredKeys: "/run/rpcstack-keys",
   keySync: "/usr/local/lib/rpcstack/key-sync.sh",
@@ -43,7 +46,7 @@ export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
     // ACME account and certificates: issuers rate-limit new ones, so they are kept like chain data.
     ...(settings.gateway.domain ? [{ key: "letsencrypt", name: "rpcstack-gateway-acme", purpose: "ACME account and certificates", retain: settings.retainData }] : []),
     { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "the socket through which the ACME client hands HAProxy a renewed certificate", retain: settings.retainData },
-    { key: "keys", name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys), kept in step with the running gateway by the key sync", retain: settings.retainData },
+    { key: "keys", name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys) and the quota map, kept in step with the running gateway by the key sync", retain: settings.retainData },
     usageVolume(settings),
   ];
 }
@@ -107,9 +110,9 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     name: "haproxy",
     containerName: "rpcstack-gateway",
     image: settings.gateway.image,
-    // The first start finds no key map on the new volume: an empty one until the key sync fills it.
+    // The first start finds no key map or quota map on the new volume: empty ones until the key sync fills them.
     entrypoint: ["/bin/sh", "-c"],
-    command: [`[ -e ${GATEWAY_PATHS.keyMap} ] || : > ${GATEWAY_PATHS.keyMap}; exec haproxy -W -db -f ${GATEWAY_PATHS.configDir}/haproxy.cfg`],
+    command: [`for m in ${GATEWAY_PATHS.keyMap} ${GATEWAY_PATHS.quotaMap}; do [ -e $m ] || : > $m; done; exec haproxy -W -db -f ${GATEWAY_PATHS.configDir}/haproxy.cfg`],
     // What the compiled configuration's buffers need (plan/index.ts, gateway/limits.ts).
     environment: { ...haproxyEnvironment },
     ports: [
@@ -139,14 +142,20 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     stopGraceSeconds: 30,
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };
-  // Keys change here, not in HAProxy's container: a key added or revoked replaces this one-shot only.
+  // Keys and quotas change here, not in HAProxy's container: a change replaces this one-shot only.
   const keySync: ServiceSpec = {
     name: "key-sync",
     containerName: "rpcstack-key-sync",
     image: settings.gateway.image,
     entrypoint: ["/bin/bash"],
     command: [GATEWAY_PATHS.keySync],
-    environment: { KEY_MAP: GATEWAY_PATHS.keyMap, DESIRED: `${GATEWAY_PATHS.desiredKeys}/${KEY_MAP_FILE}`, ADMIN_PORT: String(ADMIN_LOOPBACK_PORT) },
+    environment: {
+      KEY_MAP: GATEWAY_PATHS.keyMap,
+      DESIRED: `${GATEWAY_PATHS.desiredKeys}/${KEY_MAP_FILE}`,
+      QUOTA_MAP: GATEWAY_PATHS.quotaMap,
+      DESIRED_QUOTAS: `${GATEWAY_PATHS.desiredKeys}/${QUOTA_MAP_FILE}`,
+      ADMIN_PORT: String(ADMIN_LOOPBACK_PORT),
+    },
     ports: [],
     volumes: [{ volume: "keys", path: dirname(GATEWAY_PATHS.keyMap) }],
     files: [

@@ -26,6 +26,9 @@ describe("Gateway under the mock engine", () => {
     expect(files["/usr/local/etc/haproxy/keys.map"]).toBeUndefined();
     const sync = run.one(CONTAINER, "rpcstack-gateway-key-sync").inputs.uploads.find((u: any) => u.file === "/run/rpcstack-keys/keys.map");
     expect(sync.content).toBe(TEST_PROJECT_KEYS.map((k) => `${keyDigest(k.key)} ${k.name}\n`).join(""));
+    // The quota map goes with the keys: a quota changed replaces the key sync, never HAProxy.
+    expect(files["/usr/local/etc/haproxy/quotas.map"]).toBeUndefined();
+    expect(run.one(CONTAINER, "rpcstack-gateway-key-sync").inputs.uploads.find((u: any) => u.file === "/run/rpcstack-keys/quotas.map")).toBeDefined();
     for (const k of TEST_PROJECT_KEYS) expect(JSON.stringify(gw.inputs.uploads)).not.toContain(k.key);
     // The Lua programs as the package has them, beside the data haproxy.cfg makes them read.
     for (const f of LUA_FILES) expect(files[`/usr/local/etc/haproxy/lua/${f}`], f).toBe(readFileSync(join(ROOT, "gateway/lua", f), "utf8"));
@@ -127,6 +130,7 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
       luaDir: PACKAGE_LUA_DIR,
       adminSocket: join(dir, "admin.sock"),
       keyMapFile: undefined,
+      quotaMapFile: undefined,
     });
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
     writeGatewayFiles(dir, build);

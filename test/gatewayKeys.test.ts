@@ -4,7 +4,6 @@
  * failed call of a key that was not revoked fails the test. The same through the key sync that
  * `pulumi up` runs (gateway/keys/sync.sh), which swaps the whole map in one commit.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +12,7 @@ import { applyKeys, runtimeCommand } from "../cli/runtimeApi.js";
 import { keyMap, type GatewayChain, type ProjectKey } from "../gateway/build.js";
 import { eventually } from "./support/http.js";
 import { busy, Client } from "./support/keyClients.js";
+import { runKeySync } from "./support/keySync.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { freePort } from "./support/net.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
@@ -82,11 +82,7 @@ describe("the key sync pulumi up runs (gateway/keys/sync.sh)", () => {
       await busy(20, ...cs);
       const deployed = [alice, { ...carol, name: "carol-pro" }, dave];
       writeFileSync(join(dir, "keys.map"), keyMap(deployed));
-      const env = { ...process.env, KEY_MAP: join(g.dir, "keys.map"), DESIRED: join(dir, "keys.map"), ADMIN_PORT: String(port) };
-      const run = await new Promise<{ code: number; out: string }>((resolve) => {
-        const child = execFile("bash", [join(__dirname, "../gateway/keys/sync.sh")], { env }, (e, stdout, stderr) => resolve({ code: e ? Number(e.code ?? 1) : 0, out: stdout + stderr }));
-        child.stdin?.end();
-      });
+      const run = await runKeySync({ KEY_MAP: join(g.dir, "keys.map"), DESIRED: join(dir, "keys.map"), ADMIN_PORT: String(port) });
       expect(run).toEqual({ code: 0, out: "key sync: 3 keys live: alice,carol-pro,dave\n" });
       const d = new Client(g, dave);
       cs.push(d);

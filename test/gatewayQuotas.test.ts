@@ -4,12 +4,17 @@
  * with a JSON-RPC 429 naming it and its reset, before anything reaches the node; the RateLimit
  * headers on every answer; a badge counted against its project's quota; a quota changed live.
  */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { runtimeCommand } from "../cli/runtimeApi.js";
+import { keyMap, type ProjectKey } from "../gateway/build.js";
 import { makeBadge, newSigningKey } from "./support/badges.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { runKeySync } from "./support/keySync.js";
+import { freePort } from "./support/net.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
 const ALICE = "quota_Alice_Q4w8E2r6T0y3U7i1O5p9A4s8D2f";
@@ -24,15 +29,19 @@ const post = (key: string, body: unknown) =>
 const toMidnight = () => 86400 - (Math.floor(Date.now() / 1000) % 86400);
 const nextMidnight = () => new Date((Math.floor(Date.now() / 86400000) + 1) * 86400000).toISOString().replace(".000Z", "Z");
 
+const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }];
+
 let node: Recorder;
 let gw: RunningGateway;
+let adminPort: number;
 beforeAll(async () => {
   node = await startRecorder();
+  adminPort = await freePort();
   gw = await startGateway(
     [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }],
-    [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }],
+    KEYS,
     // A badge service nobody asks: the badges are made here.
-    { badges: { service: "127.0.0.1:9", projects: ["web"], perAddressPerMinute: 20 } },
+    { badges: { service: "127.0.0.1:9", projects: ["web"], perAddressPerMinute: 20 }, adminLoopbackPort: adminPort },
     undefined,
     undefined,
     signing.publicKeyPem,
@@ -135,4 +144,23 @@ it("applies a quota changed live through the runtime API to the next call", asyn
   expect(r.headers.get("ratelimit-remaining")).toBe("1");
   await runtimeCommand(join(gw.dir, "admin.sock"), `del map ${map} alice`);
   expect((await post(ALICE, call(3))).headers.has("ratelimit-limit")).toBe(false);
+}, 30_000);
+
+it("takes the deployed quotas from the key sync: the map file is the deployed one and applies to the next call", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rpcstack-quotasync-"));
+  try {
+    writeFileSync(join(dir, "keys.map"), keyMap(KEYS));
+    writeFileSync(join(dir, "quotas.map"), "carol 50 day\nweb 9 month\n");
+    const quotaMap = join(gw.dir, "quotas.map");
+    const run = await runKeySync({ KEY_MAP: join(gw.dir, "keys.map"), DESIRED: join(dir, "keys.map"), QUOTA_MAP: quotaMap, DESIRED_QUOTAS: join(dir, "quotas.map"), ADMIN_PORT: String(adminPort) });
+    expect(run).toEqual({ code: 0, out: "key sync: 4 keys live: alice,bob,carol,dave\nkey sync: 2 quotas live: carol 50 day,web 9 month\n" });
+    expect(readFileSync(quotaMap, "utf8")).toBe("carol 50 day\nweb 9 month\n");
+    const r = await post(CAROL, call(1));
+    expect(r.status).toBe(200);
+    expect(r.headers.get("ratelimit-limit")).toBe("50");
+    const free = await post(DAVE, call(2));
+    expect(free.headers.has("ratelimit-limit")).toBe(false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }, 30_000);

@@ -41,9 +41,9 @@ export function checkContainerFiles(files: Readonly<Record<string, string>>, con
     }
     mkdirSync(join(root, "certs"), { recursive: true });
     mkdirSync(join(root, "var/run/haproxy"), { recursive: true });
-    // The key map's volume: empty until the key sync fills it, as the container's command leaves it.
+    // The key map's volume: the key map and quota map empty until the key sync fills them, as the container's command leaves them.
     mkdirSync(join(root, "var/lib/rpcstack-keys"), { recursive: true });
-    writeFileSync(join(root, "var/lib/rpcstack-keys/keys.map"), "", { flag: "a" });
+    for (const map of ["keys.map", "quotas.map"]) writeFileSync(join(root, "var/lib/rpcstack-keys", map), "", { flag: "a" });
     writeFileSync(join(root, "certs/gateway.pem"), issueCert(["localhost"]));
     return execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
   } finally {

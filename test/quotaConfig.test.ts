@@ -1,0 +1,39 @@
+/** rpcstack:gateway.quotas: names checked against keys and badge projects, wrong values refused naming the entry, and the key sync's map. */
+import { describe, expect, it } from "vitest";
+import { QUOTA_MAP_FILE } from "../gateway/quotas.js";
+import { keyFiles, planStack } from "../plan/index.js";
+import { TEST_PROJECT_KEYS } from "./harness.js";
+import { loadRaw, problemsOf } from "./support/rawConfig.js";
+
+const project = { projectId: "webapp", chains: ["SEP1"], origins: ["https://app.example.com"] };
+const base = (quotas: unknown) => ({
+  network: "testnet",
+  tier: "recommended",
+  host: { kind: "local" },
+  projectKeys: TEST_PROJECT_KEYS,
+  gateway: { quotas },
+  badges: { projects: [project] },
+});
+
+describe("rpcstack:gateway.quotas", () => {
+  it("takes quotas for project keys and badge projects, and the key sync ships them as quotas.map, not haproxy.cfg", () => {
+    const quotas = [{ name: "ci-first", calls: 1000, per: "day" }, { name: "webapp", calls: 50000, per: "month" }];
+    const s = loadRaw(base(quotas));
+    expect(s.gateway.quotas).toEqual(quotas);
+    expect(keyFiles("keys", s.gateway.quotas).find((f) => f.name === QUOTA_MAP_FILE)).toEqual({ name: QUOTA_MAP_FILE, content: "ci-first 1000 day\nwebapp 50000 month\n" });
+    // haproxy.cfg reads the map whatever it holds: a quota set or removed changes no byte of it.
+    expect(planStack(s).gatewayConfig.compiled.config).toBe(planStack(loadRaw(base([]))).gatewayConfig.compiled.config);
+    expect(loadRaw({ ...base(undefined), gateway: {} }).gateway.quotas).toEqual([]);
+  });
+
+  it.each([
+    ["an unknown name", [{ name: "nobody", calls: 5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.name: "nobody" is neither a project key's name \(rpcstack:projectKeys\) nor a badge project's id/],
+    ["a name twice", [{ name: "ci-first", calls: 5, per: "day" }, { name: "ci-first", calls: 9, per: "month" }], /rpcstack:gateway\.quotas\[1\]\.name: "ci-first" already has a quota in gateway\.quotas\[0\]/],
+    ["zero calls", [{ name: "ci-first", calls: 0, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.calls: must be >= 1/],
+    ["a fraction of calls", [{ name: "ci-first", calls: 2.5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.calls: must be a positive whole number of calls/],
+    ["a week", [{ name: "ci-first", calls: 5, per: "week" }], /rpcstack:gateway\.quotas\[0\]\.per/],
+    ["no period", [{ name: "ci-first", calls: 5 }], /rpcstack:gateway\.quotas\[0\]\.per: is required|rpcstack:gateway\.quotas\[0\]: .*per/],
+  ])("refuses %s, naming the entry", (_label, quotas, message) => {
+    expect(problemsOf(base(quotas)).join("\n")).toMatch(message);
+  });
+});
