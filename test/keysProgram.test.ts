@@ -1,7 +1,7 @@
 /** Under the mock engine: project keys reach only the key sync, so changing them replaces nothing else. */
 import { describe, expect, it } from "vitest";
 import { keyMap } from "../gateway/build.js";
-import { TEST_PROJECT_KEYS, runProgram } from "./harness.js";
+import { TEST_PROJECT_KEYS, runProgram, stackFileConfig } from "./harness.js";
 
 const CONTAINER = "docker:index/container:Container";
 const other = { name: "ci-third", key: "t".repeat(20) + "0F1E2D3C4B5A6978" };
@@ -24,6 +24,15 @@ describe("project keys under the mock engine", () => {
       expect(after.one(CONTAINER, c.name).inputs, c.name).toEqual(c.inputs);
       expect(JSON.stringify(c.inputs), c.name).not.toContain("keys.map\",\"content");
     }
+  });
+
+  it("a quota change replaces the key sync alone: its quota map changes, every other container's inputs (HAProxy's config too) stay as they were", async () => {
+    const gateway = (quotas: unknown[]) => ({ ...JSON.parse(stackFileConfig("mainnet")["rpcstack:gateway"] ?? "{}"), quotas });
+    const before = await runProgram({ stack: "mainnet", config: { gateway: gateway([]) } });
+    const after = await runProgram({ stack: "mainnet", config: { gateway: gateway([{ name: "ci-first", calls: 1000, per: "day" }]) } });
+    const quotas = (r: typeof after) => r.one(CONTAINER, "rpcstack-gateway-key-sync").inputs.uploads.find((u: any) => u.file === "/run/rpcstack-keys/quotas.map").content;
+    expect([quotas(before), quotas(after)]).toEqual(["", "ci-first 1000 day\n"]);
+    for (const c of before.byType(CONTAINER).filter((c) => c.name !== "rpcstack-gateway-key-sync")) expect(after.one(CONTAINER, c.name).inputs, c.name).toEqual(c.inputs);
   });
 
   it("the post-deploy smoke relays go out once the key sync has run, so the first deploy's keys are live", async () => {
