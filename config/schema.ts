@@ -10,6 +10,7 @@ import { TIER_NAMES } from "./tiers.js";
 import { NETWORK_NAMES } from "./networks/index.js";
 import { HISTORY_MODES } from "./resources.js";
 import { badgesSchema } from "./badgeSchema.js";
+import { quotasSchema } from "./quotaSchema.js";
 import { DEFAULT_RPC_VERSION } from "./releases.js";
 import { monitoringSchema } from "./monitoringSchema.js";
 
@@ -230,20 +231,7 @@ export const configSchema = {
         acmeEmail: { type: "string", format: "email", "x-hint": "must be an email address" },
         chains: { type: "array", items: chain },
         rateLimitPerSecond: { type: "integer", minimum: 1, maximum: 1000000, default: 200 },
-        // Calls per UTC day or month, per project key name or badge project id (gateway/quotas.ts).
-        quotas: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: {
-              name: { type: "string", pattern: "^[A-Za-z0-9_.-]{1,64}$", "x-hint": "must be a project key's name or a badge project's id" },
-              calls: { type: "integer", minimum: 1, maximum: 1000000000000, "x-hint": "must be a positive whole number of calls" },
-              per: { type: "string", enum: ["day", "month"] },
-            },
-            required: ["name", "calls", "per"],
-            additionalProperties: false,
-          },
-        },
+        quotas: quotasSchema,
         maxBodyKiB: { type: "integer", minimum: 1, maximum: 65536, default: 1024 },
         corsOrigins: {
           type: "array",

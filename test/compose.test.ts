@@ -208,16 +208,6 @@ describe("compose export details", () => {
     expect(existsSync(join(outDir, "badkey"))).toBe(false);
   });
 
-  it("ships the quota map with the key sync, beside the key map, as HAProxy's container reads it on the keys volume", () => {
-    const { entries } = readStackFile(ROOT, "testnet");
-    const gateway = { ...JSON.parse(entries["rpcstack:gateway"] ?? "{}"), quotas: [{ name: "ci", calls: 1000, per: "day" }] };
-    const out = exportCompose(loadConfig({ entries: { ...entries, "rpcstack:gateway": JSON.stringify(gateway) }, withoutSecrets: true }), { projectKeys: KEYS });
-    expect(out.mounted.find((f) => f.path === "keys/quotas.map")).toMatchObject({ from: { text: "ci 1000 day\n" }, mode: 0o644 });
-    const sync = parse(out.files["dc-gateway.yaml"]).services["key-sync"];
-    expect(sync.volumes).toContain("./keys/quotas.map:/run/rpcstack-keys/quotas.map:ro");
-    expect(sync.environment).toMatchObject({ QUOTA_MAP: "/var/lib/rpcstack-keys/quotas.map", DESIRED_QUOTAS: "/run/rpcstack-keys/quotas.map" });
-  });
-
   it("names, published ports and addresses can be moved for a second copy on the same engine", () => {
     const { entries } = readStackFile(ROOT, "testnet");
     const out = exportCompose(loadConfig({ entries, withoutSecrets: true }), {

@@ -1,8 +1,12 @@
 /** rpcstack:gateway.quotas: names checked against keys and badge projects, wrong values refused naming the entry, and the key sync's map. */
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { loadConfig } from "../config/index.js";
+import { exportCompose } from "../export/compose.js";
+import { readStackFile } from "../export/stackFile.js";
 import { QUOTA_MAP_FILE } from "../gateway/quotas.js";
 import { keyFiles, planStack } from "../plan/index.js";
-import { TEST_PROJECT_KEYS } from "./harness.js";
+import { ROOT, TEST_PROJECT_KEYS } from "./harness.js";
 import { loadRaw, problemsOf } from "./support/rawConfig.js";
 
 const project = { projectId: "webapp", chains: ["SEP1"], origins: ["https://app.example.com"] };
@@ -35,5 +39,15 @@ describe("rpcstack:gateway.quotas", () => {
     ["no period", [{ name: "ci-first", calls: 5 }], /rpcstack:gateway\.quotas\[0\]\.per: is required|rpcstack:gateway\.quotas\[0\]: .*per/],
   ])("refuses %s, naming the entry", (_label, quotas, message) => {
     expect(problemsOf(base(quotas)).join("\n")).toMatch(message);
+  });
+
+  it("ships the quota map with the key sync, beside the key map, as HAProxy's container reads it on the keys volume", () => {
+    const { entries } = readStackFile(ROOT, "testnet");
+    const gateway = { ...JSON.parse(entries["rpcstack:gateway"] ?? "{}"), quotas: [{ name: "ci-first", calls: 1000, per: "day" }] };
+    const out = exportCompose(loadConfig({ entries: { ...entries, "rpcstack:gateway": JSON.stringify(gateway) }, withoutSecrets: true }), { projectKeys: TEST_PROJECT_KEYS });
+    expect(out.mounted.find((f) => f.path === "keys/quotas.map")).toMatchObject({ from: { text: "ci-first 1000 day\n" }, mode: 0o644 });
+    const sync = parse(out.files["dc-gateway.yaml"]).services["key-sync"];
+    expect(sync.volumes).toContain("./keys/quotas.map:/run/rpcstack-keys/quotas.map:ro");
+    expect(sync.environment).toMatchObject({ QUOTA_MAP: "/var/lib/rpcstack-keys/quotas.map", DESIRED_QUOTAS: "/run/rpcstack-keys/quotas.map" });
   });
 });
