@@ -22,7 +22,7 @@ import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
-import { QUOTA_MAP_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
+import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
 import { usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
@@ -151,6 +151,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const files: Record<string, string> = {
     [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), ...badgeData(opts) }),
     ...badgeFiles(opts),
+    [QUOTA_USED_FILE]: "",
     ...errorFiles(),
   };
   const lua = [

@@ -13,6 +13,11 @@ import type { GatewayOptions, Quota } from "./types.js";
 export const QUOTA_SC = 5;
 export const QUOTA_TABLE = "st_quota";
 export const QUOTA_MAP_FILE = "quotas.map";
+/**
+ * What each `<name>/<period>` spent before this HAProxy process started, as the usage keeper's
+ * ledger has it (usage/quotaSeed.ts): empty at start, filled by the keeper through the runtime API.
+ */
+export const QUOTA_USED_FILE = "quota_used.map";
 /** JSON-RPC's "limit exceeded" (EIP-1474), as hosted providers answer a spent quota. */
 export const QUOTA_ERROR_CODE = -32005;
 
@@ -31,6 +36,8 @@ export const quotaTable = (): Section => ({
   directives: [["stick-table", "type", "string", "len", "80", "size", "100k", "expire", "24d", "store", "gpc(1)"]],
 });
 
+/** Calls spent in the period: this process's count and what the keeper says came before it. */
+const USED = `sc_get_gpc(0,${QUOTA_SC}),add(txn.quota_before)`;
 const has = (v: string): Cond => anon(`var(${v})`, "-m", "found");
 const quoted: Cond = has("txn.quota");
 const per = (p: Quota["per"]): Cond => [...quoted, ...anon("var(txn.quota_per)", "-m", "str", p)];
@@ -58,7 +65,8 @@ export function quotaTracking(o: GatewayOptions, keyed: Cond): Rule[] {
     req(["set-var(txn.quota_reset_in)", "var(txn.quota_reset),sub(txn.quota_now)"], quoted),
     req(["set-var-fmt(txn.quota_entry)", "%[var(txn.keyname)]/%[var(txn.quota_period)]"], quoted),
     req([`track-sc${QUOTA_SC}`, "var(txn.quota_entry)", "table", QUOTA_TABLE], has("txn.quota_entry")),
-    req(["set-var(txn.quota_used)", `sc_get_gpc(0,${QUOTA_SC})`], quoted),
+    req(["set-var(txn.quota_before)", `var(txn.quota_entry),map_str_int(${o.filesDir}/${QUOTA_USED_FILE},0)`], quoted),
+    req(["set-var(txn.quota_used)", USED], quoted),
     ...left,
   ];
 }
@@ -85,12 +93,12 @@ export function quotaCalls(notWs: Cond, ws: Cond): Rule[] {
     req(["set-var(txn.quota_calls)", "var(txn.rpc_calls)"], [...http, ...has("txn.rpc_calls")]),
     req(["set-var(txn.quota_calls)", "int(1)"], [...http, "!", ...has("txn.rpc_calls")]),
     req([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.quota_calls)"], http),
-    req(["set-var(txn.quota_used)", `sc_get_gpc(0,${QUOTA_SC})`], http),
+    req(["set-var(txn.quota_used)", USED], http),
     req(["set-var(txn.quota_over)", "bool(true)"], [...http, ...anon("var(txn.quota_limit),sub(txn.quota_used)", "lt", "0")]),
     req(["set-var(txn.quota_over)", "bool(true)"], [...quoted, ...ws, ...anon("var(txn.quota_limit),sub(txn.quota_used)", "le", "0")]),
     // gpc is unsigned: adding the negated calls takes them back exactly.
     req([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.quota_calls),neg"], [...http, ...over]),
-    req(["set-var(txn.quota_used)", `sc_get_gpc(0,${QUOTA_SC})`], [...http, ...over]),
+    req(["set-var(txn.quota_used)", USED], [...http, ...over]),
     ...left,
     req(["set-var(txn.quota_reset_at)", 'var(txn.quota_reset),utime("%Y-%m-%dT%H:%M:%SZ")'], [...quoted, ...over]),
     quotaRefusal([...quoted, ...over]),

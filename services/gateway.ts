@@ -2,7 +2,7 @@
 import { dirname } from "node:path";
 import { publicHost, type StackSettings } from "../config/index.js";
 import { KEY_MAP_FILE } from "../gateway/build.js";
-import { QUOTA_MAP_FILE } from "../gateway/quotas.js";
+import { QUOTA_MAP_FILE, QUOTA_USED_FILE } from "../gateway/quotas.js";
 import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
@@ -169,6 +169,6 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     networkOf: "haproxy",
   };
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings, badgeProjects) : undefined;
-  const usage = usageService(settings, ADMIN_LOOPBACK_PORT);
+  const usage = usageService(settings, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${QUOTA_USED_FILE}`);
   return { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
 }

@@ -24,7 +24,8 @@ export const usageVolume = (settings: StackSettings): VolumeSpec => ({
  * `adminPort`: the runtime API on HAProxy's loopback; the keeper shares HAProxy's network
  * namespace (networkOf), so it reaches that port and nothing else is opened for it.
  */
-export function usageService(settings: StackSettings, adminPort: number): ServiceSpec {
+/** `quotaUsedMap`: HAProxy's quota_used.map, which the keeper seeds from the ledger after a restart of HAProxy. */
+export function usageService(settings: StackSettings, adminPort: number, quotaUsedMap: string): ServiceSpec {
   return {
     name: "usage",
     containerName: "rpcstack-usage",
@@ -33,7 +34,7 @@ export function usageService(settings: StackSettings, adminPort: number): Servic
     // Past 10 s (two readings) without HAProxy it exits and is restarted (restart below) into the
     // network namespace of HAProxy's restarted container: a running container keeps the one it
     // joined, where nothing answers any more.
-    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10"],
+    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10", "--quota-used-map", quotaUsedMap],
     environment: {},
     // On HAProxy's address, whose network namespace it shares: HAProxy's container publishes it.
     ports: [],

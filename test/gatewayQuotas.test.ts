@@ -11,6 +11,9 @@ import WebSocket from "ws";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { runtimeCommand } from "../cli/runtimeApi.js";
 import { keyMap, type ProjectKey } from "../gateway/build.js";
+import { startKeeper } from "../usage/keeper.js";
+import { ZERO } from "../usage/table.js";
+import { eventually } from "./support/http.js";
 import { makeBadge, newSigningKey } from "./support/badges.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { runKeySync } from "./support/keySync.js";
@@ -160,6 +163,31 @@ it("takes the deployed quotas from the key sync: the map file is the deployed on
     expect(r.headers.get("ratelimit-limit")).toBe("50");
     const free = await post(DAVE, call(2));
     expect(free.headers.has("ratelimit-limit")).toBe(false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 30_000);
+
+it("counts what the usage ledger holds from before this HAProxy process: the keeper seeds it when it first reads a new process", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rpcstack-quotaseed-"));
+  const admin = join(gw.dir, "admin.sock");
+  const remaining = async () => (await post(ALICE, call(1))).headers.get("ratelimit-remaining");
+  try {
+    await runtimeCommand(admin, `add map ${join(gw.dir, "quotas.map")} alice 1000\\ day`);
+    const start = Number(await remaining());
+    // The ledger's last reading came from another process: alice's 200 calls today were counted by it.
+    const today = new Date().toISOString().slice(0, 10);
+    const ledger = { version: 1, days: { [today]: { "alice/eth/http": { ...ZERO, calls: 200 } } }, last: { process: { pid: 1, startTimeSec: 1, cumReq: 0 }, entries: {} } };
+    writeFileSync(join(dir, "usage.json"), JSON.stringify(ledger));
+    const logs: string[] = [];
+    const keeper = startKeeper({ admin, file: join(dir, "usage.json"), intervalMs: 60_000, listen: { host: "127.0.0.1", port: 0 }, log: (l) => logs.push(l), quotaUsedMap: join(gw.dir, "quota_used.map") });
+    try {
+      await keeper.ready;
+      await eventually("the seed", async () => logs.join("\n"), (l) => /seeded/.test(l));
+      expect(Number(await remaining())).toBe(start - 1 - 200);
+    } finally {
+      await keeper.stop();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -21,13 +21,15 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
   --give-up-seconds N      exit 1 (after saving) once HAProxy has not answered for N seconds, so
                            that a container sharing HAProxy's network namespace is restarted into
                            the new one after HAProxy's restarts (0, the default: never)
+  --quota-used-map PATH    HAProxy's quota_used.map: seeded from the ledger when a new HAProxy
+                           process answers, so a restart does not give quotas back
   --help                   this text
 SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not be saved).`;
 
 export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "help" {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, help: { type: "boolean" } } }));
+    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, help: { type: "boolean" } } }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -38,7 +40,8 @@ export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "h
   if (!listen || !Number.isInteger(port) || port > 65535) throw new UsageError(`--listen must be ADDR:PORT (got "${values.listen}")`);
   const intervalMs = numberArg("interval-seconds", values["interval-seconds"], 5, { min: 0.1, max: 3600 }) * 1000;
   const giveUpMs = numberArg("give-up-seconds", values["give-up-seconds"], 0, { min: 0, max: 86400 }) * 1000;
-  return { admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port } };
+  const quotaUsedMap = values["quota-used-map"];
+  return { admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}) };
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -5,9 +5,10 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { runtimeCommand } from "../cli/runtimeApi.js";
-import { absorb, type LedgerState } from "./ledger.js";
+import { absorb, sameProcess, type LedgerState } from "./ledger.js";
 import { usageMetrics } from "./metrics.js";
 import { dayRows, isDay } from "./report.js";
+import { quotaSeeds, sendSeeds } from "./quotaSeed.js";
 import { loadLedger, saveLedger } from "./store.js";
 import { READ_COMMAND, parseReading, type Reading } from "./table.js";
 
@@ -28,6 +29,8 @@ export interface KeeperOptions {
    */
   readonly giveUpMs?: number;
   readonly onGiveUp?: () => void;
+  /** HAProxy's quota_used.map (gateway/quotas.ts): seeded from the ledger when a new process answers. */
+  readonly quotaUsedMap?: string;
 }
 
 export const readUsage = async (admin: string): Promise<Reading> => parseReading(await runtimeCommand(admin, READ_COMMAND, 5_000));
@@ -71,7 +74,15 @@ export function startKeeper(o: KeeperOptions): Keeper {
     haproxyProblem = undefined;
     for (const p of reading.problems) if (!reported.has(p) && reported.size < 1000) (reported.add(p), o.log(`skipped ${p}`));
     const at = now();
+    const before = state;
     state = absorb(state, reading, at);
+    if (o.quotaUsedMap && !sameProcess(before.last?.process, reading.process)) {
+      const seeds = quotaSeeds(before, at);
+      await sendSeeds(o.admin, o.quotaUsedMap, seeds).then(
+        () => o.log(`a new HAProxy process: quotas seeded with ${seeds.split("\n").length - 1} periods' calls from the ledger`),
+        (e: Error) => o.log(`a new HAProxy process, and its quotas could not be seeded (${e.message}): it counts them from 0`),
+      );
+    }
     lastReadAt = at.toISOString();
     try {
       saveLedger(o.file, state);

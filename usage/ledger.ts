@@ -41,7 +41,7 @@ const wrapped = (n: keyof Counters, prev: number, cur: number) => WRAPS.has(n) &
  * 32 bits) unless that wrapped. A container restarted within the second keeps Pid and start
  * time; its requests begin again from 0.
  */
-function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolean {
+export function sameProcess(a: ProcessIdentity | undefined, b: ProcessIdentity): boolean {
   return !!a && a.pid === b.pid && a.startTimeSec === b.startTimeSec && (b.cumReq >= a.cumReq || wrapped32(a.cumReq, b.cumReq));
 }
 

@@ -81,6 +81,7 @@ function WsLimit:start_analyze(txn, chn)
     self.key = txn:get_var('txn.keyname') or self.who
     -- The key's quota as HAProxy read it at the handshake (gateway/quotas.ts).
     self.quota = self.quota_sc and tonumber(txn:get_var('txn.quota_limit'))
+    self.quota_before = tonumber(txn:get_var('txn.quota_before')) or 0
     local digest = KEYS and txn:get_var('txn.key_digest')
     if digest and KEYS:lookup(digest) then self.digest = digest end
     local jti = LEDGER and txn:get_var('txn.badge_jti')
@@ -97,7 +98,7 @@ end
 
 -- A message whose calls would take the key past its quota is refused uncounted; else they count.
 function WsLimit:over_quota(txn, calls)
-  if txn.f:sc_get_gpc(0, self.quota_sc) + calls > self.quota then return true end
+  if txn.f:sc_get_gpc(0, self.quota_sc) + self.quota_before + calls > self.quota then return true end
   for _ = 1, calls do txn.f:sc_inc_gpc(0, self.quota_sc) end
 end
 
