@@ -39,6 +39,8 @@ describe("the local stack runs the devnet network", () => {
     expect(names(run)).toEqual([
       "rpcstack-gateway-cert-init",
       "rpcstack-gateway-haproxy",
+      "rpcstack-gateway-key-sync",
+      "rpcstack-gateway-usage",
       "rpcstack-indexer-indexer",
       "rpcstack-l1-geth",
       "rpcstack-l2-starknet-devnet",
@@ -46,7 +48,7 @@ describe("the local stack runs the devnet network", () => {
       "rpcstack-readiness-sync-health",
     ]);
     // No consensus client, JWT or chain-data volume: geth --dev and Devnet keep their chains in memory.
-    expect(run.byType("docker:index/volume:Volume").map((v) => v.inputs.name)).toEqual(["rpcstack-gateway-certs", "rpcstack-gateway-run"]);
+    expect(run.byType("docker:index/volume:Volume").map((v) => v.inputs.name)).toEqual(["rpcstack-gateway-certs", "rpcstack-gateway-run", "rpcstack-gateway-keys", "rpcstack-gateway-usage"]);
     expect(run.invokes.filter((i) => i.inputs.environment?.RPCSTACK_SMOKE_PLAN)).toHaveLength(1);
     expect(run.outputs.smokeBlockNumbers).toEqual({ ETHDEV: { "rpc-http": 1, rpc: 1 }, STRKDEV: { "rpc-http": 1, rpc: 1 } });
   });
