@@ -61,6 +61,7 @@ beforeAll(async () => {
     [GATEWAY_PATHS.adminSocket, join(dir, "admin.sock")],
     [GATEWAY_PATHS.certSocket, join(dir, "cert.sock")],
     [GATEWAY_PATHS.keyMap, join(dir, "keys.map")],
+    [GATEWAY_PATHS.quotaMap, join(dir, "quotas.map")],
     [`127.0.0.1:${ADMIN_LOOPBACK_PORT}`, `127.0.0.1:${admin}`],
     ["0.0.0.0:443", `127.0.0.1:${https}`],
     ["0.0.0.0:80", `127.0.0.1:${http}`],
@@ -80,6 +81,8 @@ beforeAll(async () => {
   // The key map the key sync would have put on the gateway's volume.
   const sync = run.one("docker:index/container:Container", "rpcstack-gateway-key-sync");
   writeFileSync(join(dir, "keys.map"), sync.inputs.uploads.find((u: any) => u.file.endsWith("/keys.map")).content);
+  // And the quota map (empty: this stack sets no quota), which HAProxy's container starts with.
+  writeFileSync(join(dir, "quotas.map"), sync.inputs.uploads.find((u: any) => u.file.endsWith("/quotas.map")).content);
   const cfg = join(dir, "haproxy.cfg");
   execFileSync(haproxyBinary(), ["-c", "-q", "-f", cfg], { stdio: "pipe" });
   const env = Object.fromEntries((gateway.inputs.envs as string[]).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
