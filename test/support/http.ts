@@ -18,15 +18,24 @@ export function hostRequest(httpsPort: number, host: string, path: string, metho
   });
 }
 
+/**
+ * Probes until `ok`. A probe that throws is tried again like an answer that is not the one awaited:
+ * HAProxy 3.2 closes the calls a node holds, with no answer, when it marks the node down.
+ */
 export async function eventually<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let v = await probe();
-  while (!ok(v)) {
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
+  for (;;) {
+    let last: string;
+    try {
+      const v = await probe();
+      if (ok(v)) return v;
+      last = JSON.stringify(v);
+    } catch (e) {
+      last = `failing (${(e as Error).message})`;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: still ${last}`);
     await new Promise((r) => setTimeout(r, 100));
-    v = await probe();
   }
-  return v;
 }
 
 /** Listens on a free loopback port and gives the server's base URL. */
