@@ -151,7 +151,8 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const files: Record<string, string> = {
     [LUA_DATA_FILE]: luaDataFile({ policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), ...badgeData(opts) }),
     ...badgeFiles(opts),
-    [QUOTA_USED_FILE]: "",
+    // Never empty: the docker provider refuses an upload without content.
+    [QUOTA_USED_FILE]: "# <name>/<period> <calls counted before this HAProxy process>, filled by the usage keeper\n",
     ...errorFiles(),
   };
   const lua = [

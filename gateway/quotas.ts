@@ -24,7 +24,9 @@ export const QUOTA_ERROR_CODE = -32005;
 export const quotaMapPath = (o: GatewayOptions) => o.quotaMapFile ?? `${o.filesDir}/${QUOTA_MAP_FILE}`;
 
 /** The map HAProxy reads: one `<name> <calls> <per>` line per quota. */
-export const quotaMap = (quotas: readonly Quota[]) => quotas.map((q) => `${q.name} ${q.calls} ${q.per}\n`).join("");
+export const quotaMap = (quotas: readonly Quota[]) =>
+  // A comment first: the file is never empty (the docker provider refuses an upload without content).
+  `# <name> <calls> <day|month>\n${quotas.map((q) => `${q.name} ${q.calls} ${q.per}\n`).join("")}`;
 
 /**
  * HAProxy's longest expiry (timers are at most 2^31 ms, ~24.8 days): each call renews it, so only

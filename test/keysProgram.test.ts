@@ -31,7 +31,7 @@ describe("project keys under the mock engine", () => {
     const before = await runProgram({ stack: "mainnet", config: { gateway: gateway([]) } });
     const after = await runProgram({ stack: "mainnet", config: { gateway: gateway([{ name: "ci-first", calls: 1000, per: "day" }]) } });
     const quotas = (r: typeof after) => r.one(CONTAINER, "rpcstack-gateway-key-sync").inputs.uploads.find((u: any) => u.file === "/run/rpcstack-keys/quotas.map").content;
-    expect([quotas(before), quotas(after)]).toEqual(["", "ci-first 1000 day\n"]);
+    expect([quotas(before), quotas(after)]).toEqual(["# <name> <calls> <day|month>\n", "# <name> <calls> <day|month>\nci-first 1000 day\n"]);
     for (const c of before.byType(CONTAINER).filter((c) => c.name !== "rpcstack-gateway-key-sync")) expect(after.one(CONTAINER, c.name).inputs, c.name).toEqual(c.inputs);
   });
 

@@ -24,7 +24,7 @@ describe("rpcstack:gateway.quotas", () => {
     const quotas = [{ name: "ci-first", calls: 1000, per: "day" }, { name: "webapp", calls: 50000, per: "month" }];
     const s = loadRaw(base(quotas));
     expect(s.gateway.quotas).toEqual(quotas);
-    expect(keyFiles("keys", s.gateway.quotas).find((f) => f.name === QUOTA_MAP_FILE)).toEqual({ name: QUOTA_MAP_FILE, content: "ci-first 1000 day\nwebapp 50000 month\n" });
+    expect(keyFiles("keys", s.gateway.quotas).find((f) => f.name === QUOTA_MAP_FILE)).toEqual({ name: QUOTA_MAP_FILE, content: "# <name> <calls> <day|month>\nci-first 1000 day\nwebapp 50000 month\n" });
     // haproxy.cfg reads the map whatever it holds: a quota set or removed changes no byte of it.
     expect(planStack(s).gatewayConfig.compiled.config).toBe(planStack(loadRaw(base([]))).gatewayConfig.compiled.config);
     expect(loadRaw({ ...base(undefined), gateway: {} }).gateway.quotas).toEqual([]);
@@ -45,7 +45,7 @@ describe("rpcstack:gateway.quotas", () => {
     const { entries } = readStackFile(ROOT, "testnet");
     const gateway = { ...JSON.parse(entries["rpcstack:gateway"] ?? "{}"), quotas: [{ name: "ci-first", calls: 1000, per: "day" }] };
     const out = exportCompose(loadConfig({ entries: { ...entries, "rpcstack:gateway": JSON.stringify(gateway) }, withoutSecrets: true }), { projectKeys: TEST_PROJECT_KEYS });
-    expect(out.mounted.find((f) => f.path === "keys/quotas.map")).toMatchObject({ from: { text: "ci-first 1000 day\n" }, mode: 0o644 });
+    expect(out.mounted.find((f) => f.path === "keys/quotas.map")).toMatchObject({ from: { text: "# <name> <calls> <day|month>\nci-first 1000 day\n" }, mode: 0o644 });
     const sync = parse(out.files["dc-gateway.yaml"]).services["key-sync"];
     expect(sync.volumes).toContain("./keys/quotas.map:/run/rpcstack-keys/quotas.map:ro");
     expect(sync.environment).toMatchObject({ QUOTA_MAP: "/var/lib/rpcstack-keys/quotas.map", DESIRED_QUOTAS: "/run/rpcstack-keys/quotas.map" });

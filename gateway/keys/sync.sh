@@ -33,8 +33,9 @@ apply() {
     exit 1
   fi
   # The payload form of `add map` ends at the first empty line; an empty map needs no add.
-  if grep -q . "$desired"; then
-    added=$(ask "add map @$version $live <<"$'\n'"$(grep -v '^$' "$desired")"$'\n\n')
+  # Comment lines are for HAProxy's file reader, not for the payload.
+  if grep -q '^[^#]' "$desired"; then
+    added=$(ask "add map @$version $live <<"$'\n'"$(grep -v -e '^$' -e '^#' "$desired")"$'\n\n')
   fi
   committed=$(ask "commit map @$version $live"$'\n')
   if [ -n "${added//[$'\n ']/}" ] || [ -n "${committed//[$'\n ']/}" ]; then
@@ -53,5 +54,5 @@ apply "$DESIRED" "$KEY_MAP" 600
 echo "key sync: $(grep -c . "$DESIRED") keys live: $(cut -d' ' -f2 "$DESIRED" | paste -sd, -)"
 if [ -n "${QUOTA_MAP:-}" ]; then
   apply "$DESIRED_QUOTAS" "$QUOTA_MAP" 644
-  echo "key sync: $(grep -c . "$DESIRED_QUOTAS" || true) quotas live: $(tr '\n' ',' <"$DESIRED_QUOTAS" | sed 's/,$//')"
+  echo "key sync: $(grep -c '^[^#]' "$DESIRED_QUOTAS" || true) quotas live: $(grep '^[^#]' "$DESIRED_QUOTAS" | tr '\n' ',' | sed 's/,$//')"
 fi
