@@ -23,7 +23,7 @@ import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
 import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
-import { usageAnswers, usageCalls, usageTracking } from "./usage.js";
+import { requestCalls, usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
 
@@ -112,9 +112,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...filterRules(chains, opts),
     ...retryRules(chains),
     ...rateRules(opts, keyed),
+    ...requestCalls(["!", ...WS_HANDSHAKE]),
     ...badgeAllowanceRules(opts, badge),
     ...quotaCalls(["!", ...WS_HANDSHAKE], ws),
-    ...usageCalls(["!", ...WS_HANDSHAKE]),
+    ...usageCalls(),
     ...batchRules(chains),
     ...wsRules(opts, ws),
     ...chains.flatMap(specGates),

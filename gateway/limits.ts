@@ -157,8 +157,8 @@ const callsPerWindow = (o: GatewayOptions) => String(o.rateLimitPerSecond * RATE
  */
 export function callRate(o: GatewayOptions, sc: 0 | 1, who: Cond, message: string): Rule[] {
   return [
-    req(["set-var(txn.calls)", `sc_gpc_rate(0,${sc})`], who),
-    refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.calls)`, "gt", callsPerWindow(o))]),
+    req(["set-var(txn.batch_extra_rate)", `sc_gpc_rate(0,${sc})`], who),
+    refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.batch_extra_rate)`, "gt", callsPerWindow(o))]),
   ];
 }
 export const ADDRESS_RATE = "rate limit exceeded for this address";

@@ -84,7 +84,7 @@ const quotaRefusal = (cond: Cond): Rule => ({
 });
 
 /**
- * Where usage counts a request's calls (usage.ts, usageCalls): its calls (a batch's, else one)
+ * Where usage counts a request's calls (txn.req_calls, usage.ts requestCalls: a batch's, else one)
  * are added, and taken back with a 429 when they went past the quota. A WebSocket handshake adds
  * none (its messages count in ws_limit) and is refused once nothing is left.
  */
@@ -92,14 +92,12 @@ export function quotaCalls(notWs: Cond, ws: Cond): Rule[] {
   const http: Cond = [...quoted, ...notWs];
   const over: Cond = anon("var(txn.quota_over)", "-m", "bool");
   return [
-    req(["set-var(txn.quota_calls)", "var(txn.rpc_calls)"], [...http, ...has("txn.rpc_calls")]),
-    req(["set-var(txn.quota_calls)", "int(1)"], [...http, "!", ...has("txn.rpc_calls")]),
-    req([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.quota_calls)"], http),
+    req([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.req_calls)"], http),
     req(["set-var(txn.quota_used)", USED], http),
     req(["set-var(txn.quota_over)", "bool(true)"], [...http, ...anon("var(txn.quota_limit),sub(txn.quota_used)", "lt", "0")]),
     req(["set-var(txn.quota_over)", "bool(true)"], [...quoted, ...ws, ...anon("var(txn.quota_limit),sub(txn.quota_used)", "le", "0")]),
     // gpc is unsigned: adding the negated calls takes them back exactly.
-    req([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.quota_calls),neg"], [...http, ...over]),
+    req([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.req_calls),neg"], [...http, ...over]),
     req(["set-var(txn.quota_used)", USED], [...http, ...over]),
     ...left,
     req(["set-var(txn.quota_reset_at)", 'var(txn.quota_reset),utime("%Y-%m-%dT%H:%M:%SZ")'], [...quoted, ...over]),

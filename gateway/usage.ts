@@ -31,16 +31,19 @@ export const usageTracking = (keyed: Cond): Rule[] => [
 ];
 
 /**
- * Calls once the rates have let the request through: a batch's number of calls (txn.rpc_calls, set
- * by the policy for two or more), else one. A WebSocket's calls are its messages' (ws_limit).
+ * A request's calls once the rates have let it through, in txn.req_calls for usage and quotas alike: a
+ * batch's number of calls (txn.rpc_calls, set by the policy for two or more), else one. A
+ * WebSocket's calls are its messages' (ws_limit), so `notWs` leaves its handshake out.
  */
-export const usageCalls = (notWs: Cond): Rule[] => {
-  const tracked: Cond = [...notWs, ...anon("var(txn.usage)", "-m", "found")];
-  return [
-    req([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.rpc_calls)"], [...tracked, ...anon("var(txn.rpc_calls)", "-m", "found")]),
-    req([`sc-inc-gpc(${USAGE_GPC.calls},${USAGE_SC})`], [...tracked, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
-  ];
-};
+export const requestCalls = (notWs: Cond): Rule[] => [
+  req(["set-var(txn.req_calls)", "var(txn.rpc_calls)"], [...notWs, ...anon("var(txn.rpc_calls)", "-m", "found")]),
+  req(["set-var(txn.req_calls)", "int(1)"], [...notWs, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
+];
+
+/** Adds a request's calls (requestCalls) to its usage entry. */
+export const usageCalls = (): Rule[] => [
+  req([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls)"], [...anon("var(txn.usage)", "-m", "found"), ...anon("var(txn.req_calls)", "-m", "found")]),
+];
 
 /** Every answer, the gateway's own refusals included (http-after-response sees them all). */
 export const usageAnswers = (): Rule[] => {

@@ -1,8 +1,8 @@
 -- Badges (gateway/badges.ts): the action badge_spend counts a request's calls against the
 -- allowance of the badge it carries, once HAProxy's own rules have verified the badge (signature,
 -- expiry, project, chain) and put its id, expiry and allowance in txn.badge_jti, txn.badge_exp and
--- txn.badge_alw. The policy's Lua action leaves a batch's number of calls in txn.rpc_calls; any
--- other request is one call. Sets txn.badge_verdict when the request must be refused:
+-- txn.badge_alw. A request's calls are in txn.req_calls (gateway/usage.ts requestCalls: a batch's
+-- number, else one); a WebSocket handshake, which has none, spends one. Sets txn.badge_verdict when the request must be refused:
 --   "spent" (429: the allowance is used up), "full" (503: the gateway holds as many badges as it
 --   may), "expired" (401).
 -- The action badge_seen spares a badge the gateway accepted before its checks (an ECDSA
@@ -21,7 +21,7 @@ core.register_action('badge_spend', { 'http-req' }, function(txn)
     txn:set_var('txn.badge_verdict', 'spent')
     return
   end
-  local calls = tonumber(txn:get_var('txn.rpc_calls')) or 1
+  local calls = tonumber(txn:get_var('txn.req_calls')) or 1
   local now = os.time()
   local verdict = ledger:spend(jti, exp, alw, calls, now)
   if verdict then txn:set_var('txn.badge_verdict', verdict) end
