@@ -7,6 +7,7 @@
 import type { StackSettings } from "../config/index.js";
 import type { StackServices } from "../services/index.js";
 import { buildServices, nodesOn, type ServiceSpec } from "../services/index.js";
+import { GATEWAY_HOSTING } from "./gatewayHosting.js";
 
 export interface Ingress {
   readonly port: number;
@@ -23,7 +24,7 @@ export function hostServices(services: StackServices, host: string): ServiceSpec
   return [...nodes, ...(own ? [own] : [])];
 }
 
-export function furtherHostIngress(settings: StackSettings, host: string, services: StackServices = buildServices(settings)): Ingress[] {
+export function furtherHostIngress(settings: StackSettings, host: string, services: StackServices = buildServices(settings, GATEWAY_HOSTING)): Ingress[] {
   const gateway = settings.host.privateAddress;
   const seen = new Set<string>();
   return hostServices(services, host).flatMap((s) =>

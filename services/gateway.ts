@@ -1,12 +1,9 @@
 /** The gateway's containers: HAProxy, its first certificate, and the ACME client. Pure data. */
 import { dirname } from "node:path";
 import { publicHost, type StackSettings } from "../config/index.js";
-import { KEY_MAP_FILE } from "../gateway/build.js";
-import { QUOTA_MAP_FILE, QUOTA_USED_FILE } from "../gateway/quotas.js";
-import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
-import type { FileSpec, Role, ServiceSpec, VolumeSpec } from "./types.js";
+import type { FileSpec, GatewayHosting, Role, ServiceSpec, VolumeSpec } from "./types.js";
 import { usagePort, usageService, usageVolume } from "./usage.js";
 
 export const GATEWAY_PATHS = {
@@ -58,7 +55,7 @@ export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haprox
  * `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment;
  * `badgeProjects`: the badge service's projects (RPCSTACK_BADGE_PROJECTS), where badges are configured.
  */
-export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}, badgeProjects?: string): GatewayRole {
+export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, haproxyEnvironment: Readonly<Record<string, string>> = {}, badgeProjects?: string): GatewayRole {
   const names = certificateNames(settings);
   const certInit: ServiceSpec = {
     name: "cert-init",
@@ -130,7 +127,7 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
       // haproxy.cfg, the Lua programs' data and the error pages, as the gateway compiler writes them.
       { from: "generated", dir: GATEWAY_PATHS.configDir, set: "gateway" },
       // The Lua programs, as the package has them.
-      ...LUA_FILES.map((f): FileSpec => ({ from: "package", path: `${GATEWAY_PATHS.luaDir}/${f}`, source: `${LUA_SOURCE_DIR}/${f}` })),
+      ...hosting.luaFiles.map((f): FileSpec => ({ from: "package", path: `${GATEWAY_PATHS.luaDir}/${f}`, source: `${hosting.luaSourceDir}/${f}` })),
     ],
     healthcheck: bashHttpGet(METRICS_PORT, "/metrics", [200], 10),
     restart: "unless-stopped",
@@ -151,9 +148,9 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     command: [GATEWAY_PATHS.keySync],
     environment: {
       KEY_MAP: GATEWAY_PATHS.keyMap,
-      DESIRED: `${GATEWAY_PATHS.desiredKeys}/${KEY_MAP_FILE}`,
+      DESIRED: `${GATEWAY_PATHS.desiredKeys}/${hosting.keyMapFile}`,
       QUOTA_MAP: GATEWAY_PATHS.quotaMap,
-      DESIRED_QUOTAS: `${GATEWAY_PATHS.desiredKeys}/${QUOTA_MAP_FILE}`,
+      DESIRED_QUOTAS: `${GATEWAY_PATHS.desiredKeys}/${hosting.quotaMapFile}`,
       ADMIN_PORT: String(ADMIN_LOOPBACK_PORT),
     },
     ports: [],
@@ -169,6 +166,6 @@ export function gatewayRole(settings: StackSettings, haproxyEnvironment: Readonl
     networkOf: "haproxy",
   };
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings, badgeProjects) : undefined;
-  const usage = usageService(settings, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${QUOTA_USED_FILE}`);
+  const usage = usageService(settings, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`);
   return { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
 }

@@ -7,6 +7,7 @@ import { readinessRole, type ReadinessRole } from "./readiness.js";
 import { furtherHostRoles, type HostRole } from "./hosts.js";
 import type { PlacedNodes } from "./nodes.js";
 import { rolledNodes } from "./rollout.js";
+import type { GatewayHosting } from "./types.js";
 
 export * from "./types.js";
 export { PORTS } from "./ports.js";
@@ -30,18 +31,19 @@ export interface StackServices {
 }
 
 /**
- * `haproxyEnvironment`: the compiled gateway's needs for HAProxy's process; `badgeProjects`: the
- * badge service's projects (plan/ passes both).
+ * `hosting`: what the containers must know of the gateway; `haproxyEnvironment`: the compiled
+ * gateway's needs for HAProxy's process; `badgeProjects`: the badge service's projects (plan/
+ * passes them all: services/ does not read gateway/).
  */
-export function buildServices(settings: StackSettings, haproxyEnvironment: Readonly<Record<string, string>> = {}, badgeProjects?: string): StackServices {
-  const nodes = rolledNodes(settings);
+export function buildServices(settings: StackSettings, hosting: GatewayHosting, haproxyEnvironment: Readonly<Record<string, string>> = {}, badgeProjects?: string): StackServices {
+  const nodes = rolledNodes(settings, hosting.nodeBackSeconds);
   return {
     l1: (nodes.l1[0]?.role as L1Role | undefined) ?? l1Role(settings),
     l2: nodes.l2[0].role as L2Role,
     nodes,
     hosts: furtherHostRoles(settings),
     readiness: readinessRole(settings),
-    gateway: gatewayRole(settings, haproxyEnvironment, badgeProjects),
+    gateway: gatewayRole(settings, hosting, haproxyEnvironment, badgeProjects),
   };
 }
 export * from "./files.js";
@@ -50,4 +52,4 @@ export { externalDataVolumes, dataVolumes, volumeArgs, dataVolumeMounts } from "
 export { placedNodes, servedBySeveral, nodesOn, type PlacedNode, type PlacedNodes } from "./nodes.js";
 export { nodeCheckUrl } from "./disk.js";
 export { furtherHostRoles, type HostRole } from "./hosts.js";
-export { ROLLOUT_HOLD_SECONDS, REVISION_VARIABLE } from "./rollout.js";
+export { rolloutHoldSeconds, REVISION_VARIABLE } from "./rollout.js";

@@ -10,7 +10,6 @@
  */
 import { createHash } from "node:crypto";
 import type { StackSettings } from "../config/index.js";
-import { CHECK_RISE, HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
 import type { L1Role } from "./l1.js";
 import type { L2Role } from "./l2.js";
 import { placedNodes, servedBySeveral, type PlacedNode, type PlacedNodes } from "./nodes.js";
@@ -19,9 +18,9 @@ import type { ServiceSpec } from "./types.js";
 
 /**
  * How long a node must stay in rotation before the next goes: twice what the gateway's checks
- * take to bring a node back (CHECK_RISE checks, HEALTH_CHECK_INTERVAL_MS apart), and two seconds.
+ * take to bring a node back (GatewayHosting.nodeBackSeconds), and two seconds.
  */
-export const ROLLOUT_HOLD_SECONDS = (2 * CHECK_RISE * HEALTH_CHECK_INTERVAL_MS) / 1000 + 2;
+export const rolloutHoldSeconds = (nodeBackSeconds: number): number => 2 * nodeBackSeconds + 2;
 
 /** The variable whose value changes with the node's containers, so the step runs again after they do. */
 export const REVISION_VARIABLE = "RPCSTACK_ROLLOUT_AFTER";
@@ -33,7 +32,7 @@ const longRunning = (n: PlacedNode): ServiceSpec[] => Object.values(n.role.servi
 export const revision = (n: PlacedNode): string => createHash("sha256").update(JSON.stringify(longRunning(n))).digest("hex").slice(0, 16);
 
 /** The step after node `n` of its layer. */
-export function rolloutStep(settings: StackSettings, n: PlacedNode): ServiceSpec {
+export function rolloutStep(settings: StackSettings, n: PlacedNode, holdSeconds: number): ServiceSpec {
   const layer = n.slot.layer;
   return {
     name: `rollout-${n.name}`,
@@ -41,7 +40,7 @@ export function rolloutStep(settings: StackSettings, n: PlacedNode): ServiceSpec
     image: settings.readiness.image,
     command: [
       "node", READINESS_PROGRAM.path, ...ruleArgs(settings, [layer]),
-      "--await", `${layer}/${n.name}`, "--hold-seconds", String(ROLLOUT_HOLD_SECONDS),
+      "--await", `${layer}/${n.name}`, "--hold-seconds", String(holdSeconds),
       "--timeout-minutes", String(settings.readiness.timeoutMinutes), "--interval-seconds", "1",
     ],
     environment: { [REVISION_VARIABLE]: revision(n) },
@@ -63,11 +62,11 @@ function withSteps(n: PlacedNode, step: ServiceSpec | undefined, after: ServiceS
   return { ...n, role };
 }
 
-/** Every node, with the steps of rolling upgrades wired in where a layer has several. */
-export function rolledNodes(settings: StackSettings, nodes: PlacedNodes = placedNodes(settings)): PlacedNodes {
+/** Every node, with the steps of rolling upgrades wired in where a layer has several (`nodeBackSeconds`: GatewayHosting's). */
+export function rolledNodes(settings: StackSettings, nodeBackSeconds: number, nodes: PlacedNodes = placedNodes(settings)): PlacedNodes {
   const roll = (layer: "l1" | "l2") => {
     if (!servedBySeveral(settings, layer)) return nodes[layer];
-    const steps = nodes[layer].map((n, i) => (i < nodes[layer].length - 1 ? rolloutStep(settings, n) : undefined));
+    const steps = nodes[layer].map((n, i) => (i < nodes[layer].length - 1 ? rolloutStep(settings, n, rolloutHoldSeconds(nodeBackSeconds)) : undefined));
     return nodes[layer].map((n, i) => withSteps(n, steps[i], i > 0 ? steps[i - 1] : undefined));
   };
   return { l1: roll("l1"), l2: roll("l2") };

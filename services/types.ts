@@ -119,3 +119,22 @@ export const DOCKER_NETWORK = "rpcstack";
 
 /** Container log rotation, the same under Pulumi and compose: chain clients log a lot. */
 export const LOG_OPTIONS: Readonly<Record<string, string>> = { "max-size": "50m", "max-file": "5" };
+
+/**
+ * What the service specs must know of the compiled gateway (gateway/, handed over by plan/): the
+ * files it reads, the Lua programs it loads, and how long its checks take to put a node back in
+ * rotation.
+ */
+export interface GatewayHosting {
+  /** The key map's name among the key sync's files and on the keys volume. */
+  readonly keyMapFile: string;
+  /** The quota map's name, likewise. */
+  readonly quotaMapFile: string;
+  /** The map of calls spent before HAProxy started, which the usage keeper fills, in the config folder. */
+  readonly quotaUsedFile: string;
+  /** The package folder of the Lua programs, and their paths within it. */
+  readonly luaSourceDir: string;
+  readonly luaFiles: readonly string[];
+  /** Seconds from a node fit again to the gateway sending it calls (its rising checks). */
+  readonly nodeBackSeconds: number;
+}

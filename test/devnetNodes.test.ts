@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/index.js";
-import { buildServices } from "../services/index.js";
+import { planStack } from "../plan/index.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue, stackFileConfig } from "./harness.js";
 import { clientBinary, onLoopback } from "./support/clients.js";
 import { freePort, jsonRpc, start, waitFor, type Child } from "./support/net.js";
@@ -20,7 +20,7 @@ const STANDINS = join(ROOT, "test/support/standins");
 const TSX = join(ROOT, "node_modules/.bin/tsx");
 
 const settings = loadConfig({ entries: { ...stackFileConfig("local"), "rpcstack:projectKeys": encodeConfigValue(TEST_PROJECT_KEYS) } });
-const specs = buildServices(settings);
+const specs = planStack(settings);
 // Devnet runs one execution client and one L2 node.
 const execution = specs.l1.services.execution;
 if (!execution) throw new Error("the local stack's L1 role has no execution client");
