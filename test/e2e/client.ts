@@ -4,10 +4,14 @@ import { WebSocket } from "ws";
 import { createClient, type RpcClient } from "../../client/index.js";
 
 // fetch over node:https trusting the gateway's own certificate (Node 20's fetch cannot be given a CA).
-/** fetch that trusts `ca` (the gateway's first, self-signed certificate) and sends exactly the headers given. */
+/**
+ * fetch that trusts `ca` (the gateway's first, self-signed certificate) and sends exactly the
+ * headers given, each request on a connection of its own: Node's global agent keeps connections
+ * alive, and one the gateway closed while idle fails the next request with "socket hang up".
+ */
 export const tlsFetch = (ca: string) => (url: string | URL, init: RequestInit = {}) =>
   new Promise<Response>((resolve, reject) => {
-    const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, signal: init.signal ?? undefined }, (res) => {
+    const req = request(url, { method: init.method ?? "GET", headers: init.headers as Record<string, string>, ca, agent: false, signal: init.signal ?? undefined }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (d: Buffer) => chunks.push(d));
       res.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers: Object.entries(res.headers).map(([k, v]): [string, string] => [k, String(v)]) })));

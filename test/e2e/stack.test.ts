@@ -5,14 +5,14 @@
  * relays through the gateway container with the client library, a node stopped and started,
  * volumes kept across `down`/`up`. geth cannot reach Sepolia here, so it stays at block 0 with no
  * peers: the gateway keeps the L1 route at 503 (not synced), which the test checks, and L1 relays
- * through the gateway are checked on devnet, where geth --dev makes its own blocks. Every name
+ * through the gateway are checked on devnet (devnet.test.ts), where geth --dev makes its own blocks. Every name
  * carries a test prefix, and everything the test creates is removed in afterAll, also when it fails.
  *
  * Without a Docker daemon (or docker-compose) the file holds one test whose name says NOT RUN:
  * it fails where CI is set, and passes with a warning on a developer's machine, so a run without
  * an engine never reads as a passed end-to-end test.
  */
-import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,33 +24,10 @@ import { freePort, jsonRpc } from "../support/net.js";
 import { buildTestImages, type TestImages } from "./images/build.js";
 import { gatewayClient, msUntil, tlsFetch, upgradeStatus } from "./client.js";
 import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
-import { writeDevnetStackFile, writeStackFiles } from "./stackFiles.js";
+import { writeStackFiles } from "./stackFiles.js";
+import { exportStack, gatewayCa, upInOrder } from "./compose.js";
 
 const missing = engineMissing();
-
-/** `rpcstack export` of a stack file into `out`, every name under `prefix`. */
-const exportStack = (stackFile: string, out: string, prefix: string, extra: readonly string[]) =>
-  must("npx", ["tsx", "export/cli.ts", "--stack-file", stackFile, "--out", out, "--name-prefix", prefix, ...extra], { cwd: ROOT });
-
-/** The certificate a client must trust: the first one cert-init wrote into the gateway's volume. */
-const gatewayCa = (container: string) => /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(must("docker", ["exec", container, "cat", "/certs/gateway.pem"]))![0];
-
-/** The compose files in the README's order, each once the containers the next one needs are healthy. */
-async function upInOrder(dc: (file: (typeof COMPOSE_FILES)[number], ...args: string[]) => string, healthyAfter: Record<(typeof COMPOSE_FILES)[number], string[]>) {
-  for (const f of COMPOSE_FILES) {
-    dc(f, "up", "-d");
-    await waitHealthy(healthyAfter[f], 240_000);
-  }
-  // The gateway starts with an empty key map on a new volume: the keys are live once the key sync has run.
-  const gateway = healthyAfter["dc-gateway.yaml"].find((n) => n.endsWith("rpcstack-gateway"))!;
-  const sync = gateway.replace(/gateway$/, "key-sync");
-  for (let i = 0; ; i++) {
-    const state = inspect(sync, "{{.State.Status}} {{.State.ExitCode}}").trim();
-    if (state === "exited 0") return;
-    if (state.startsWith("exited") || i > 120) throw new Error(`${sync} is ${state}: ${run("docker", ["logs", sync]).stderr}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 if (missing) {
   describe("end-to-end on a real Docker engine", () => {
@@ -67,9 +44,6 @@ if (missing) {
     // The Pathfinder variant of the L2 file, run beside the same L1 node at the end.
     const outPf = join(dir, "compose-pathfinder");
     const pfProject = `${prefix}rpcstack-l2-pathfinder`;
-    // The default local stack (devnet), run last under its own prefix.
-    const outDev = join(dir, "compose-devnet");
-    const devPrefix = `${prefix}dev-`;
     const key = randomBytes(32).toString("base64url");
     const ports: Record<string, number> = {};
     const c = (name: string) => `${prefix}rpcstack-${name}`;
@@ -119,12 +93,9 @@ if (missing) {
     afterAll(() => {
       run("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf, timeoutMs: 300_000 });
       const files = [...COMPOSE_FILES].reverse();
-      for (const f of files) run("docker-compose", ["-p", projectName(f, devPrefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: outDev, timeoutMs: 300_000 });
       for (const f of files) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
       junoFs?.remove();
       const remaining = removeByPrefix(prefix);
-      // Compose reads the badge key for every command on the devnet files, `down` included.
-      delete process.env.RPCSTACK_BADGE_SIGNING_KEY;
       rmSync(dir, { recursive: true, force: true });
       console.log(`e2e: ${Math.round((Date.now() - started) / 1000)} s from the image check to the clean-up`);
       expect(remaining, "the test leaves nothing behind").toEqual([]);
@@ -135,6 +106,17 @@ if (missing) {
     /** STRKS through the gateway: 200, or the status the relay failed with. */
     const strksStatus = () => clientFor("STRKS", key, 0).sendRelay({ method: "starknet_blockNumber", params: [] }).then(() => 200, (e: RelayError) => e.status ?? 0);
     const until = (want: number, boundMs: number) => msUntil(strksStatus, want, boundMs);
+    /** Asks the L2 chain's id every second until the gateway relays it; `seen` is told each result. Throws after `boundMs`. */
+    const relaysAgain = async (client: RpcClient, boundMs: number, seen: (r: unknown) => void = () => {}) => {
+      const t0 = Date.now();
+      for (;;) {
+        const r = await client.sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
+        seen(r);
+        if (r === "0x534e5f5345504f4c4941") return;
+        if (Date.now() - t0 > boundMs) throw new Error(`the gateway did not relay again within ${boundMs / 1000} s: ${r}`);
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+    };
 
     it("every container turns healthy by its own health check; the init steps ran once and succeeded", () => {
       for (const name of ["geth", "lighthouse", "juno", "sync-health", "gateway"]) expect(inspect(c(name), "{{.State.Health.Status}}"), name).toBe("healthy");
@@ -205,15 +187,10 @@ if (missing) {
       must("docker", ["restart", c("gateway")]);
       // Without retries, so that each call the gateway answered (a 503 while its node check
       // settles included) is known: those are counted; calls it never took are not.
-      const once = clientFor("STRKS", key, 0);
       let answered = 0;
-      for (let i = 0; ; i++) {
-        const r = await once.sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
+      await relaysAgain(clientFor("STRKS", key, 0), 60_000, (r) => {
         if (typeof r === "string" || (r instanceof RelayError && (r.kind === "http" || r.kind === "jsonrpc"))) answered++;
-        if (r === "0x534e5f5345504f4c4941") break;
-        if (i > 60) throw new Error(`the gateway did not relay again: ${r}`);
-        await new Promise((res) => setTimeout(res, 1000));
-      }
+      });
       await counted(before + 5 + answered);
       expect(run("docker", ["logs", c("usage")]).stdout).not.toContain(key);
     }, 240_000);
@@ -305,13 +282,7 @@ if (missing) {
       expect(digest(c("gateway"), "/certs/gateway.pem")).toBe(before.cert);
       expect(Number(must("docker", ["exec", c("juno"), "cat", "/var/lib/juno/standin-head"]))).toBeGreaterThanOrEqual(before.l2Head);
       expect(run("docker", ["logs", c("jwt-init")]).stdout + run("docker", ["logs", c("cert-init")]).stdout).toMatch(/exists; keeping it/);
-      const t0 = Date.now();
-      for (;;) {
-        const r = await clientFor("STRKS").sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
-        if (r === "0x534e5f5345504f4c4941") break;
-        if (Date.now() - t0 > 120_000) throw new Error(`the gateway did not relay again within 120 s: ${r}`);
-        await new Promise((res) => setTimeout(res, 1000));
-      }
+      await relaysAgain(clientFor("STRKS"), 120_000);
     }, 600_000);
 
     it("Pathfinder: the L2 file for l2.client pathfinder turns healthy as uid 1000 on its volume, beside the same L1 node", async () => {
@@ -326,41 +297,5 @@ if (missing) {
       expect(JSON.parse(inspect(c("pathfinder"), "{{json .HostConfig.PortBindings}}"))).toEqual({ "9545/tcp": [{ HostIp: "127.0.0.1", HostPort: String(ports.pfHttp) }] });
       must("docker-compose", ["-p", pfProject, "-f", "dc-l2.yaml", "down", "-v"], { cwd: outPf });
     }, 400_000);
-
-    it("the default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) runs from its export and relays per chain and interface; with badges, its badge service issues badges the gateway container accepts", async () => {
-      // The badge service, from its bundle in the Node.js image, with the key compose reads from the
-      // environment (for `down` too: it stays set until the clean-up).
-      const badgeOrigin = "http://localhost:5173";
-      writeDevnetStackFile(dir, images, { "rpcstack:badges": { projects: [{ projectId: "e2e-web", chains: ["ETHDEV"], origins: [badgeOrigin] }] } });
-      process.env.RPCSTACK_BADGE_SIGNING_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
-      const p: Record<string, number> = {};
-      for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
-      const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
-      exportStack(join(dir, "Pulumi.e2e-devnet.yaml"), outDev, devPrefix, ["--keys-file", join(dir, "keys.json"), ...publish]);
-      const dc = (file: (typeof COMPOSE_FILES)[number], ...args: string[]) => must("docker-compose", ["-p", projectName(file, devPrefix), "-f", file, ...args], { cwd: outDev, timeoutMs: 600_000 });
-      const d = (name: string) => `${devPrefix}rpcstack-${name}`;
-      await upInOrder(dc, { "dc-l1.yaml": [d("geth")], "dc-l2.yaml": [d("starknet-devnet")], "dc-gateway.yaml": [d("sync-health"), d("gateway"), d("badges")] });
-      const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${p.l1}`, "--l2", `http://127.0.0.1:${p.l2}/rpc`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
-      expect(r.status, r.stdout + r.stderr).toBe(0);
-      const gw = { url: `https://127.0.0.1:${p.https}`, ca: gatewayCa(d("gateway")) };
-      const l1 = clientFor("ETHDEV", key, 2, gw);
-      const l2 = clientFor("STRKDEV", key, 2, gw);
-      // The gateway opens a route once its checks rise: allow it a few check intervals.
-      const t0 = Date.now();
-      while ((await l2.sendRelay({ method: "starknet_chainId", params: [] }).catch(() => undefined)) === undefined && Date.now() - t0 < 60_000) await new Promise((res) => setTimeout(res, 1000));
-      expect(Number(await l1.sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
-      expect(await l1.sendRelayWs({ method: "eth_chainId", params: [] })).toBe("0x539");
-      expect(await l2.sendRelay({ method: "starknet_chainId", params: [] })).toBe("0x534e5f5345504f4c4941");
-      expect(await l2.sendRelayWs({ method: "starknet_blockNumber", params: [] })).toBeGreaterThanOrEqual(0);
-      const err = await clientFor("STRKDEV", `wrong-${key.slice(6)}`, 0, gw).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
-      expect(err.status).toBe(401);
-      const asked = await tlsFetch(gw.ca)(`${gw.url}/badge`, { method: "POST", headers: { Origin: badgeOrigin, "Content-Type": "application/json" }, body: JSON.stringify({ projectId: "e2e-web", chainIds: ["ETHDEV"] }) });
-      expect(asked.status).toBe(200);
-      const { key: badge } = (await asked.json()) as { key: string };
-      expect(await clientFor("ETHDEV", badge, 0, gw).sendRelay({ method: "eth_chainId", params: [] })).toBe("0x539");
-      expect((await clientFor("STRKDEV", badge, 0, gw).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e)).status).toBe(403);
-      expect(must("docker", ["logs", d("badges")])).not.toContain(badge);
-      for (const f of [...COMPOSE_FILES].reverse()) dc(f, "down", "-v");
-    }, 600_000);
   });
 }

@@ -48,9 +48,11 @@ export function withDevnetImages(config: Record<string, unknown>, images: TestIm
 
 /**
  * Pulumi.e2e-devnet.yaml in `dir`: the default local stack with real geth --dev and the Starknet
- * Devnet stand-in, and `extra` keys (e.g. rpcstack:badges).
+ * Devnet stand-in, `extra` keys (e.g. rpcstack:badges) and `gateway` settings beside the image keys.
  */
-export function writeDevnetStackFile(dir: string, images: TestImages, extra: Record<string, unknown> = {}): void {
+export function writeDevnetStackFile(dir: string, images: TestImages, extra: Record<string, unknown> = {}, gateway: Record<string, unknown> = {}): void {
   const dev = parse(readFileSync(join(ROOT, "stacks/Pulumi.local.yaml"), "utf8"));
-  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify({ ...dev, config: { ...withDevnetImages(dev.config, images), ...extra } }));
+  const config = withDevnetImages(dev.config, images);
+  config["rpcstack:gateway"] = { ...(config["rpcstack:gateway"] as object), ...gateway };
+  writeFileSync(join(dir, "Pulumi.e2e-devnet.yaml"), stringify({ ...dev, config: { ...config, ...extra } }));
 }

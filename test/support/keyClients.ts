@@ -3,7 +3,13 @@ import { Agent, request } from "node:https";
 import WebSocket from "ws";
 import type { ProjectKey } from "../../gateway/build.js";
 import { eventually } from "./http.js";
-import type { RunningGateway } from "./haproxy.js";
+
+/** Where a client calls: the gateway's HTTPS port on `host`, and the chain's path (`eth` unless given). */
+export interface KeyClientTarget {
+  readonly httpsPort: number;
+  readonly host?: string;
+  readonly chain?: string;
+}
 
 const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
 
@@ -18,13 +24,18 @@ export class Client {
   private socket?: WebSocket;
   private closed?: Promise<void>;
 
-  constructor(private readonly g: RunningGateway, readonly key: ProjectKey) {
+  private readonly host: string;
+  private readonly chain: string;
+
+  constructor(private readonly g: KeyClientTarget, readonly key: ProjectKey) {
+    this.host = g.host ?? "127.0.0.1";
+    this.chain = g.chain ?? "eth";
     this.done = [this.httpLoop(), this.wsLoop()];
   }
 
   call(): Promise<number> {
     return new Promise((resolve) => {
-      const req = request({ host: "127.0.0.1", port: this.g.httpsPort, path: `/gateway/eth/rpc-http/${this.key.key}`, method: "POST", agent: this.agent, headers: { "Content-Type": "application/json" } }, (res) => {
+      const req = request({ host: this.host, port: this.g.httpsPort, path: `/gateway/${this.chain}/rpc-http/${this.key.key}`, method: "POST", agent: this.agent, headers: { "Content-Type": "application/json" } }, (res) => {
         res.resume();
         res.on("end", () => resolve(res.statusCode!));
       });
@@ -38,7 +49,7 @@ export class Client {
   }
 
   private async wsLoop() {
-    const ws = new WebSocket(`wss://localhost:${this.g.httpsPort}/gateway/eth/rpc/${this.key.key}?secret=null`, { rejectUnauthorized: false });
+    const ws = new WebSocket(`wss://${this.host}:${this.g.httpsPort}/gateway/${this.chain}/rpc/${this.key.key}?secret=null`, { rejectUnauthorized: false });
     this.socket = ws;
     const closed = new Promise<void>((r) => ws.on("close", (code, reason) => ((this.wsClose = { code, reason: String(reason) }), r())));
     this.closed = closed;

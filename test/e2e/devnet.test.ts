@@ -1,0 +1,160 @@
+/**
+ * The default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) on a real Docker
+ * engine, from the package's own compose export: relays per chain and interface, badges from its
+ * badge service, and an operator's account changes made the compose way (a new export, then the
+ * key sync run again) while a client per key calls the whole time. Every name carries a test
+ * prefix; everything the test creates is removed in afterAll, also when it fails.
+ *
+ * Without a Docker daemon (or docker-compose) the file holds one test whose name says NOT RUN: it
+ * fails where CI is set, and passes with a warning on a developer's machine.
+ */
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RpcClient } from "../../client/index.js";
+import { COMPOSE_FILES, projectName } from "../../export/compose.js";
+import type { ProjectKey } from "../../gateway/build.js";
+import { ROOT } from "../harness.js";
+import { eventually } from "../support/http.js";
+import { busy, Client } from "../support/keyClients.js";
+import { freePort } from "../support/net.js";
+import { gatewayClient, tlsFetch } from "./client.js";
+import { exitedOk, exportStack, gatewayCa, upInOrder, type ComposeFile } from "./compose.js";
+import { engineMissing, inspect, must, removeByPrefix, run } from "./docker.js";
+import { buildTestImages, type TestImages } from "./images/build.js";
+import { writeDevnetStackFile } from "./stackFiles.js";
+
+const missing = engineMissing();
+
+if (missing) {
+  describe("end-to-end on a real Docker engine (devnet)", () => {
+    it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
+      console.warn(`\n*** devnet end-to-end test NOT RUN: ${missing} ***\n`);
+      expect(process.env.CI, `CI must run the end-to-end test, but ${missing}`).toBeFalsy();
+    });
+  });
+} else {
+  describe("end-to-end on a real Docker engine: the default local stack (devnet) from its compose export", () => {
+    const prefix = `e2e${randomBytes(3).toString("hex")}-dev-`;
+    const dir = mkdtempSync(join(tmpdir(), "rpcstack-e2e-devnet-"));
+    const out = join(dir, "compose");
+    const d = (name: string) => `${prefix}rpcstack-${name}`;
+    const key = (name: string): ProjectKey => ({ name, key: randomBytes(32).toString("base64url") });
+    const [steady, leaving, newcomer] = [key("steady"), key("leaving"), key("newcomer")];
+    const badgeOrigin = "http://localhost:5173";
+    const p: Record<string, number> = {};
+    const dc = (file: ComposeFile, ...args: string[]) => must("docker-compose", ["-p", projectName(file, prefix), "-f", file, ...args], { cwd: out, timeoutMs: 600_000 });
+    let images: TestImages;
+    let gw: { url: string; ca: string };
+
+    /**
+     * The devnet stack file with `keys` and `quotas`, exported into `out`. Every client of the
+     * test calls from the same address: the rate and the wrong-key limit are out of the way, so
+     * a failed call can only be the change under test.
+     */
+    const exportWith = (keys: readonly ProjectKey[], quotas: readonly { name: string; calls: number; per: "day" | "month" }[]) => {
+      writeDevnetStackFile(dir, images, {
+        "rpcstack:badges": { projects: [{ projectId: "e2e-web", chains: ["ETHDEV"], origins: [badgeOrigin] }] },
+      }, { rateLimitPerSecond: 1_000_000, wrongKeysPerMinute: 0, quotas });
+      writeFileSync(join(dir, "keys.json"), JSON.stringify(keys), { mode: 0o600 });
+      const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
+      exportStack(join(dir, "Pulumi.e2e-devnet.yaml"), out, prefix, ["--keys-file", join(dir, "keys.json"), ...publish]);
+    };
+    const clientFor = (chainIds: string, privateKey: string, retries = 2): RpcClient => gatewayClient(gw, chainIds, privateKey, retries);
+
+    beforeAll(async () => {
+      images = buildTestImages((s) => console.log(`e2e images: ${s}`));
+      for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
+      // The badge service's signing key: compose reads it from the environment for every command on these files, `down` included.
+      process.env.RPCSTACK_BADGE_SIGNING_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
+      exportWith([steady, leaving], [{ name: "steady", calls: 1_000_000, per: "day" }]);
+      const t0 = Date.now();
+      await upInOrder(dc, { "dc-l1.yaml": [d("geth")], "dc-l2.yaml": [d("starknet-devnet")], "dc-gateway.yaml": [d("sync-health"), d("gateway"), d("badges")] });
+      gw = { url: `https://127.0.0.1:${p.https}`, ca: gatewayCa(d("gateway")) };
+      // The gateway opens a route once its checks rise: allow it a few check intervals.
+      const l2 = clientFor("STRKDEV", steady.key);
+      while ((await l2.sendRelay({ method: "starknet_chainId", params: [] }).catch(() => undefined)) === undefined && Date.now() - t0 < 300_000) await new Promise((res) => setTimeout(res, 1000));
+      console.log(`e2e devnet: healthy and relaying in ${Math.round((Date.now() - t0) / 1000)} s`);
+    }, 900_000);
+
+    afterAll(() => {
+      for (const f of [...COMPOSE_FILES].reverse()) run("docker-compose", ["-p", projectName(f, prefix), "-f", f, "down", "-v", "--remove-orphans"], { cwd: out, timeoutMs: 300_000 });
+      const remaining = removeByPrefix(prefix);
+      delete process.env.RPCSTACK_BADGE_SIGNING_KEY;
+      rmSync(dir, { recursive: true, force: true });
+      expect(remaining, "the test leaves nothing behind").toEqual([]);
+    }, 600_000);
+
+    it("relays per chain and interface; a wrong key gets 401; its badge service issues badges the gateway container accepts", async () => {
+      const r = run("npx", ["tsx", "readiness/cli.ts", "--l1", `http://127.0.0.1:${p.l1}`, "--l2", `http://127.0.0.1:${p.l2}/rpc`, "--timeout-minutes", "1", "--interval-seconds", "1"], { cwd: ROOT });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      const l1 = clientFor("ETHDEV", steady.key);
+      const l2 = clientFor("STRKDEV", steady.key);
+      expect(Number(await l1.sendRelay({ method: "eth_blockNumber", params: [] }))).toBeGreaterThan(0);
+      expect(await l1.sendRelayWs({ method: "eth_chainId", params: [] })).toBe("0x539");
+      expect(await l2.sendRelay({ method: "starknet_chainId", params: [] })).toBe("0x534e5f5345504f4c4941");
+      expect(await l2.sendRelayWs({ method: "starknet_blockNumber", params: [] })).toBeGreaterThanOrEqual(0);
+      const err = await clientFor("STRKDEV", `wrong-${steady.key.slice(6)}`, 0).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e);
+      expect(err.status).toBe(401);
+      const asked = await tlsFetch(gw.ca)(`${gw.url}/badge`, { method: "POST", headers: { Origin: badgeOrigin, "Content-Type": "application/json" }, body: JSON.stringify({ projectId: "e2e-web", chainIds: ["ETHDEV"] }) });
+      expect(asked.status).toBe(200);
+      const { key: badge } = (await asked.json()) as { key: string };
+      expect(await clientFor("ETHDEV", badge, 0).sendRelay({ method: "eth_chainId", params: [] })).toBe("0x539");
+      expect((await clientFor("STRKDEV", badge, 0).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e)).status).toBe(403);
+      expect(must("docker", ["logs", d("badges")])).not.toContain(badge);
+    }, 300_000);
+
+    it("keys and quotas changed the compose way (a new export, the key sync run again) under load: no other key's call or socket fails, HAProxy's container stays", async () => {
+      const haproxyBefore = inspect(d("gateway"), "{{.Id}} {{.State.StartedAt}}");
+      const target = { httpsPort: p.https, chain: "ethdev" };
+      const [s, l] = [new Client(target, steady), new Client(target, leaving)];
+      /** POST one eth_chainId with `k`: its status, body and RateLimit headers. */
+      const post = async (k: ProjectKey) => {
+        const res = await tlsFetch(gw.ca)(`${gw.url}/gateway/ethdev/rpc-http/${k.key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) }).catch((e) => {
+          throw new Error(`POST with the key of ${k.name}: ${e}`);
+        });
+        return { status: res.status, body: await res.text(), limit: res.headers.get("ratelimit-limit"), remaining: res.headers.get("ratelimit-remaining"), retryAfter: res.headers.get("retry-after") };
+      };
+      /** A new export with `keys` and `quotas`, then the key sync run again as docs/accounts.md says; what it printed. */
+      const change = async (keys: ProjectKey[], quotas: Parameters<typeof exportWith>[1]) => {
+        exportWith(keys, quotas);
+        dc("dc-gateway.yaml", "up", "-d", "--no-deps", "--force-recreate", "key-sync");
+        await exitedOk(d("key-sync"));
+        return run("docker", ["logs", d("key-sync")]).stdout;
+      };
+      try {
+        await busy(20, s, l);
+
+        // One step: the leaving key revoked, a newcomer added with a quota of 5 calls a day.
+        const said = await change([steady, newcomer], [{ name: "steady", calls: 1_000_000, per: "day" }, { name: "newcomer", calls: 5, per: "day" }]);
+        expect(said).toBe("key sync: 2 keys live: steady,newcomer\nkey sync: 2 quotas live: steady 1000000 day,newcomer 5 day\n");
+        expect(said).not.toContain(newcomer.key);
+        // In effect once the key sync has exited: the very next calls, no retry.
+        const first = await post(newcomer);
+        expect(first).toMatchObject({ status: 200, limit: "5", remaining: "4" });
+        expect(await l.call()).toBe(401);
+        await eventually("the revoked key's socket closed", async () => l.wsClose, (v) => v !== undefined);
+        expect(l.wsClose).toEqual({ code: 1008, reason: "project key revoked" });
+        for (let i = 0; i < 4; i++) expect((await post(newcomer)).status).toBe(200);
+        const refused = await post(newcomer);
+        expect(refused).toMatchObject({ status: 429, remaining: "0" });
+        expect(JSON.parse(refused.body).error).toMatchObject({ code: -32005, message: expect.stringMatching(/^quota exceeded: 5 calls per day for this project key; it resets at \d{4}-\d\d-\d\dT00:00:00Z$/) });
+        expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+
+        // A quota raised live applies at once: the newcomer's next call is served, the 5 spent stay counted.
+        await change([steady, newcomer], [{ name: "steady", calls: 1_000_000, per: "day" }, { name: "newcomer", calls: 7, per: "day" }]);
+        expect(await post(newcomer)).toMatchObject({ status: 200, limit: "7", remaining: "1" });
+        await busy(Math.max(s.http.length, s.ws) + 20, s);
+      } finally {
+        await Promise.all([s.stop(), l.stop()]);
+      }
+      // The steady key called the whole time, over HTTP and one WebSocket: not one call failed, its socket was never closed.
+      expect(s.failures()).toEqual({ http: 0, wsClosed: { code: 1000, reason: "" } });
+      expect(s.http.length).toBeGreaterThan(40);
+      console.log(`e2e devnet: the steady key made ${s.http.length} HTTP calls and ${s.ws} WebSocket calls through two key syncs, none failed`);
+      expect(inspect(d("gateway"), "{{.Id}} {{.State.StartedAt}}"), "HAProxy's container is the same, never restarted").toBe(haproxyBefore);
+    }, 300_000);
+  });
+}
