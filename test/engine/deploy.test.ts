@@ -244,6 +244,35 @@ describe("the local stack on the real Pulumi engine", () => {
     expect(stackObjects("container")).not.toContain("rpcstack-badges");
   }, 900_000);
 
+  it("a key added with npm run keys and a quota set with pulumi config set --path: the preview replaces the key sync alone, HAProxy's container stays, the key relays and its quota holds", () => {
+    const gateway = containerId("rpcstack-gateway");
+    const added = spawnSync("npm", ["run", "--silent", "keys", "--", "add", "engine-two", "--stack", STACK], { cwd: project, env: { ...env, PULUMI_CONFIG_PASSPHRASE: "", npm_config_logs_dir: temp("rpcstack-engine-npm-logs-") }, encoding: "utf8", timeout: 120_000 });
+    expect(added.status, added.stderr).toBe(0);
+    const second = added.stdout.trim();
+    expect(second).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    setConfig("gateway.quotas[0].name", "engine-two");
+    setConfig("gateway.quotas[0].calls", "3");
+    setConfig("gateway.quotas[0].per", "day");
+    const preview = pulumi("preview", "--json");
+    expect(preview.status, preview.out).toBe(0);
+    const steps = (JSON.parse(preview.out.slice(preview.out.indexOf("{"))).steps as { op: string; urn: string }[]).filter((s) => s.op !== "same");
+    expect(steps.length).toBeGreaterThan(0);
+    for (const s of steps) expect(s.urn, `${s.op} ${s.urn}`).toMatch(/key-sync$/);
+    const up = pulumi("up", "--yes", "--skip-preview");
+    expect(up.status, up.out).toBe(0);
+    expect(containerId("rpcstack-gateway")).toBe(gateway);
+    const ca = gatewayCa();
+    const call = () => {
+      const out = execFileSync("curl", ["-sS", "-i", "--cacert", ca, "-X", "POST", `https://localhost/gateway/ethdev/rpc-http/${second}`, "-H", "Content-Type: application/json", "-d", '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'], { encoding: "utf8" });
+      return { status: Number(/^HTTP\/\S+ (\d+)/.exec(out)?.[1]), remaining: /^ratelimit-remaining: (\d+)/im.exec(out)?.[1], body: out.slice(out.indexOf("\r\n\r\n") + 4) };
+    };
+    expect([call(), call(), call()].map((r) => [r.status, r.remaining])).toEqual([[200, "2"], [200, "1"], [200, "0"]]);
+    const refused = call();
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).error.message).toMatch(/^quota exceeded: 3 calls per day for this project key; it resets at /);
+    expect(pulumi("preview", "--expect-no-changes").status).toBe(0);
+  }, 900_000);
+
   it("destroy removes every container and network it made and keeps the data volumes; the next up attaches the same volumes", () => {
     const volumes = stackObjects("volume");
     expect(volumes).toEqual(expect.arrayContaining(["rpcstack-gateway-certs", "rpcstack-gateway-run"]));
