@@ -59,14 +59,22 @@ if (missing) {
         "rpcstack:badges": { projects: [{ projectId: "e2e-web", chains: ["ETHDEV"], origins: [badgeOrigin] }] },
       }, { rateLimitPerSecond: 1_000_000, wrongKeysPerMinute: 0, quotas });
       writeFileSync(join(dir, "keys.json"), JSON.stringify(keys), { mode: 0o600 });
-      const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
+      const publish = [`haproxy:443=127.0.0.1:${p.https}`, `haproxy:80=127.0.0.1:${p.http}`, `haproxy:9107=127.0.0.1:${p.usage}`, `geth:8545=${p.l1}`, `geth:8546=${p.l1ws}`, `starknet-devnet:5050=${p.l2}`].flatMap((x) => ["--publish", x]);
       exportStack(join(dir, "Pulumi.e2e-devnet.yaml"), out, prefix, ["--keys-file", join(dir, "keys.json"), ...publish]);
     };
     const clientFor = (chainIds: string, privateKey: string, retries = 2): RpcClient => gatewayClient(gw, chainIds, privateKey, retries);
 
+    /** POST one eth_chainId with `k`: its status, body and RateLimit headers. */
+    const post = async (k: ProjectKey) => {
+      const res = await tlsFetch(gw.ca)(`${gw.url}/gateway/ethdev/rpc-http/${k.key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) }).catch((e) => {
+        throw new Error(`POST with the key of ${k.name}: ${e}`);
+      });
+      return { status: res.status, body: await res.text(), limit: res.headers.get("ratelimit-limit"), remaining: res.headers.get("ratelimit-remaining"), retryAfter: res.headers.get("retry-after") };
+    };
+
     beforeAll(async () => {
       images = buildTestImages((s) => console.log(`e2e images: ${s}`));
-      for (const k of ["https", "http", "l1", "l1ws", "l2"]) p[k] = await freePort();
+      for (const k of ["https", "http", "usage", "l1", "l1ws", "l2"]) p[k] = await freePort();
       // The badge service's signing key: compose reads it from the environment for every command on these files, `down` included.
       process.env.RPCSTACK_BADGE_SIGNING_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "der" }).toString("base64");
       exportWith([steady, leaving], [{ name: "steady", calls: 1_000_000, per: "day" }]);
@@ -110,13 +118,6 @@ if (missing) {
       const haproxyBefore = inspect(d("gateway"), "{{.Id}} {{.State.StartedAt}}");
       const target = { httpsPort: p.https, chain: "ethdev" };
       const [s, l] = [new Client(target, steady), new Client(target, leaving)];
-      /** POST one eth_chainId with `k`: its status, body and RateLimit headers. */
-      const post = async (k: ProjectKey) => {
-        const res = await tlsFetch(gw.ca)(`${gw.url}/gateway/ethdev/rpc-http/${k.key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) }).catch((e) => {
-          throw new Error(`POST with the key of ${k.name}: ${e}`);
-        });
-        return { status: res.status, body: await res.text(), limit: res.headers.get("ratelimit-limit"), remaining: res.headers.get("ratelimit-remaining"), retryAfter: res.headers.get("retry-after") };
-      };
       /** A new export with `keys` and `quotas`, then the key sync run again as docs/accounts.md says; what it printed. */
       const change = async (keys: ProjectKey[], quotas: Parameters<typeof exportWith>[1]) => {
         exportWith(keys, quotas);
@@ -156,5 +157,25 @@ if (missing) {
       console.log(`e2e devnet: the steady key made ${s.http.length} HTTP calls and ${s.ws} WebSocket calls through two key syncs, none failed`);
       expect(inspect(d("gateway"), "{{.Id}} {{.State.StartedAt}}"), "HAProxy's container is the same, never restarted").toBe(haproxyBefore);
     }, 300_000);
+
+    it("a restart of HAProxy's container keeps the quota's spent calls: the usage keeper seeds the new process from its ledger", async () => {
+      // The keeper has read the newcomer's 6 calls (5, then 1 after the quota went to 7; the 429 is no call).
+      const today = new Date().toISOString().slice(0, 10);
+      const spent = async () => {
+        const r = await fetch(`http://127.0.0.1:${p.usage}/usage?since=${today}&key=newcomer`).then((x) => x.json()).catch(() => undefined);
+        return (r?.rows ?? []).reduce((n: number, x: { calls: number }) => n + x.calls, 0);
+      };
+      await eventually("the keeper read the newcomer's calls", spent, (n) => n === 6, 30_000);
+      const seeded = () => (run("docker", ["logs", d("usage")]).stdout.match(/quotas seeded with \d+ periods' calls/g) ?? []).length;
+      const before = seeded();
+      must("docker", ["restart", d("gateway")]);
+      // Only once the keeper, restarted into HAProxy's new namespace, has seeded the new process does the quota hold what was spent.
+      await eventually("the keeper seeded the new HAProxy process", async () => seeded(), (n) => n > before, 60_000);
+      // A call while the node's check has not risen yet would spend a unit: the steady key asks first.
+      await eventually("the gateway relays again", async () => (await post(steady)).status, (st) => st === 200, 60_000);
+      expect(await post(newcomer)).toMatchObject({ status: 200, limit: "7", remaining: "0" });
+      expect((await post(newcomer)).status).toBe(429);
+      expect(run("docker", ["logs", d("usage")]).stdout + run("docker", ["logs", d("key-sync")]).stdout).not.toContain(newcomer.key);
+    }, 180_000);
   });
 }
