@@ -97,9 +97,10 @@ interface Got {
 async function attempt(o: RestoreOptions, stage: string, started: number, counters: { resumes: number }): Promise<Got> {
   const download = new ArchiveDownload(o, counters);
   const decompressed = new DecompressedBytes();
+  // Before the progress timer starts: a Node.js without zstd fails here, leaving no timer behind.
+  const zstd = zstdDecompressor();
   const progress = new ProgressReporter(o, started, () => ({ done: download.done, total: download.total, unpacked: decompressed.count }));
   await progress.start();
-  const zstd = zstdDecompressor();
   try {
     await pipeline(Readable.from(download.chunks()), zstd, decompressed, unpacker(o.format, stagedDatabase(stage), o.log));
   } finally {
