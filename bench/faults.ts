@@ -1,6 +1,6 @@
 /**
  * npm run faults: the fault run. A Sepolia stack with two nodes per chain (replicas of one chain:
- * test/e2e/images/standins/replica.js) from the package's compose export on this machine's Docker
+ * devtools/images/standins/replica.js) from the package's compose export on this machine's Docker
  * engine; clients over HTTP and WebSocket on both chains for --minutes; every --every-seconds one
  * node is killed, restarted, paused or cut from the network. It prints what the clients saw
  * (bench/faults/report.ts), writes the run's JSON, and exits 1 when an answer was wrong or lagging
@@ -13,8 +13,8 @@ import { injectFaults } from "./faults/inject.js";
 import { Load } from "./faults/load.js";
 import { faultTable, judge, reportTable, withRecovery, type CallRecord, type FaultRecord, type Judged } from "./faults/report.js";
 import { allInRotation, startFaultStack, type FaultStack } from "./faults/stack.js";
-import { nextTag } from "../test/e2e/images/replicas.js";
-import { run } from "../test/e2e/docker.js";
+import { nextTag } from "../devtools/images/replicas.js";
+import { run } from "../devtools/docker.js";
 
 const USAGE = `usage: npm run faults -- [options]
   --minutes N         how long the clients run (10)

@@ -13,11 +13,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundleSource } from "../components/bundle.js";
-import { nodeRuntime } from "../test/support/nodeRuntime.js";
+import { nodeRuntime } from "../devtools/nodeRuntime.js";
 import { BENCH_DEFAULTS, benchArgs } from "./args.js";
 import { selfSignedCert } from "./gateway.js";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { createSnapshotServer } = require("../test/support/snapshotServer.js");
+const { createSnapshotServer } = require("../devtools/snapshotServer.js");
 
 const USAGE = `usage: npx tsx bench/restore.ts [options]
   --rounds N       rounds, the two ways alternating within each (3)

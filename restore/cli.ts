@@ -4,7 +4,8 @@
  */
 import { parseArgs } from "node:util";
 import { numberArg, UsageError } from "../readiness/args.js";
-import { restore, type ArchiveFormat, type RestoreOptions } from "./restore.js";
+import { restore, type RestoreOptions } from "./restore.js";
+import type { ArchiveFormat } from "./unpack.js";
 import { RESTORE_RESULT_PREFIX } from "./status.js";
 
 const USAGE = `usage: rpcstack-restore --url URL --dest DIR --format FORMAT --need-bytes N [options]

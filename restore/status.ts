@@ -1,9 +1,9 @@
 /**
  * A restore's progress as it is shared: the status file the restore keeps in the volume while it
  * runs (the disk watcher reads it, so the gateway can say how far it is), the log line, and the
- * tagged result line `pulumi up` reads. Pure, apart from reading the file.
+ * tagged result line `pulumi up` reads. Pure, apart from reading and writing the file.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Everything a restore writes before it is complete lives here, inside the volume. */
@@ -49,11 +49,24 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
 }
 
+/** The archive's host and path: its query stays out of logs and the status file (signed URLs carry tokens there). */
+export function formatSource(url: string): string {
+  const u = new URL(url);
+  return `${u.host}${u.pathname}`;
+}
+
 /** "1.2 of 195.1 GB (0.6%), 45.0 MB/s, about 1h 12m left" */
 export function describeProgress(p: RestoreProgress): string {
   const total = p.totalBytes ? ` of ${formatBytes(p.totalBytes)} (${num((100 * p.doneBytes) / p.totalBytes, 1)}%)` : "";
   const eta = p.etaSeconds !== undefined ? `, about ${formatDuration(p.etaSeconds)} left` : "";
   return `${formatBytes(p.doneBytes)}${total}, ${formatBytes(p.bytesPerSecond)}/s${eta}; ${formatBytes(p.unpackedBytes)} written`;
+}
+
+/** Written whole, then renamed into place: a reader sees the last progress or the one before. */
+export async function writeProgress(volumeRoot: string, p: RestoreProgress): Promise<void> {
+  const file = join(volumeRoot, STAGE_DIR, STATUS_FILE);
+  await writeFile(`${file}.tmp`, JSON.stringify(p));
+  await rename(`${file}.tmp`, file);
 }
 
 /** The progress a restore in `volumeRoot` last wrote, or undefined when none is running there. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config/index.js";
 import { planStack } from "../plan/index.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue, stackFileConfig } from "./harness.js";
-import { clientBinary, onLoopback } from "./support/clients.js";
+import { clientBinary, onLoopback } from "../devtools/clients.js";
 import { freePort, jsonRpc, start, waitFor, type Child } from "./support/net.js";
 
 const STANDINS = join(ROOT, "test/support/standins");

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayChain } from "../gateway/build.js";
-import { clientBinary } from "./support/clients.js";
+import { clientBinary } from "../devtools/clients.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually, listenLoopback } from "./support/http.js";
 import { freePort, jsonRpc, start, stopEach, waitFor, type Child } from "./support/net.js";

@@ -14,7 +14,7 @@ import { planStack } from "../plan/index.js";
 import { PROMETHEUS_CONFIG, PROMETHEUS_RULES } from "../services/monitoring.js";
 import { USAGE_PORT } from "../services/usage.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue, stackFileConfig } from "./harness.js";
-import { clientBinary, onLoopback } from "./support/clients.js";
+import { clientBinary, onLoopback } from "../devtools/clients.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually } from "./support/http.js";
 import { freePort, jsonRpc, start, stopEach, waitFor, type Child } from "./support/net.js";

@@ -1,6 +1,6 @@
 /**
  * rpcstack-restore, bundled as the init container ships it and run by the pinned runtime's Node
- * release, against a local HTTPS publisher (test/support/snapshotServer.js) serving
+ * release, against a local HTTPS publisher (devtools/snapshotServer.js) serving
  * generated .tar.zst and .zst archives of a stand-in database. The disk-full case writes to a
  * small tmpfs of its own (mounted as root, removed afterwards).
  */
@@ -13,10 +13,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleSource } from "../components/bundle.js";
 import { RESTORE_RESULT_PREFIX, type RestoreResult } from "../restore/status.js";
-import { nodeRuntime } from "./support/nodeRuntime.js";
+import { nodeRuntime } from "../devtools/nodeRuntime.js";
 import { issueCert } from "./support/tls.js";
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { createSnapshotServer } = require("./support/snapshotServer.js");
+const { createSnapshotServer } = require("../devtools/snapshotServer.js");
 
 const work = mkdtempSync(join(tmpdir(), "rpcstack-restore-"));
 const srv = join(work, "srv");

@@ -1,7 +1,9 @@
 /** Routing by lag: which nodes of a chain are in rotation, as the readiness service serves it to the gateway. */
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCli, runAwait, serveHealth } from "../readiness/cli.js";
+import { parseCli } from "../readiness/readyArgs.js";
+import { runAwait } from "../readiness/awaitRotation.js";
+import { serveHealth } from "../readiness/healthServer.js";
 import { rotation, rotationMetrics, type NodeSample } from "../readiness/rotation.js";
 import type { NodeState } from "../readiness/syncState.js";
 import { startChainStub, type ChainStub } from "./support/chainStub.js";

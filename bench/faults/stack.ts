@@ -1,7 +1,7 @@
 /**
  * The stack a fault run runs against: the package's own compose export of a Sepolia stack with
  * two nodes per chain on this machine's Docker engine, the nodes being replicas of one chain
- * (test/e2e/images/standins/replica.js) that follow a chain source on the stack's network. Every
+ * (devtools/images/standins/replica.js) that follow a chain source on the stack's network. Every
  * name carries the run's prefix; every published port moves to a free loopback port.
  */
 import { randomBytes } from "node:crypto";
@@ -15,9 +15,9 @@ import { COMPOSE_FILES, projectName } from "../../export/compose.js";
 import { readStackFilePath } from "../../export/stackFile.js";
 import { planStack } from "../../plan/index.js";
 import type { ServiceSpec } from "../../services/index.js";
-import { must, removeByPrefix, run, waitHealthy } from "../../test/e2e/docker.js";
+import { must, removeByPrefix, run, waitHealthy } from "../../devtools/docker.js";
 import { exec } from "./exec.js";
-import { buildReplicaImages, type ReplicaImages } from "../../test/e2e/images/replicas.js";
+import { buildReplicaImages, type ReplicaImages } from "../../devtools/images/replicas.js";
 import type { Layer } from "./report.js";
 
 const ROOT = join(__dirname, "../..");

@@ -2,7 +2,7 @@
 # Builds node clients from their package registries, at the releases the stack pins, for the tests
 # on machines that cannot pull their images: geth from its Go module (./cmd/geth). Binaries go into
 # a cache folder outside the checkout, keyed by version, reused when present; the end-to-end test
-# puts them into images (test/e2e/images/). Prints what it built or reused and how long it took.
+# puts them into images (devtools/images/). Prints what it built or reused and how long it took.
 set -uo pipefail
 
 usage() {

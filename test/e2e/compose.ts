@@ -1,7 +1,7 @@
 /** The compose export run by the end-to-end tests: export a stack file, bring its files up in order, trust its gateway. */
 import { COMPOSE_FILES } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
-import { inspect, must, run, waitHealthy } from "./docker.js";
+import { inspect, must, run, waitHealthy } from "../../devtools/docker.js";
 
 export type ComposeFile = (typeof COMPOSE_FILES)[number];
 

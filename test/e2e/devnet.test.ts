@@ -22,8 +22,8 @@ import { busy, Client } from "../support/keyClients.js";
 import { freePort } from "../support/net.js";
 import { gatewayClient, tlsFetch } from "./client.js";
 import { exitedOk, exportStack, gatewayCa, upInOrder, type ComposeFile } from "./compose.js";
-import { engineMissing, inspect, must, removeByPrefix, run } from "./docker.js";
-import { buildTestImages, type TestImages } from "./images/build.js";
+import { engineMissing, inspect, must, removeByPrefix, run } from "../../devtools/docker.js";
+import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { writeDevnetStackFile } from "./stackFiles.js";
 
 const missing = engineMissing();

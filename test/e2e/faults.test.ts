@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runFaultRun, runRollout, type FaultRun } from "../../bench/faults.js";
 import { FAULT_KINDS } from "../../bench/faults/inject.js";
 import { startFaultStack, type FaultStack } from "../../bench/faults/stack.js";
-import { engineMissing } from "./docker.js";
+import { engineMissing } from "../../devtools/docker.js";
 
 const missing = engineMissing();
 const log = (s: string) => console.log(`faults e2e: ${s}`);

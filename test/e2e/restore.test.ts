@@ -1,6 +1,6 @@
 /**
  * The L2 restore from a snapshot on a real Docker engine, from the package's compose export: a
- * local HTTPS publisher (a container on the stack's network, test/support/snapshotServer.js)
+ * local HTTPS publisher (a container on the stack's network, devtools/snapshotServer.js)
  * serves a generated .tar.zst of a stand-in Juno database; the export's l2-restore init service
  * (the bundled program, on the pinned Node release) restores it before the Juno stand-in starts,
  * which then continues from the restored head. Cut, corrupt, truncated, already-filled and too-small
@@ -18,9 +18,9 @@ import { projectName } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
 import { freePort } from "../support/net.js";
 import { caDir, issueCert } from "../support/tls.js";
-import { buildTestImages, type TestImages } from "./images/build.js";
-import { nodeRuntimeImage } from "./images/nodeRuntime.js";
-import { engineMissing, inspect, must, run, smallVolume, type SmallVolume } from "./docker.js";
+import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
+import { nodeRuntimeImage } from "../../devtools/images/nodeRuntime.js";
+import { engineMissing, inspect, must, run, smallVolume, type SmallVolume } from "../../devtools/docker.js";
 
 const missing = engineMissing();
 /** The head the stand-in database was restored at: the Juno stand-in continues from it. */
@@ -121,7 +121,7 @@ if (missing) {
       must("docker", [
         "run", "-d", "--name", server, "--network", `${prefix}rpcstack`, "--network-alias", "snapshots",
         // Debian's Node image with the script from this checkout (the stand-in images stay as main builds them).
-        "-v", `${srv}:/srv:ro`, "-v", `${join(dir, "cert.pem")}:/cert.pem:ro`, "-v", `${join(ROOT, "test/support/snapshotServer.js")}:/opt/snapshot-server.js:ro`,
+        "-v", `${srv}:/srv:ro`, "-v", `${join(dir, "cert.pem")}:/cert.pem:ro`, "-v", `${join(ROOT, "devtools/snapshotServer.js")}:/opt/snapshot-server.js:ro`,
         "--entrypoint", "node", images.node, "/opt/snapshot-server.js", "--dir", "/srv", "--cert", "/cert.pem", "--port", "8443",
       ]);
     }, 900_000);

@@ -21,9 +21,9 @@ import { RelayError, type RpcClient } from "../../client/index.js";
 import { COMPOSE_FILES, projectName } from "../../export/compose.js";
 import { ROOT } from "../harness.js";
 import { freePort, jsonRpc } from "../support/net.js";
-import { buildTestImages, type TestImages } from "./images/build.js";
+import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { gatewayClient, msUntil, tlsFetch, upgradeStatus } from "./client.js";
-import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "./docker.js";
+import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "../../devtools/docker.js";
 import { writeStackFiles } from "./stackFiles.js";
 import { exportStack, gatewayCa, upInOrder } from "./compose.js";
 

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { ROOT } from "../harness.js";
-import type { TestImages } from "./images/build.js";
+import type { TestImages } from "../../devtools/images/build.js";
 
 /** Pulumi.e2e.yaml and Pulumi.e2e-pathfinder.yaml in `dir`, with the test's images through the stack's image keys. */
 export function writeStackFiles(dir: string, images: TestImages): void {

@@ -7,7 +7,7 @@
  * and a node that never syncs fails the update with the program's message until it is fixed.
  *
  * It runs on a copy of the project (its stack file edited, the committed one untouched) with the
- * test's own file backend and PULUMI_HOME, and images built without a registry (test/e2e/images:
+ * test's own file backend and PULUMI_HOME, and images built without a registry (devtools/images:
  * geth from its Go module, Debian's HAProxy, certbot and Node.js, the Starknet Devnet stand-in),
  * passed through the stack's image keys. The local stack publishes fixed ports (443, 80, 8545,
  * 8546, 5050): the test stops at once, naming them, if one is taken.
@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { buildTestImages, type TestImages } from "../e2e/images/build.js";
+import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT } from "../harness.js";
 import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, stackObjects, type Engine } from "../support/engine.js";

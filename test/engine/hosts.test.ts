@@ -15,7 +15,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { buildTestImages, type TestImages } from "../e2e/images/build.js";
+import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { withDevnetImages } from "../e2e/stackFiles.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram } from "../harness.js";
 import { engineEnv, engineImages, engineWithPlugins, expectNoStackTrace, projectCopy, stackObjects, type Engine } from "../support/engine.js";

@@ -1,10 +1,10 @@
 /**
  * A real geth --dev chain on loopback ports the test picks (geth built from its Go module at the
- * stack's pin: support/clients.ts), HTTP and WebSocket JSON-RPC with the stack's public APIs
+ * stack's pin: devtools/clients.ts), HTTP and WebSocket JSON-RPC with the stack's public APIs
  * (eth, net, web3). Blocks are sealed only when a transaction comes (--dev.period 0), so the
  * chain stands still between the calls a test makes.
  */
-import { clientBinary } from "./clients.js";
+import { clientBinary } from "../../devtools/clients.js";
 import { freePort, jsonRpc, start, waitFor } from "./net.js";
 
 export interface GethDev {

@@ -1,7 +1,7 @@
 /**
  * A stand-in for the pinned Node.js runtime image (node:<release>-alpine, which runs the restore):
  * the end-to-end Debian Node image with the same Node.js release on top (from the npm registry,
- * test/support/nodeRuntime.ts), so the restore runs with the zstd of that release. A second,
+ * devtools/nodeRuntime.ts), so the restore runs with the zstd of that release. A second,
  * per-run layer trusts the run's test CA, as a real image trusts the public CAs. Kept apart from
  * rpcstack-e2e/ (whose stale images the image build removes); the per-run layer is removed by its test.
  */
@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { NODE_RUNTIME_RELEASE, nodeRuntime } from "../../support/nodeRuntime.js";
+import { NODE_RUNTIME_RELEASE, nodeRuntime } from "../nodeRuntime.js";
 import { docker, imageExists } from "./build.js";
 
 function build(ref: string, dockerfile: string, files: Record<string, string>): string {

@@ -8,12 +8,12 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { execFileSync } from "node:child_process";
-import { IMAGES } from "../../../config/index.js";
-import { parseImageRef } from "../../../config/versions.js";
+import { IMAGES } from "../../config/index.js";
+import { parseImageRef } from "../../config/versions.js";
 import { buildDebianImages, buildTargets } from "./build.js";
 
 const HERE = __dirname;
-const ROOT = resolve(HERE, "../../..");
+const ROOT = resolve(HERE, "../..");
 export const REPLICA_REPOSITORY = "rpcstack-replica";
 const FILES = ["lib.js", "replica.js", "geth-replica.js", "juno-replica.js", "chain-source.js", "lighthouse.js"];
 

@@ -6,8 +6,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
-// Not the harness's ROOT: the image build runs outside vitest too (tsx test/e2e/images/build.ts).
-const ROOT = join(__dirname, "../..");
+// Not the harness's ROOT: the image build runs outside vitest too (tsx devtools/images/build.ts).
+const ROOT = join(__dirname, "..");
 
 export type BuiltClient = "geth";
 

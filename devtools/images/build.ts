@@ -11,14 +11,14 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import { IMAGES } from "../../../config/index.js";
-import { DEVNET_IMAGES, GATEWAY_IMAGES } from "../../../config/networks/images.js";
-import { parseImageRef } from "../../../config/versions.js";
-import { clientBinary } from "../../support/clients.js";
-import { haproxyBinary } from "../../../devtools/haproxy.js";
+import { IMAGES } from "../../config/index.js";
+import { DEVNET_IMAGES, GATEWAY_IMAGES } from "../../config/networks/images.js";
+import { parseImageRef } from "../../config/versions.js";
+import { clientBinary } from "../clients.js";
+import { haproxyBinary } from "../haproxy.js";
 
 const HERE = __dirname;
-const ROOT = resolve(HERE, "../../..");
+const ROOT = resolve(HERE, "../..");
 /** debootstrap's variant, suite and mirror: the base image's whole recipe (its tag hashes them). */
 const BASE = { variant: "--variant=minbase", suite: "bookworm", mirror: "http://deb.debian.org/debian" } as const;
 const baseRecipe = (suite: string) => `debootstrap ${BASE.variant} ${suite} ${BASE.mirror}`;

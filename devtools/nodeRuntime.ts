@@ -8,8 +8,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parseImageRef } from "../../config/index.js";
-import { NODE_RUNTIME_IMAGE } from "../../config/networks/images.js";
+import { parseImageRef } from "../config/index.js";
+import { NODE_RUNTIME_IMAGE } from "../config/networks/images.js";
 
 /** "24.19.0" from "node:24.19.0-alpine3.24". */
 export const NODE_RUNTIME_RELEASE = /^(\d+\.\d+\.\d+)/.exec(parseImageRef(NODE_RUNTIME_IMAGE).tag ?? "")![1];

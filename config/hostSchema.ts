@@ -1,0 +1,77 @@
+/** The JSON schema of rpcstack:host and rpcstack:hosts, the servers the stack runs on, a part of config/schema.ts. */
+import { TIER_NAMES } from "./tiers.js";
+import { address, cidr, port } from "./schemaFormats.js";
+
+/** Where the gateway's host reaches this host's node ports (a VPC, VPN or LAN address): never a public one. */
+const privateAddress = { ...address, "x-hint": "must be the host's address on the private network between the stack's hosts" } as const;
+/** The chain-data disk, instead of the tier's figure (aws: the data volume's size). */
+const diskGB = { type: "integer", minimum: 10, maximum: 65536 } as const;
+
+const awsHost = {
+  type: "object",
+  properties: {
+    kind: { const: "aws" },
+    region: { type: "string", pattern: "^[a-z]{2}(-[a-z]+)+-[0-9]$", "x-hint": 'must be an AWS region like "eu-west-1"' },
+    instanceType: { type: "string", pattern: "^[a-z][a-z0-9-]*\\.[a-z0-9]+$", "x-hint": 'must be an EC2 instance type like "m7i.xlarge"' },
+    sshPublicKey: {
+      type: "string",
+      pattern: "^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,3}( [^\\n]*)?$",
+      "x-hint": 'must be an OpenSSH public key line ("ssh-ed25519 AAAA... comment")',
+    },
+    allowSshFrom: { type: "array", items: cidr, uniqueItems: true },
+    diskGB,
+    // gp3: 3000-16000 IOPS.
+    diskIops: { type: "integer", minimum: 3000, maximum: 16000 },
+    privateAddress,
+  },
+  required: ["kind", "region", "sshPublicKey"],
+  additionalProperties: false,
+} as const;
+export const sshHost = {
+  type: "object",
+  properties: {
+    kind: { const: "ssh" },
+    address,
+    user: { type: "string", pattern: "^[a-z_][a-z0-9_-]{0,31}$", "x-hint": "must be a Unix user name" },
+    port: { ...port, default: 22 },
+    diskGB,
+    privateAddress,
+  },
+  required: ["kind", "address", "user"],
+  additionalProperties: false,
+} as const;
+const localHost = {
+  type: "object",
+  properties: { kind: { const: "local" }, diskGB, privateAddress },
+  required: ["kind"],
+  additionalProperties: false,
+} as const;
+
+/**
+ * A further host the stack places nodes on (`hosts.<name>`): an existing server or an EC2
+ * instance, sized by its own tier, reached by the gateway's host on `privateAddress`.
+ */
+const extraHost = (h: typeof awsHost | typeof sshHost) =>
+  ({
+    ...h,
+    properties: { ...h.properties, tier: { enum: TIER_NAMES } },
+    required: [...h.required, "privateAddress"],
+  }) as const;
+
+export const hostSchema = {
+  type: "object",
+  required: ["kind"],
+  discriminator: { propertyName: "kind" },
+  oneOf: [awsHost, sshHost, localHost],
+} as const;
+export const hostsSchema = {
+  type: "object",
+  "x-key": "name",
+  propertyNames: { pattern: "^[a-z][a-z0-9-]{0,30}$" },
+  additionalProperties: {
+    type: "object",
+    required: ["kind"],
+    discriminator: { propertyName: "kind" },
+    oneOf: [extraHost(awsHost), extraHost(sshHost)],
+  },
+} as const;
