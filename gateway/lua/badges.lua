@@ -2,7 +2,8 @@
 -- allowance of the badge it carries, once HAProxy's own rules have verified the badge (signature,
 -- expiry, project, chain) and put its id, expiry and allowance in txn.badge_jti, txn.badge_exp and
 -- txn.badge_alw. A request's calls are in txn.req_calls (gateway/usage.ts requestCalls: a batch's
--- number, else one); a WebSocket handshake, which has none, spends one. Sets txn.badge_verdict when the request must be refused:
+-- number, else one); a WebSocket handshake, which has none, spends one. Sets txn.badge_verdict
+-- when the request must be refused:
 --   "spent" (429: the allowance is used up), "full" (503: the gateway holds as many badges as it
 --   may), "expired" (401).
 -- The action badge_seen spares a badge the gateway accepted before its checks (an ECDSA
