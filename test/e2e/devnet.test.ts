@@ -25,16 +25,12 @@ import { exitedOk, exportStack, gatewayCa, upInOrder, type ComposeFile } from ".
 import { engineMissing, inspect, must, removeByPrefix, run } from "../../devtools/docker.js";
 import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { writeDevnetStackFile } from "./stackFiles.js";
+import { describeNotRun } from "./notRun.js";
 
 const missing = engineMissing();
 
 if (missing) {
-  describe("end-to-end on a real Docker engine (devnet)", () => {
-    it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
-      console.warn(`\n*** devnet end-to-end test NOT RUN: ${missing} ***\n`);
-      expect(process.env.CI, `CI must run the end-to-end test, but ${missing}`).toBeFalsy();
-    });
-  });
+  describeNotRun("devnet end-to-end test", missing);
 } else {
   describe("end-to-end on a real Docker engine: the default local stack (devnet) from its compose export", () => {
     const prefix = `e2e${randomBytes(3).toString("hex")}-dev-`;

@@ -12,17 +12,13 @@ import { runFaultRun, runRollout, type FaultRun } from "../../bench/faults.js";
 import { FAULT_KINDS } from "../../bench/faults/inject.js";
 import { startFaultStack, type FaultStack } from "../../bench/faults/stack.js";
 import { engineMissing } from "../../devtools/docker.js";
+import { describeNotRun } from "./notRun.js";
 
 const missing = engineMissing();
 const log = (s: string) => console.log(`faults e2e: ${s}`);
 
 if (missing) {
-  describe("fault run on a real Docker engine", () => {
-    it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
-      console.warn(`\n*** fault run NOT RUN: ${missing} ***\n`);
-      expect(process.env.CI, `CI must run the fault run, but ${missing}`).toBeFalsy();
-    });
-  });
+  describeNotRun("fault run", missing);
 } else {
   describe("fault run on a real Docker engine (two replicas per chain, 16 clients)", () => {
     let stack: FaultStack | undefined;

@@ -21,18 +21,14 @@ import { caDir, issueCert } from "../support/tls.js";
 import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { nodeRuntimeImage } from "../../devtools/images/nodeRuntime.js";
 import { engineMissing, inspect, must, run, smallVolume, type SmallVolume } from "../../devtools/docker.js";
+import { describeNotRun } from "./notRun.js";
 
 const missing = engineMissing();
 /** The head the stand-in database was restored at: the Juno stand-in continues from it. */
 const RESTORED_HEAD = 424242;
 
 if (missing) {
-  describe("restore from a snapshot on a real Docker engine", () => {
-    it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
-      console.warn(`\n*** restore end-to-end test NOT RUN: ${missing} ***\n`);
-      expect(process.env.CI, `CI must run the end-to-end test, but ${missing}`).toBeFalsy();
-    });
-  });
+  describeNotRun("restore end-to-end test", missing);
 } else {
   describe("restore from a snapshot on a real Docker engine (compose export, Juno stand-in)", () => {
     const prefix = `e2er${randomBytes(3).toString("hex")}-`;

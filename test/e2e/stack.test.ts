@@ -26,16 +26,12 @@ import { gatewayClient, msUntil, tlsFetch, upgradeStatus } from "./client.js";
 import { engineMissing, inspect, must, removeByPrefix, run, smallVolume, waitHealthy, type SmallVolume } from "../../devtools/docker.js";
 import { writeStackFiles } from "./stackFiles.js";
 import { exportStack, gatewayCa, upInOrder } from "./compose.js";
+import { describeNotRun } from "./notRun.js";
 
 const missing = engineMissing();
 
 if (missing) {
-  describe("end-to-end on a real Docker engine", () => {
-    it(`NOT RUN: ${missing}; bash .ci/run starts dockerd, or start one and run npm test again`, () => {
-      console.warn(`\n*** end-to-end test NOT RUN: ${missing} ***\n`);
-      expect(process.env.CI, `CI must run the end-to-end test, but ${missing}`).toBeFalsy();
-    });
-  });
+  describeNotRun("end-to-end test", missing);
 } else {
   describe("end-to-end on a real Docker engine (local stack on Sepolia: real geth offline, stand-in Lighthouse and Juno)", () => {
     const prefix = `e2e${randomBytes(3).toString("hex")}-`;
