@@ -18,6 +18,7 @@ export interface ProgressCounts {
 export class ProgressReporter {
   private last = { at: Date.now(), done: 0, rate: 0 };
   private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly o: ProgressOptions,
@@ -31,14 +32,20 @@ export class ProgressReporter {
     this.timer = setInterval(() => void this.report().catch(() => undefined), this.o.progressMs);
   }
 
-  stop(): void {
+  /** No report after this; resolves once one still being written is on disk. */
+  stop(): Promise<void> {
     clearInterval(this.timer);
+    return this.writing;
   }
 
   async report(): Promise<void> {
     const p = this.progress();
     this.o.log(`rpcstack-restore: ${describeProgress(p)}`);
-    await writeProgress(this.o.dest, p);
+    // One write at a time: a timer's report still being written when the next starts would have
+    // its temporary file renamed away under it (ENOENT), since both use the same name.
+    const written = this.writing.then(() => writeProgress(this.o.dest, p));
+    this.writing = written.catch(() => undefined);
+    await written;
   }
 
   /** The rate is smoothed over reports (half the last rate, half this interval's) so the ETA does not jump. */

@@ -104,7 +104,7 @@ async function attempt(o: RestoreOptions, stage: string, started: number, counte
   try {
     await pipeline(Readable.from(download.chunks()), zstd, decompressed, unpacker(o.format, stagedDatabase(stage), o.log));
   } finally {
-    progress.stop();
+    await progress.stop();
   }
   const { done, total } = download;
   if (total !== undefined && done !== total) throw new RestoreFailure(`truncated: received ${done} of ${total} bytes`);
