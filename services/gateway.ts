@@ -29,7 +29,7 @@ export const ACME_PORT = 8888;
 export const ADMIN_LOOPBACK_PORT = 8406;
 
 /** The names the certificate covers: the domain (or localhost) and every Cosmos hostname. */
-export function certificateNames(settings: StackSettings): string[] {
+export function certificateNames(settings: Pick<StackSettings, "gateway" | "host">): string[] {
   const hostnames = settings.gateway.chains.flatMap((c) => Object.values(c.hostnames ?? {}));
   return [publicHost(settings), ...hostnames];
 }
