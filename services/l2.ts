@@ -23,7 +23,7 @@ export interface L2Urls {
  * The node's URLs: RPC and WebSocket where the gateway's host reaches them (by service name on its
  * own host, by private address on a further one), health on the node's own host's network.
  */
-export function l2Urls(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Urls {
+export function l2Urls(settings: Pick<StackSettings, "hosts" | "l2">, slot: NodeSlot = FIRST.l2): L2Urls {
   const at = (service: string, port: number) => reach(settings, slot, named(service, slot), port);
   // Every URL serves the stack's pinned spec version (config resolution checked the release has it).
   const spec = settings.l2.specVersions[settings.l2.rpcVersion];

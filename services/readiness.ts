@@ -14,7 +14,7 @@ export const READINESS_PROGRAM: Extract<FileSpec, { from: "bundle" }> = { from: 
 const PROGRAM = READINESS_PROGRAM;
 
 /** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
-export function syncHealthUrls(settings: StackSettings): SyncHealthUrls {
+export function syncHealthUrls(settings: Pick<StackSettings, "hosts" | "l2">): SyncHealthUrls {
   return {
     l1: `http://sync-health:${SYNC_HEALTH_PORT}/ready/l1`,
     l2: l2Urls(settings).syncHealth,
