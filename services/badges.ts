@@ -1,5 +1,4 @@
 /** The badge service's container (badges/): it signs badges; the gateway checks them. Pure data. */
-import type { StackSettings } from "../config/index.js";
 import { nodeHttpGet } from "./health.js";
 import type { ServiceSpec } from "./types.js";
 
@@ -9,15 +8,15 @@ export const BADGE_SERVICE = `badges:${BADGE_SERVICE_PORT}`;
 const PROGRAM = { from: "bundle", path: "/badges/server.js", source: "badges/cli.ts" } as const;
 
 /**
- * `projects`: the projects as the service reads them (RPCSTACK_BADGE_PROJECTS: chain ids with the
- * claim the gateway checks for each), made by the plan, which knows how chains are served.
+ * `image`: one with Node.js. `projects`: the projects as the service reads them
+ * (RPCSTACK_BADGE_PROJECTS: chain ids with the claim the gateway checks for each), made by the
+ * plan, which knows how chains are served.
  */
-export function badgeService(settings: StackSettings, projects: string): ServiceSpec {
+export function badgeService(image: string, projects: string): ServiceSpec {
   return {
     name: "badges",
     containerName: "rpcstack-badges",
-    // The readiness image: Node.js, nothing else needed.
-    image: settings.readiness.image,
+    image,
     command: ["node", PROGRAM.path, "--port", String(BADGE_SERVICE_PORT)],
     environment: { RPCSTACK_BADGE_PROJECTS: projects },
     secretEnvironment: { RPCSTACK_BADGE_SIGNING_KEY: "RPCSTACK_BADGE_SIGNING_KEY" },

@@ -25,13 +25,13 @@ export const DISK_WATCH = { name: "disk-watch", port: 9105 } as const;
 export const diskCheckUrl = (layer: "l1" | "l2") => `http://${DISK_WATCH.name}:${DISK_WATCH.port}/check/${layer}`;
 
 /** Where the gateway's host reaches a host's disk watcher: by name on its own, at the private address on a further host. */
-const watcherAt = (settings: StackSettings, host: string) => (host === MAIN_HOST ? DISK_WATCH.name : settings.hosts[host].privateAddress);
+const watcherAt = (settings: Pick<StackSettings, "hosts">, host: string) => (host === MAIN_HOST ? DISK_WATCH.name : settings.hosts[host].privateAddress);
 
 /** The gateway's check of one node of a layer served by several: its host's watcher, for the node's volumes and then its verdict. */
-export const nodeCheckUrl = (settings: StackSettings, n: PlacedNode) => `http://${watcherAt(settings, n.slot.host)}:${DISK_WATCH.port}/check/${n.slot.layer}-${n.name}`;
+export const nodeCheckUrl = (settings: Pick<StackSettings, "hosts">, n: PlacedNode) => `http://${watcherAt(settings, n.slot.host)}:${DISK_WATCH.port}/check/${n.slot.layer}-${n.name}`;
 
 /** The readiness service's verdict on one node (in rotation or not), where a watcher on `host` reaches it. */
-export const nodeVerdictUrl = (settings: StackSettings, host: string, n: PlacedNode) =>
+export const nodeVerdictUrl = (settings: Pick<StackSettings, "host">, host: string, n: PlacedNode) =>
   `http://${host === MAIN_HOST ? "sync-health" : settings.host.privateAddress}:${SYNC_HEALTH_PORT}/ready/${n.slot.layer}/${n.name}`;
 
 const PROGRAM = { from: "bundle", path: "/readiness/disk.js", source: "readiness/diskWatch.ts" } as const satisfies FileSpec;
@@ -53,7 +53,7 @@ function checkArgs(settings: StackSettings, health: SyncHealthUrls, host: string
 }
 
 /** A further host's watcher is reached by the gateway's host on its private address. */
-const watcherPort = (settings: StackSettings, host: string): PortSpec =>
+const watcherPort = (settings: Pick<StackSettings, "hosts">, host: string): PortSpec =>
   host === MAIN_HOST
     ? { container: DISK_WATCH.port, protocol: "tcp", purpose: "metrics" }
     : { container: DISK_WATCH.port, protocol: "tcp", purpose: "health", publish: { address: settings.hosts[host].privateAddress, port: DISK_WATCH.port } };

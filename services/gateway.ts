@@ -29,7 +29,7 @@ export const ACME_PORT = 8888;
 export const ADMIN_LOOPBACK_PORT = 8406;
 
 /** The names the certificate covers: the domain (or localhost) and every Cosmos hostname. */
-export function certificateNames(settings: StackSettings): string[] {
+export function certificateNames(settings: Pick<StackSettings, "gateway" | "host">): string[] {
   const hostnames = settings.gateway.chains.flatMap((c) => Object.values(c.hostnames ?? {}));
   return [publicHost(settings), ...hostnames];
 }
@@ -37,14 +37,14 @@ export function certificateNames(settings: StackSettings): string[] {
 /** Open files HAProxy needs for `maxConnections`: two per connection plus listeners, checks, logs. */
 export const openFilesFor = (maxConnections: number) => 2 * maxConnections + 1024;
 
-export function gatewayVolumes(settings: StackSettings): VolumeSpec[] {
+export function gatewayVolumes(settings: Pick<StackSettings, "retainData" | "gateway">): VolumeSpec[] {
   return [
     { key: "certs", name: "rpcstack-gateway-certs", purpose: "the gateway's TLS certificate", retain: settings.retainData },
     // ACME account and certificates: issuers rate-limit new ones, so they are kept like chain data.
     ...(settings.gateway.domain ? [{ key: "letsencrypt", name: "rpcstack-gateway-acme", purpose: "ACME account and certificates", retain: settings.retainData }] : []),
     { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "the socket through which the ACME client hands HAProxy a renewed certificate", retain: settings.retainData },
     { key: "keys", name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys) and the quota map, kept in step with the running gateway by the key sync", retain: settings.retainData },
-    usageVolume(settings),
+    usageVolume(settings.retainData),
   ];
 }
 
@@ -165,7 +165,8 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
     dependsOn: [{ service: "haproxy", condition: "service_started" }],
     networkOf: "haproxy",
   };
-  const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings, badgeProjects) : undefined;
-  const usage = usageService(settings, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`);
+  // The readiness image serves both: Node.js, nothing else needed.
+  const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings.readiness.image, badgeProjects) : undefined;
+  const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`);
   return { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
 }

@@ -35,7 +35,7 @@ export function l1Urls(slot: NodeSlot = FIRST.l1): L1Urls {
 }
 
 /** Where the gateway's host reaches the node's RPC (its private address on a further host). */
-export const l1Reach = (settings: StackSettings, slot: NodeSlot = FIRST.l1): Pick<L1Urls, "rpcHttp" | "rpcWs"> => ({
+export const l1Reach = (settings: Pick<StackSettings, "hosts">, slot: NodeSlot = FIRST.l1): Pick<L1Urls, "rpcHttp" | "rpcWs"> => ({
   rpcHttp: `http://${reach(settings, slot, named("geth", slot), P.geth.http)}`,
   rpcWs: `ws://${reach(settings, slot, named("geth", slot), P.geth.ws)}`,
 });
@@ -69,7 +69,7 @@ const RPC_FLAGS = [
 ] as const;
 
 /** Loopback only on the stack's host: the operator guide's `curl localhost:8545` check works there. */
-const rpcPorts = (settings: StackSettings, slot: NodeSlot): PortSpec[] => [rpcPort(settings, slot, P.geth.http, "rpc"), rpcPort(settings, slot, P.geth.ws, "ws")];
+const rpcPorts = (settings: Pick<StackSettings, "hosts">, slot: NodeSlot): PortSpec[] => [rpcPort(settings, slot, P.geth.http, "rpc"), rpcPort(settings, slot, P.geth.ws, "ws")];
 
 /**
  * geth --dev for the devnet network: a fresh chain in memory that seals a block every

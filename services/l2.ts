@@ -23,7 +23,7 @@ export interface L2Urls {
  * The node's URLs: RPC and WebSocket where the gateway's host reaches them (by service name on its
  * own host, by private address on a further one), health on the node's own host's network.
  */
-export function l2Urls(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Urls {
+export function l2Urls(settings: Pick<StackSettings, "hosts" | "l2">, slot: NodeSlot = FIRST.l2): L2Urls {
   const at = (service: string, port: number) => reach(settings, slot, named(service, slot), port);
   // Every URL serves the stack's pinned spec version (config resolution checked the release has it).
   const spec = settings.l2.specVersions[settings.l2.rpcVersion];
@@ -227,7 +227,8 @@ export type L2Role = Role<{ readonly restore?: ServiceSpec; readonly node: Servi
  */
 export function l2Role(settings: StackSettings, slot: NodeSlot = FIRST.l2): L2Role {
   const plain = l2Node(settings, slot);
-  const own = l2Restore(settings, plain);
+  // The pinned runtime image, pulled for readiness anyway, has Node.js 22.15 or later.
+  const own = l2Restore(settings.l2.snapshot, settings.readiness.image, plain);
   const restore = own && { ...own, name: named(RESTORE_SERVICE.name, slot), containerName: named(RESTORE_SERVICE.containerName, slot) };
   // The node starts only after the restore exited 0: restored, or the volume already held a database.
   const node = restore ? { ...plain, dependsOn: [...plain.dependsOn, { service: restore.name, condition: "service_completed_successfully" as const }] } : plain;

@@ -38,7 +38,7 @@ function grafanaService(g: { readonly image: string; readonly port: number }): S
 }
 
 /** Undefined where monitoring is off. */
-export function monitoringRole(settings: StackSettings): MonitoringRole | undefined {
+export function monitoringRole(settings: Pick<StackSettings, "monitoring" | "retainData">): MonitoringRole | undefined {
   const m = settings.monitoring;
   if (!m) return undefined;
   const prometheus: ServiceSpec = {

@@ -47,7 +47,7 @@ export function placedNodes(settings: StackSettings): PlacedNodes {
 }
 
 /** A layer served by several nodes: its checks and metrics go node by node. */
-export const servedBySeveral = (settings: StackSettings, layer: Layer): boolean => settings.nodes[layer].length > 1;
+export const servedBySeveral = (settings: Pick<StackSettings, "nodes">, layer: Layer): boolean => settings.nodes[layer].length > 1;
 
 /** The layer's first node (a single-node stack's only one), as services/l1.ts and l2.ts build it by default. */
 export const firstSlot = (layer: Layer): NodeSlot => FIRST[layer];

@@ -14,7 +14,7 @@ export const READINESS_PROGRAM: Extract<FileSpec, { from: "bundle" }> = { from: 
 const PROGRAM = READINESS_PROGRAM;
 
 /** In-network URLs of the live checks the gateway uses to keep traffic off a lagging node. */
-export function syncHealthUrls(settings: StackSettings): SyncHealthUrls {
+export function syncHealthUrls(settings: Pick<StackSettings, "hosts" | "l2">): SyncHealthUrls {
   return {
     l1: `http://sync-health:${SYNC_HEALTH_PORT}/ready/l1`,
     l2: l2Urls(settings).syncHealth,
@@ -55,7 +55,7 @@ export function ruleArgs(settings: StackSettings, layers: readonly ("l1" | "l2")
 }
 
 /** What the readiness containers take as secrets (an external L1's URL). */
-const secretsFor = (settings: StackSettings) =>
+const secretsFor = (settings: Pick<StackSettings, "l1">) =>
   settings.l1.external ? { secretEnvironment: { RPCSTACK_L1_URL: "RPCSTACK_L1_HTTP_URL" as const } } : {};
 
 const base = {
@@ -104,7 +104,7 @@ const serving: HealthCheckSpec = {
  * node's own check at each of its checks), every second where a layer has several, so a node that
  * falls behind or stops answering leaves rotation within a check or two of the gateway's.
  */
-export const rotationPollSeconds = (settings: StackSettings) => (LAYERS.some((l) => servedBySeveral(settings, l)) ? 1 : 15);
+export const rotationPollSeconds = (settings: Pick<StackSettings, "nodes">) => (LAYERS.some((l) => servedBySeveral(settings, l)) ? 1 : 15);
 
 /**
  * Long-running: serves /ready/l1 and /ready/l2 (200 synced, 503 behind), per node where a layer

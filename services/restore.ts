@@ -1,5 +1,5 @@
 /** The L2 node's restore-from-snapshot init service (restore/cli.ts), run before the node. Pure data. */
-import type { StackSettings } from "../config/index.js";
+import type { SnapshotSettings } from "../config/snapshots.js";
 import type { FileSpec, ServiceSpec } from "./types.js";
 
 const PROGRAM = { from: "bundle", path: "/restore/restore.js", source: "restore/cli.ts" } as const satisfies FileSpec;
@@ -9,19 +9,18 @@ const DEST = "/data";
 export const RESTORE_SERVICE = { name: "l2-restore", containerName: "rpcstack-l2-restore" } as const;
 
 /**
- * Undefined without `l2.snapshot`. It runs every time before the node starts and leaves a volume
- * that holds a database as it is, so only an empty volume is restored into.
+ * Undefined without a snapshot (rpcstack:l2.snapshot). It runs every time before the node starts
+ * and leaves a volume that holds a database as it is, so only an empty volume is restored into.
+ * `image`: Node.js with its own zstd (22.15 and later).
  */
-export function l2Restore(settings: StackSettings, node: ServiceSpec): ServiceSpec | undefined {
-  const s = settings.l2.snapshot;
+export function l2Restore(s: SnapshotSettings | undefined, image: string, node: ServiceSpec): ServiceSpec | undefined {
   if (!s) return undefined;
   const data = node.volumes[0];
   if (!data) throw new Error(`rpcstack:l2.snapshot: ${node.name} keeps no data volume to restore into`);
   const format = s.format.kind === "zst" ? `zst:${s.format.file}` : "tar.zst";
   return {
     ...RESTORE_SERVICE,
-    // Node.js with its own zstd (22.15 and later): the pinned runtime image, pulled for readiness anyway.
-    image: settings.readiness.image,
+    image,
     command: [
       "node", PROGRAM.path, "--url", s.url, "--dest", DEST, "--format", format,
       "--need-bytes", String(s.unpackedGB * 1e9),

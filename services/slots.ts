@@ -16,13 +16,13 @@ export const FIRST: Readonly<Record<"l1" | "l2", NodeSlot>> = {
 /** `geth` -> `geth-2` for the second node. */
 export const named = (base: string, slot: NodeSlot) => `${base}${slot.suffix}`;
 
-const remoteAddress = (s: StackSettings, slot: NodeSlot): string | undefined => (slot.host === MAIN_HOST ? undefined : s.hosts[slot.host].privateAddress);
+const remoteAddress = (s: Pick<StackSettings, "hosts">, slot: NodeSlot): string | undefined => (slot.host === MAIN_HOST ? undefined : s.hosts[slot.host].privateAddress);
 
 /**
  * An RPC port published where the gateway's host reaches it: on loopback on the stack's own host
  * (the operator guide's `curl localhost:8545` check), on the private address on a further host.
  */
-export const rpcPort = (s: StackSettings, slot: NodeSlot, container: number, purpose: "rpc" | "ws"): PortSpec => ({
+export const rpcPort = (s: Pick<StackSettings, "hosts">, slot: NodeSlot, container: number, purpose: "rpc" | "ws"): PortSpec => ({
   container,
   protocol: "tcp",
   purpose,
@@ -30,13 +30,13 @@ export const rpcPort = (s: StackSettings, slot: NodeSlot, container: number, pur
 });
 
 /** A port other hosts never need: published on a further host's private address when `always`, else not at all. */
-export const privatePort = (s: StackSettings, slot: NodeSlot, container: number, purpose: "ws" | "metrics" | "health"): PortSpec => {
+export const privatePort = (s: Pick<StackSettings, "hosts">, slot: NodeSlot, container: number, purpose: "ws" | "metrics" | "health"): PortSpec => {
   const address = remoteAddress(s, slot);
   return address ? { container, protocol: "tcp", purpose, publish: { address, port: container + slot.portOffset } } : { container, protocol: "tcp", purpose };
 };
 
 /** How the gateway's host reaches a node's port: by service name on its own host, by private address and published port on a further one. */
-export const reach = (s: StackSettings, slot: NodeSlot, service: string, container: number): string => {
+export const reach = (s: Pick<StackSettings, "hosts">, slot: NodeSlot, service: string, container: number): string => {
   const address = remoteAddress(s, slot);
   return address ? `${address.includes(":") ? `[${address}]` : address}:${container + slot.portOffset}` : `${service}:${container}`;
 };

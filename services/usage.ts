@@ -2,7 +2,6 @@
  * The usage keeper's container (usage/): it reads the gateway's usage table through HAProxy's
  * runtime API every few seconds and keeps the counts per day on a volume. Pure data.
  */
-import type { StackSettings } from "../config/index.js";
 import { nodeHttpGet } from "./health.js";
 import type { ServiceSpec, VolumeSpec } from "./types.js";
 
@@ -16,21 +15,20 @@ const DATA_DIR = "/var/lib/rpcstack-usage";
 const PROGRAM = { from: "bundle", path: "/usage/keeper.js", source: "usage/cli.ts" } as const;
 
 /** Counted usage is what a provider bills from: kept like chain data. */
-export const usageVolume = (settings: StackSettings): VolumeSpec => ({
-  key: "usage", name: "rpcstack-gateway-usage", purpose: "usage per project key and day, as the usage keeper counted it", retain: settings.retainData,
+export const usageVolume = (retain: boolean): VolumeSpec => ({
+  key: "usage", name: "rpcstack-gateway-usage", purpose: "usage per project key and day, as the usage keeper counted it", retain,
 });
 
 /**
  * `adminPort`: the runtime API on HAProxy's loopback; the keeper shares HAProxy's network
  * namespace (networkOf), so it reaches that port and nothing else is opened for it.
  */
-/** `quotaUsedMap`: HAProxy's quota_used.map, which the keeper seeds from the ledger after a restart of HAProxy. */
-export function usageService(settings: StackSettings, adminPort: number, quotaUsedMap: string): ServiceSpec {
+/** `image`: one with Node.js. `quotaUsedMap`: HAProxy's quota_used.map, which the keeper seeds from the ledger after a restart of HAProxy. */
+export function usageService(image: string, adminPort: number, quotaUsedMap: string): ServiceSpec {
   return {
     name: "usage",
     containerName: "rpcstack-usage",
-    // The readiness image: Node.js, nothing else needed.
-    image: settings.readiness.image,
+    image,
     // Past 10 s (two readings) without HAProxy it exits and is restarted (restart below) into the
     // network namespace of HAProxy's restarted container: a running container keeps the one it
     // joined, where nothing answers any more.
