@@ -7,7 +7,7 @@
  * gates: a request reaches it only once all of those have let it through.
  */
 import { CHECK_AGENT, hostHeader, parseUpstream } from "./upstreams.js";
-import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
+import { afterResponse, anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { NODE_DOWN, exactPath, on, rpcBackend } from "./routes.js";
 import { hasNodes } from "./failover.js";
 import { OTHER_VERSION } from "./specVersions.js";
@@ -73,6 +73,50 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
 };
 
 /**
+ * How an answer to a read at the head shows the head: its result a quantity (`qty`) or an integer
+ * (`int`), a block object's `number` or `block_number`; `true`: it shows none.
+ */
+export type MergeHead = "qty" | "int" | "number" | "block_number" | true;
+
+/**
+ * The reads at the head that identical calls in flight share (gateway/lua/rpcstack/cache_merge.lua),
+ * per chain kind: reads of the chain's state whose answer moves only with a new block. A call at a
+ * `pending` or `pre_confirmed` tag (the node's pool, not its head) is never shared; sends, filters,
+ * subscriptions, traces and estimates are not listed. An identical call joins one in flight only
+ * while the gateway has seen no newer head since that one was sent (docs/cache.md).
+ */
+export const MERGE_POLICY: Record<"evm" | "starknet", Record<string, MergeHead>> = {
+  evm: {
+    eth_blockNumber: "qty",
+    eth_getBlockByNumber: "number",
+    eth_call: true,
+    eth_getBalance: true,
+    eth_getCode: true,
+    eth_getStorageAt: true,
+    eth_getTransactionCount: true,
+    eth_gasPrice: true,
+    eth_maxPriorityFeePerGas: true,
+    eth_blobBaseFee: true,
+    eth_feeHistory: true,
+  },
+  starknet: {
+    starknet_blockNumber: "int",
+    starknet_blockHashAndNumber: "block_number",
+    starknet_getBlockWithTxHashes: "block_number",
+    starknet_call: true,
+    starknet_getNonce: true,
+    starknet_getStorageAt: true,
+    starknet_getClassHashAt: true,
+  },
+};
+
+/** The methods whose answers show the head, per kind: their answers the gateway must see or count. */
+const headMethods = (kind: "evm" | "starknet") => Object.entries(MERGE_POLICY[kind]).filter(([, how]) => how !== true).map(([m]) => m);
+
+/** The variable HAProxy counts answers to head calls in that the merge did not take (cache.lua share()). */
+export const HEADS_UNSEEN = "proc.rpc_heads_unseen";
+
+/**
  * The ids each kind's node answers as calls: only calls with such an id are cached (gateway/lua/
  * rpcstack/cache_keys.lua IDS). geth answers any id but an object or an array (rpc/json.go
  * hasValidID), but hardhat answers null and booleans with -32600 (hardhat 2.29, measured), and an
@@ -131,6 +175,7 @@ export function cacheData(chains: readonly GatewayChain[], o: GatewayOptions) {
   return {
     chains: table,
     rules: CACHE_POLICY,
+    merge: MERGE_POLICY,
     ids: CACHE_IDS,
     budget: o.cache.maxBytes,
     maxObject: o.cache.maxObjectBytes,
@@ -178,17 +223,22 @@ export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions
 export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): Rule[] {
   const cached = cachedChains(chains, o);
   if (!cached.length) return [];
+  const kindOf = (c: GatewayChain) => c.kind as "evm" | "starknet";
   return [
+    // A head call's answer that the merge does not take is counted (share() in cache.lua unsets
+    // the variable for those it takes): merged calls are never given an answer older than it.
+    ...cached.map((c) => req(["set-var(txn.head_call)", "bool(true)"], [...on(c, "rpc-http"), "METH_POST", ...anon("req.body", "-m", "sub", ...headMethods(kindOf(c)))])),
     ...cached.map((c, i) =>
       req(
         ["lua.rpc_cache_lookup", c.path],
         // Only bodies that name a cacheable method reach Lua (a cheap native test; a body that
         // spells its method otherwise simply goes to the node).
-        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...(c.specVersions ? ["!", ...OTHER_VERSION] : []), ...(c.statusUrl ? ["!", ...NODE_DOWN] : []), ...anon("req.body", "-m", "sub", ...Object.keys(CACHE_POLICY[c.kind as "evm" | "starknet"]))],
+        [...on(c, "rpc-http"), "METH_POST", ...exactPath, ...(c.specVersions ? ["!", ...OTHER_VERSION] : []), ...(c.statusUrl ? ["!", ...NODE_DOWN] : []), ...anon("req.body", "-m", "sub", ...new Set([...Object.keys(CACHE_POLICY[kindOf(c)]), ...Object.keys(MERGE_POLICY[kindOf(c)])]))],
         i ? undefined : "Response cache: after the policy, key, rate and health checks (a hit skips none of them).",
       ),
     ),
     req(["use-service", "lua.rpc_cache"], anon("var(txn.cache_tok)", "-m", "found")),
+    afterResponse([`set-var(${HEADS_UNSEEN})`, `var(${HEADS_UNSEEN},0),add(1)`], anon("var(txn.head_call)", "-m", "bool")),
   ];
 }
 

@@ -12,6 +12,8 @@
 --   answers. The stored text is the node's, cut around its id: a hit splices the request's id
 --   as sent between the two halves, so `result` stays byte-equal and the id exact. One fetch per
 --   key at a time (identical misses wait for it), and a bounded number at once.
+-- - reads at the head (rpcstack/cache_merge.lua: eth_blockNumber, eth_call at latest, ...) are not
+--   kept, but identical ones in flight share one fetch while the gateway has seen no newer head.
 -- - a task polls each chain's final block (Ethereum `finalized`, Starknet `l1_accepted`) and
 --   checks that the node still holds the chain the store holds; if not, the chain's entries go.
 -- - service rpc_cache_metrics: Prometheus text for the private metrics port.
@@ -28,25 +30,31 @@ local keys = require 'rpcstack.cache_keys'
 local Store = require 'rpcstack.cache_store'
 local Flights = require 'rpcstack.cache_flights'
 local Poll = require 'rpcstack.cache_poll'
+local Merge = require 'rpcstack.cache_merge'
 local metrics = require 'rpcstack.cache_metrics'
 
 local CHAINS, RULES, BUDGET, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.replyMax
 local POLL_MS, FETCH = DATA.pollMs, DATA.fetch
 local skip = json.skip
 local read, storable, split, unid = keys.read, keys.storable, keys.split, keys.unid
+local mergeable, head_of = Merge.mergeable, Merge.head_of
 local byte, sub = string.byte, string.sub
 
-local STATS = {}
+local STATS, MERGES = {}, {}
 for name in pairs(CHAINS) do
   STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0,
-                  coalesced = 0, bypassed = 0, changes = 0 }
+                  coalesced = 0, bypassed = 0, changes = 0, merge_fetches = 0 }
+  -- The merge's own counts, taken by the flights as a cache's are.
+  MERGES[name] = { coalesced = 0, bypassed = 0 }
 end
+local HEADS = Merge.heads()
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
 local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
 -- Each chain as the key functions see it; the poll task keeps its final block up to date.
 local VIEW = {}
 for name, c in pairs(CHAINS) do
-  VIEW[name] = { name = name, rules = RULES[c.kind], ids = keys.IDS[DATA.ids[c.kind]], stored = STORE }
+  VIEW[name] = { name = name, rules = RULES[c.kind], ids = keys.IDS[DATA.ids[c.kind]], stored = STORE,
+                 merge = DATA.merge[c.kind] }
 end
 
 -- Lua starts a collection when its heap has doubled since the last one (pause 200), so garbage
@@ -71,6 +79,13 @@ local flights = Flights.new({
     return t.sec * 1000 + t.usec // 1000
   end,
   sleep = function(ms) core.msleep(ms) end,
+  -- Woken as the flight lands (HAProxy 2.9 and later: Queue.alarm, core.wait); else polled.
+  wait = core.queue and function(f, ms)
+    if not f.q then f.q = core.queue() end
+    f.q:alarm()
+    core.wait(ms)
+  end or nil,
+  wake = function(f) if f.q then f.q:push(true) end end,
 })
 
 -- Each change of a chain's state is logged, and rpcstack_cache_live says it (rpcstack/cache_live.lua).
@@ -107,6 +122,28 @@ local function reply(applet, status, parts, state)
   for _, x in ipairs(parts) do applet:send(x) end
 end
 
+-- A read at the head: identical calls in flight share one fetch (rpcstack/cache_merge.lua). The
+-- answers to head calls taken here are heads the merge sees; one that goes to the node another
+-- way (no place among the fetches, an older head than known) keeps txn.head_call, and HAProxy
+-- counts its answer in proc.rpc_heads_unseen, which stops every flight sent before from being
+-- shared further, as a newer head does.
+local function share(txn, chain, view, s, mk, ia, ib, owner)
+  local method, how, a, b = mergeable(view, s)
+  if not method or a ~= ia or b ~= ib then return nil end
+  local m = MERGES[chain]
+  local epoch = EPOCH[chain] .. ':' .. HEADS.seq(chain) .. ':' .. (txn:get_var('proc.rpc_heads_unseen') or 0)
+  local bypassed = m.bypassed
+  txn:unset_var('txn.head_call')
+  local x = { key = 'm' .. mk, class = method, floor = HEADS.head(chain) }
+  local token = flights.miss(txn, m, epoch, x, s, sub(s, ia, ib), nil, owner)
+  if token then
+    token.how = how
+  elseif m.bypassed ~= bypassed and how ~= true then
+    txn:set_var('txn.head_call', true)
+  end
+  return token
+end
+
 core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   local st = STATS[chain]
   st.requests = st.requests + 1
@@ -128,8 +165,10 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
     if not token then return end
   else
     local r = read(view, s)
-    if not r then return end
-    if r.batch then
+    if not r then
+      token = mk and share(txn, chain, view, s, mk, ia, ib, owner)
+      if not token then return end
+    elseif r.batch then
       local parts = {}
       for i, x in ipairs(r.calls) do
         local hit = STORE[x.key]
@@ -160,7 +199,7 @@ end, 1)
 -- the answer when it may; answers the service's client.
 local function lead(applet, chain, st, p)
   local f = p.flight
-  st.misses = st.misses + 1
+  if p.how then st.merge_fetches = st.merge_fetches + 1 else st.misses = st.misses + 1 end
   local ok, res = pcall(fetch, chain, p.body, JSON_HEADERS, 60000)
   local status, body, pre, post
   if not ok or not res or not res.status or res.status == 0 then
@@ -169,7 +208,7 @@ local function lead(applet, chain, st, p)
     status, body = res.status, res.body or ''
     flights.learn(p.class, #body)
     -- Kept only if the chain is still the one this fetch began on.
-    if status == 200 and LIVE[chain] and EPOCH[chain] == p.epoch then
+    if p.rule and status == 200 and LIVE[chain] and EPOCH[chain] == p.epoch then
       local okp, a, b = pcall(storable, VIEW[chain], p.rule, body)
       if okp and a then
         pre, post = a, b
@@ -183,7 +222,9 @@ local function lead(applet, chain, st, p)
   -- Cut, the answer is sent as its halves around the node's own id: the whole text is garbage
   -- from here, collected before a reply that may take long rather than while the heap grows.
   local parts = pre and { pre, sub(body, #pre + 1, #body - #post), post } or { body }
-  flights.land(p, status, body, pre, post)
+  local head = p.how and p.how ~= true and status == 200 and head_of(p.how, body) or nil
+  HEADS.see(chain, head)
+  flights.land(p, status, body, pre, post, head)
   local big = #body > BIG
   body, res = nil, nil -- luacheck: ignore 311
   if big then collectgarbage('collect') end
@@ -220,6 +261,7 @@ core.register_task(function()
 end)
 
 core.register_service('rpc_cache_metrics', 'http', function(applet)
+  for name, m in pairs(MERGES) do STATS[name].merged, STATS[name].merge_bypassed = m.coalesced, m.bypassed end
   local body = metrics.text({ budget = BUDGET, fetch_max = FETCH.max, running = flights.running(),
                               live = live:lines(CHAINS), stats = STATS })
   applet:set_status(200)

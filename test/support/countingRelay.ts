@@ -25,6 +25,8 @@ export interface CountingRelay {
   finality: RelayFinality;
   /** Client calls wait this long before they are forwarded (a slow node). */
   delayMs: number;
+  /** How long the node's answer to a client call with this body is held before it is sent back (0: not held). */
+  holdAnswer?: (body: string) => number;
   /** The most client requests the node had in hand at once since the last reset. */
   maxConcurrent(): number;
   resetConcurrent(): void;
@@ -41,7 +43,7 @@ export async function startCountingRelay(target: string): Promise<CountingRelay>
   let inFlight = 0;
   let maxInFlight = 0;
   const finality: RelayFinality = {};
-  const relay = { delayMs: 0 };
+  const relay: { delayMs: number; holdAnswer?: (body: string) => number } = { delayMs: 0 };
   const forward = (body: string, headers: Record<string, string>, done: (status: number, text: string) => void) => {
     const up = request({ host: t.hostname, port: t.port, path: t.pathname, method: "POST", headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
       const chunks: Buffer[] = [];
@@ -81,10 +83,15 @@ export async function startCountingRelay(target: string): Promise<CountingRelay>
       }
       const hold = agent.includes("cache-poll") ? finality.hold : undefined;
       if (client) maxInFlight = Math.max(maxInFlight, ++inFlight);
+      const held = client ? (relay.holdAnswer?.(body) ?? 0) : 0;
       const go = () =>
         forward(body, { "content-type": "application/json", "user-agent": agent }, (status, text) => {
-          if (client) inFlight--;
-          res.writeHead(status, { "content-type": "application/json" }).end(text);
+          const answer = () => {
+            if (client) inFlight--;
+            res.writeHead(status, { "content-type": "application/json" }).end(text);
+          };
+          if (held) setTimeout(answer, held);
+          else answer();
         });
       Promise.resolve(hold).then(() => (delay ? setTimeout(go, delay) : go()));
     });
@@ -99,6 +106,12 @@ export async function startCountingRelay(target: string): Promise<CountingRelay>
     },
     set delayMs(ms: number) {
       relay.delayMs = ms;
+    },
+    get holdAnswer() {
+      return relay.holdAnswer;
+    },
+    set holdAnswer(f: ((body: string) => number) | undefined) {
+      relay.holdAnswer = f;
     },
     maxConcurrent: () => maxInFlight,
     resetConcurrent: () => {

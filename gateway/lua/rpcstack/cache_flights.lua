@@ -5,22 +5,28 @@
 -- largest); a miss that finds no place goes to the node as without the cache (stats.bypassed), so
 -- memory in flight stays bounded however many clients miss at once. Also the hand-overs from the
 -- lookup action to the service, which may hold such a place.
--- No HAProxy here: the clock and the sleep come in o, called only while a call waits.
+-- The reads at the head that identical calls share (rpcstack/cache_merge.lua) fly here too.
+-- No HAProxy here: the clock and the waiting come in o, called only while a call waits.
 --
 --   new(o) -> flights, o: { max, bytes, max_object (the estimate of a method not seen yet),
 --       reply_max (larger answers go to the service), timeout (the body of the 504 after
---       WAIT_LIMIT_MS), now_ms(), sleep(ms) }
+--       WAIT_LIMIT_MS), now_ms(), wait(f, ms) (until wake(f) or ms pass) and wake(f) (f landed), or
+--       sleep(ms) instead, polled }
 --   flights.miss(txn, st, epoch, x, s, id, mk, owner)  call x (id as sent) missed: answered here
 --       (txn:done) or a hand-over with the answer of an identical call in flight, else a hand-over
---       that leads a new flight if a place is free; nil when answered here or left to the node
+--       that leads a new flight if a place is free; nil when answered here or left to the node.
+--       x: { key, rule, at } of the cache, or { key, class, floor } of a merge (floor: the head
+--       the gateway knew as the call arrived; an answer showing an older one is not taken)
 --   flights.learn(class, size)      the size of an answer of class (p.class of a hand-over)
---   flights.land(p, status, body, pre, post)  the leader's answer: its waiters take it, its place
---                                   is given back
+--   flights.land(p, status, body, pre, post, head)  the leader's answer (head: the head it
+--                                   shows, if any): its waiters take it, its place is given back
 --   flights.forget(chain)           no call joins a flight of chain begun before (its node changed)
 --   flights.hand(token, now) -> tok, flights.take(tok) -> token   the hand-overs (now in seconds)
 --   flights.sweep(now)              drops hand-overs older than 10 s, and the places they hold
 --   flights.running()               fetches running now
 local WAIT_MS, WAIT_LIMIT_MS, LEADER_LOST_MS = 5, 70000, 1000
+-- Woken when the flight lands; this often otherwise, to see a lost leader.
+local WAKE_MS = 100
 
 local COALESCED_HEADERS = { ['content-type'] = { 'application/json' }, ['x-cache'] = { 'COALESCED' } }
 local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
@@ -37,6 +43,7 @@ local function class_of(key, rule)
 end
 
 local function new(o)
+  local wait = o.wait or function(_, ms) o.sleep(ms) end
   local FLIGHTS, EST, PENDING = {}, {}, {}
   local RUNNING, RESERVED, SEQ, LAST_COLLECT = 0, 0, 0, 0
 
@@ -80,7 +87,7 @@ local function new(o)
     while not f.done and not f.gone do
       if o.now_ms() - since > WAIT_LIMIT_MS then return 'timeout' end
       collect_lost(since)
-      o.sleep(WAIT_MS)
+      wait(f, o.wait and WAKE_MS or WAIT_MS)
     end
     return f.done and f or nil
   end
@@ -94,6 +101,17 @@ local function new(o)
         txn:done({ status = 504, headers = JSON_HEADERS, body = o.timeout })
         return nil
       end
+      -- An answer older than the head known as the call arrived (another node's, behind): the
+      -- call goes to the node itself.
+      if done and x.floor and done.head and done.head < x.floor then
+        st.bypassed = st.bypassed + 1
+        return nil
+      end
+      -- An answer that could not be cut around its id is no one else's to take.
+      if done and not done.pre and done.status == 200 then
+        st.bypassed = st.bypassed + 1
+        return nil
+      end
       if done then
         st.coalesced = st.coalesced + 1
         if done.pre and #done.pre + #id + #done.post <= o.reply_max then
@@ -104,7 +122,7 @@ local function new(o)
       end
     end
     local f = { key = x.key, epoch = epoch, waiters = 0 }
-    local class = class_of(x.key, x.rule)
+    local class = x.class or class_of(x.key, x.rule)
     local slot = place(f, class)
     if not slot then
       st.bypassed = st.bypassed + 1
@@ -115,10 +133,11 @@ local function new(o)
              class = class, flight = f, slot = slot }
   end
 
-  local function land(p, status, body, pre, post)
+  local function land(p, status, body, pre, post, head)
     local f = p.flight
-    f.status, f.body, f.pre, f.post, f.done = status, not pre and body or nil, pre, post, true
+    f.status, f.body, f.pre, f.post, f.head, f.done = status, not pre and body or nil, pre, post, head, true
     release(p.slot)
+    if o.wake then o.wake(f) end
   end
 
   local function forget(chain)

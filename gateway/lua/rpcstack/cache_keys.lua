@@ -16,6 +16,9 @@
 --       that may be stored; nil when it may not
 --   split(body) -> pre, post   the same for any answer to one call (nil: not one JSON-RPC response)
 --   unid(c, s) -> alias, a, b   the body with its id cut out, and the id's span
+--   single(s, i) -> m             the members of the one call at s[i]; nil unless it is the whole body
+--   envelope(c, s, m) -> method     the method of a JSON-RPC 2.0 call with only its four members
+--       and an id c's node answers; nil otherwise
 --   hexq(raw) -> digits, number   a JSON string "0x..." as a canonical quantity
 local json = require 'rpcstack.json'
 local members, elements, ws, skip, scalar = json.members, json.elements, json.ws, json.skip, json.scalar
@@ -124,13 +127,19 @@ local function flatcall(s, i)
   end
 end
 
-local function plan(c, s, m)
+-- The method of a call whose members are m: a JSON-RPC 2.0 call with an id the chain's node
+-- answers, no member but the four (each spelled in lower case), a method name of word characters.
+local function envelope(c, s, m)
   if not m or not m.jsonrpc or not m.method or not m.id then return nil end
   for k, v in pairs(m) do
     if v.k ~= k or not (k == 'jsonrpc' or k == 'method' or k == 'id' or k == 'params') then return nil end
   end
   if s:sub(m.jsonrpc.a, m.jsonrpc.b) ~= '"2.0"' or not c.ids(s:sub(m.id.a, m.id.b)) then return nil end
-  local method = s:sub(m.method.a, m.method.b):match('^"([%w_]+)"$')
+  return s:sub(m.method.a, m.method.b):match('^"([%w_]+)"$')
+end
+
+local function plan(c, s, m)
+  local method = envelope(c, s, m)
   local rule = method and c.rules[method]
   if not rule then return nil end
   local args = {}
@@ -238,6 +247,18 @@ local function unid(c, s)
   return c.name .. '|' .. sub(s, 1, a - 1) .. '\0' .. sub(s, b + 1), a, b
 end
 
+-- The members of the one call at s[first] and the index after it; nil when it is not one object.
+local function single(s, first)
+  local m, e = flatcall(s, first)
+  if not m then
+    local okm
+    okm, m, e = pcall(members, s, first)
+    if not okm then return nil end
+  end
+  if not m or skip(s, e) <= #s then return nil end
+  return m
+end
+
 local function read(c, s)
   local first = skip(s, 1)
   if byte(s, first) == 91 then
@@ -253,18 +274,13 @@ local function read(c, s)
     end
     return { batch = true, calls = calls }
   end
-  local m, e = flatcall(s, first)
-  if not m then
-    local okm
-    okm, m, e = pcall(members, s, first)
-    if not okm then return nil end
-  end
-  if not m or skip(s, e) <= #s then return nil end
+  local m = single(s, first)
   local key, rule, at = plan(c, s, m)
   if not key then return nil end
   return { batch = false, calls = { { key = key, rule = rule, at = at, ida = m.id.a, idb = m.id.b } } }
 end
 
 return {
-  read = read, plan = plan, storable = storable, split = split, unid = unid, hexq = hexq, CANON = CANON, IDS = IDS,
+  read = read, plan = plan, single = single, envelope = envelope,
+  storable = storable, split = split, unid = unid, hexq = hexq, CANON = CANON, IDS = IDS,
 }
