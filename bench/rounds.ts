@@ -26,6 +26,7 @@ export function printSpread(http: Record<string, Result[]>, ws: Record<string, R
   for (const [kind, f] of [["HTTP", s.http], ["WS", s.ws]] as const) {
     for (const k of Object.keys(f.rps)) console.log(`${kind} gateway/${k}: req/s ${showSpread(f.rps[k])}; CPU per request ${showSpread(f.cpuPerRequest[k])}`);
   }
+  for (const line of [...driftLines("HTTP", http), ...driftLines("WS", ws)]) console.log(line);
 }
 
 /** The last round's figure over the first's (1: no drift), or undefined with fewer than two rounds. */
@@ -33,7 +34,14 @@ export function drift(xs: readonly number[]): number | undefined {
   return xs.length < 2 ? undefined : ratio(xs[xs.length - 1], xs[0]);
 }
 
-/** One line per case: its req/s round by round and the last round over the first. */
+/**
+ * One line per case: its req/s round by round and the last round over the first, and the same for
+ * its CPU per request where measured (the steadier figure on a shared machine).
+ */
 export function driftLines(title: string, runs: Record<string, readonly Result[]>): string[] {
-  return Object.entries(runs).map(([name, rs]) => `drift ${title} ${name}: ${rs.map((r) => show(r.rps)).join(" -> ")} req/s; round ${rs.length} over round 1: ${show(drift(rs.map((r) => r.rps)))}`);
+  const one = (rs: readonly Result[], pick: (r: Result) => number | undefined, unit: string) =>
+    `${rs.map((r) => show(pick(r))).join(" -> ")} ${unit} (round ${rs.length} over round 1: ${show(drift(rs.map((r) => pick(r) ?? NaN)))})`;
+  return Object.entries(runs).map(
+    ([name, rs]) => `drift ${title} ${name}: ${one(rs, (r) => r.rps, "req/s")}${rs.every((r) => r.cpuUsPerRequest !== undefined) ? `; ${one(rs, (r) => r.cpuUsPerRequest, "CPU µs/req")}` : ""}`,
+  );
 }

@@ -45,7 +45,10 @@ describe("drift over the rounds", () => {
   it("is the last round over the first, for each case", () => {
     expect(drift([8000, 7600, 7200])).toBe(0.9);
     expect(drift([8000])).toBeUndefined();
-    expect(driftLines("read mix", { node: rounds([8000, 7600, 7200], [1, 1, 1]) })).toEqual(["drift read mix node: 8,000 -> 7,600 -> 7,200 req/s; round 3 over round 1: 0.9"]);
+    expect(driftLines("read mix", { node: rounds([8000, 7600, 7200], [300, 320, 330]), wrk: [{ rps: 10, p50ms: 1, p99ms: 1 }, { rps: 11, p50ms: 1, p99ms: 1 }] })).toEqual([
+      "drift read mix node: 8,000 -> 7,600 -> 7,200 req/s (round 3 over round 1: 0.9); 300 -> 320 -> 330 CPU µs/req (round 3 over round 1: 1.1)",
+      "drift read mix wrk: 10 -> 11 req/s (round 2 over round 1: 1.1)",
+    ]);
   });
 });
 
