@@ -13,7 +13,7 @@ import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { startHardhat } from "../devtools/hardhat.js";
-import { freePort } from "../devtools/net.js";
+import { freePort, jsonRpc } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
 import { ratio, show } from "./figures.js";
 import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
@@ -201,6 +201,8 @@ async function main() {
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
   const evm = await startHardhat();
   procs.adopt(evm.pid);
+  // Its per-call log off, as the cache and peers benches run it (bench/node.ts).
+  await jsonRpc(evm.url, "hardhat_setLoggingEnabled", [false]);
   let evmFigures: { direct: Result; gateway: Result } | undefined;
   try {
     const gw2Port = await freePort();
