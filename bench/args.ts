@@ -1,6 +1,7 @@
 /**
  * `npm run bench`'s options. bench/run.sh hands the same arguments to bench/run.ts and to
- * bench/cache.ts (or, with `--cases peers`, to bench/peers.ts), so all of them read this one list,
+ * bench/cache.ts (with `--cases peers`, to bench/peers.ts; with `--cases all`, to all three and then
+ * bench/summary.ts), so all of them read this one list,
  * each using its own; run.sh checks them first (`tsx bench/args.ts ARGS`), before anything is
  * installed or started.
  */
@@ -22,6 +23,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --baseline NAME=DIR  the gateway builder of another checkout (DIR/gateway/build.ts), as its own case; repeatable
   --cases LIST         only these cases, comma-separated (gateway, variant, nginx, caddy, badge-key, badge, ...)
   --cases peers        the gateway against eRPC and proxyd instead (bench/peers.ts; its options: --cases peers --help)
+  --cases all          every part in one run into one latest.json: the relay, the cache, then the peers
+                       (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), then the summary
   --pin CPUS           taskset CPU list for wrk (e.g. 1): the load tool keeps a core of its own
   --out DIR            where latest.json and latest.svg go (bench/results)
   --help               this text`;
@@ -32,6 +35,8 @@ export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly variant?: [string, string][];
   readonly baseline: readonly { readonly name: string; readonly dir: string }[];
   readonly cases?: readonly string[];
+  /** `--cases all`: every case of every part (cases is then unset). */
+  readonly all: boolean;
   readonly pin?: string;
   readonly out: string;
 };
@@ -86,11 +91,15 @@ export function parseBenchArgs(argv: readonly string[], defaults = BENCH_DEFAULT
     if (!name || !dir) return { error: `--baseline expects NAME=DIR (got "${spec}")` };
     baseline.push({ name, dir });
   }
+  const cases = values.cases === undefined ? undefined : (values.cases as string).split(",");
+  const all = cases?.includes("all") ?? false;
+  if (all && cases!.length > 1) return { error: `--cases all runs every case of every part; it takes no other case (got "${values.cases}")` };
   return {
     ...counts,
     variant,
     baseline,
-    cases: values.cases === undefined ? undefined : (values.cases as string).split(","),
+    cases: all ? undefined : cases,
+    all,
     pin: values.pin as string | undefined,
     out: (values.out as string | undefined) ?? join(__dirname, "results"),
   };

@@ -12,15 +12,17 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
 import { benchArgs } from "./args.js";
 import { cacheMetrics, gatewayStarter, metric, postTls, rssKiB } from "./cacheGateway.js";
 import { missMemory, scanShare } from "./cacheLoad.js";
 import { fig, ratio, show } from "./figures.js";
 import { cpuMs, median, wrk, type Result } from "./measure.js";
-import { readMixLua, seedChain } from "./mixes.js";
+import { machine, partTimer } from "./machine.js";
+import { readMixLua } from "./mixes.js";
+import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
+import { driftLines } from "./rounds.js";
 
 const ROOT = join(__dirname, "..");
 const args = benchArgs(process.argv.slice(2));
@@ -41,12 +43,11 @@ interface MixResult extends Result {
 const MiB = (kib: number) => show(kib / 1024);
 
 async function main() {
+  const part = partTimer();
   const startGw = gatewayStarter(procs, args.threads);
-  const node = await startHardhat();
-  procs.adopt(node.pid);
+  // Hundreds of blocks and transactions: each transaction is mined in a block of its own.
+  const { node, chain: { head, txs } } = await startBenchNode(procs);
   try {
-    // Hundreds of blocks and transactions: each transaction is mined in a block of its own.
-    const { head, txs } = await seedChain(node.url);
     const [from, to] = await jsonRpc(node.url, "eth_accounts");
     console.log(`bench cache: hardhat at block ${head} with ${txs.length} transactions`);
 
@@ -80,6 +81,7 @@ async function main() {
       }
     }
     const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, MixResult>;
+    for (const line of driftLines("read mix", runs)) console.log(line);
 
     // Memory: a cache of 8 MiB filled with about 24 MB of big blocks (~1.2 MB each).
     const budget = 8 * 1024 * 1024;
@@ -155,6 +157,8 @@ async function main() {
         smallMissPeakOverTarget: ratio(smallMisses.cache.peakRssKiB, smallMisses.targetKiB),
       },
     };
+    results.machine = { ...results.machine, ...machine() };
+    results.parts = { ...results.parts, cache: part.end() };
     results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, misses, smallMisses, scan, raw: runs };
     mkdirSync(args.out, { recursive: true });
     writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");

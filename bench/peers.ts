@@ -12,23 +12,23 @@
  * `npm run bench -- --cases peers`; `--help` lists the options.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
 import { BENCH_DEFAULTS, benchArgs } from "./args.js";
 import { barChart, COLORS } from "./chart.js";
 import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
 import { groupCpuMs, loadTool, median, metricSum, scrape, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
-import { readMixLua, relayMixLua, seedChain } from "./mixes.js";
+import { machine, partTimer } from "./machine.js";
+import { readMixLua, relayMixLua } from "./mixes.js";
+import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
+import { driftLines } from "./rounds.js";
 import { binaryVersion, PEER_RELEASES, peerBinary, type PeerName } from "./peers/build.js";
 import { erpcConfig, erpcPath, proxydConfig, proxydPath, type PeerPolicy, type PeerUpstream } from "./peers/configs.js";
-import { callBody, describe, judgeAnswer, probeCalls, summarize, type Correctness, type HeadSample, type Verdict } from "./peers/correctness.js";
+import { describe } from "./peers/correctness.js";
+import { checkCorrectness, post, waitAnswers } from "./peers/probe.js";
 
 const USAGE = `usage: npm run bench -- --cases peers [options]
   --seconds N        seconds per HTTP case and round (default 8)
@@ -52,31 +52,6 @@ if (args.pin) loadTool.cpus = args.pin;
 const procs = benchProcesses("rpcstack-bench-peers");
 const work = procs.work;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** One JSON-RPC POST, TLS or not (the bench's certificate is self-signed); the raw answer text. */
-const post = (url: string, body: string) =>
-  new Promise<string>((resolve, reject) => {
-    const request = url.startsWith("https:") ? httpsRequest : httpRequest;
-    const req = request(url, { method: "POST", rejectUnauthorized: false, headers: { "Content-Type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (d) => (text += d)).on("end", () => resolve(text));
-    });
-    req.on("error", reject).end(body);
-  });
-
-async function waitAnswers(name: string, url: string) {
-  let last = "";
-  for (let i = 0; i < 300; i++) {
-    try {
-      last = await post(url, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
-      if (JSON.parse(last).result) return;
-    } catch (e) {
-      last = (e as Error).message;
-    }
-    await sleep(100);
-  }
-  throw new Error(`${name} does not answer eth_chainId at ${url}: ${last}`);
-}
 
 interface Case {
   readonly name: string;
@@ -102,19 +77,30 @@ interface MixResult extends Result {
 }
 
 async function main() {
-  const load0 = loadavg();
-  const bins = Object.fromEntries((Object.keys(PEER_RELEASES) as PeerName[]).map((n) => [n, peerBinary(PEER_RELEASES[n])])) as Record<PeerName, ReturnType<typeof peerBinary>>;
+  const part = partTimer();
+  const resultsFile = join(args.out, "latest.json");
+  const readResults = () => (existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, "utf8")) : { date: new Date().toISOString() });
+  let bins: Record<PeerName, ReturnType<typeof peerBinary>>;
+  try {
+    bins = Object.fromEntries((Object.keys(PEER_RELEASES) as PeerName[]).map((n) => [n, peerBinary(PEER_RELEASES[n])])) as typeof bins;
+  } catch (e) {
+    if (!args.all) throw e;
+    // In a run of every part, the parts before stay, and the file says why this one is missing.
+    const results = readResults();
+    results.parts = { ...results.parts, peers: part.end(`no peer binaries: ${(e as Error).message}`) };
+    writeFileSync(resultsFile, JSON.stringify(results, null, 2) + "\n");
+    console.error(`bench: the peers part is skipped (no eRPC and proxyd figures in this run): ${(e as Error).message}`);
+    return;
+  }
   const versions = Object.fromEntries((Object.keys(bins) as PeerName[]).map((n) => [n, binaryVersion(n, bins[n].path) ?? "unknown"])) as Record<PeerName, string>;
   for (const n of Object.keys(bins) as PeerName[]) {
     if (versions[n] !== PEER_RELEASES[n].release) console.warn(`bench: ${n} reports version ${versions[n]}, the stated release is ${PEER_RELEASES[n].release}`);
   }
   const { cert, key } = selfSignedCert(work);
 
-  const node = await startHardhat();
-  procs.adopt(node.pid);
+  const { node, chain } = await startBenchNode(procs);
   try {
-    const chain = await seedChain(node.url);
-    console.log(`bench peers: hardhat at block ${chain.head} with ${chain.txs.length} transactions; load average ${loadavg().map(fig).join(" ")}`);
+    console.log(`bench peers: hardhat at block ${chain.head} with ${chain.txs.length} transactions; load average ${part.loadAverageAtStart.join(" ")}`);
     const up: PeerUpstream = { http: node.url, ws: node.wsUrl, chainId: parseInt(await jsonRpc(node.url, "eth_chainId"), 16), blockSeconds: 1 };
     const policy: PeerPolicy = { key: KEY, ratePerSecond: 1_000_000, maxBodyBytes: 1 << 20, cacheBytes: 64 * 1024 * 1024 };
 
@@ -180,25 +166,8 @@ async function main() {
     }
 
     // Correctness after the load, with every cache as full as the run left it.
-    const correctness: Record<string, Correctness> = {};
-    const calls = probeCalls(chain.head - 10, chain.txs, 120);
-    const nodeAnswers = await Promise.all(calls.map(async (c) => JSON.parse(await post(node.url, callBody(c)))));
-    for (const c of cases.filter((c) => c.name !== "node")) {
-      const verdicts: Verdict[] = [];
-      for (let i = 0; i < calls.length; i += 8) {
-        const batch = calls.slice(i, i + 8);
-        verdicts.push(...(await Promise.all(batch.map(async (call, j) => judgeAnswer(call, nodeAnswers[i + j], await post(c.http, callBody(call)).catch((e) => String(e)))))));
-      }
-      const heads: HeadSample[] = [];
-      for (let i = 0; i < 20; i++) {
-        const nodeBefore = parseInt(await jsonRpc(node.url, "eth_blockNumber"), 16);
-        const peer = parseInt(JSON.parse(await post(c.http, '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}')).result, 16);
-        heads.push({ nodeBefore, peer });
-        await sleep(150);
-      }
-      correctness[c.name] = summarize(verdicts, heads);
-      console.log(`correctness ${c.name}: ${describe(correctness[c.name])}${correctness[c.name].examples.length ? `; ${correctness[c.name].examples.join("; ")}` : ""}`);
-    }
+    const correctness = await checkCorrectness(node.url, chain, cases.filter((c) => c.name !== "node"));
+    for (const mix of ["read", "relay", "ws"] as const) for (const line of driftLines(mix, runs[mix])) console.log(line);
 
     const M = Object.fromEntries(Object.entries(runs).map(([mix, byCase]) => [mix, Object.fromEntries(Object.entries(byCase).map(([k, v]) => [k, median(v)]))])) as Record<Mix, Record<string, MixResult>>;
     // The gateway over each peer, round by round, in the same transport.
@@ -223,13 +192,15 @@ async function main() {
     }
 
     const date = new Date().toISOString();
-    const load1 = loadavg();
-    const resultsFile = join(args.out, "latest.json");
-    const results = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, "utf8")) : { date };
+    const done = part.end();
+    const [load0, load1] = [done.loadAverage.start, done.loadAverage.end];
+    const results = readResults();
     results.ratios = { ...results.ratios, peers: peersRatios };
+    results.machine = { ...results.machine, ...machine() };
+    results.parts = { ...results.parts, peers: done };
     results.peers = {
       date,
-      machine: { cores: cpus().length, cpu: cpus()[0]?.model, loadAverageAtStart: load0.map(fig), loadAverageAtEnd: load1.map(fig) },
+      machine: { cores: results.machine.cores, cpu: results.machine.cpu, loadAverageAtStart: load0, loadAverageAtEnd: load1 },
       settings: { secondsPerCase: SECONDS, wsSecondsPerCase: WS_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, proxyThreads: THREADS, wrkThreads: 1, wrkPinnedTo: args.pin ?? null, blocks: chain.head, transactions: chain.txs.length },
       versions: { gateway: haproxy, ...Object.fromEntries((Object.keys(bins) as PeerName[]).map((n) => [n, { release: PEER_RELEASES[n].release, reported: versions[n], commit: PEER_RELEASES[n].commit, source: bins[n].source }])) },
       configs: { erpc: erpcYaml.replace(KEY, "<key>"), proxyd: proxydToml.replace(KEY, "<key>") },
@@ -250,7 +221,7 @@ async function main() {
           unit: mix === "ws" ? "round trips/s, median of rounds" : "requests/s, median of rounds",
           bars: cases.filter((c) => M[mix][c.name]).map((c) => ({ label: c.name, value: M[mix][c.name].rps, note: bad(c.name) ?? `${c.transport}, ${show(M[mix][c.name].cpuUsPerRequest)} µs CPU`, color: COLORS[c.name.replace("-plain", "")] })),
         })),
-        `rpcstack bench peers ${date}; eRPC ${versions.erpc}, proxyd ${versions.proxyd}; load average ${load0.map(fig).join(" ")}`,
+        `rpcstack bench peers ${date}; eRPC ${versions.erpc}, proxyd ${versions.proxyd}; load average ${load0.join(" ")}`,
       ),
     );
 
@@ -269,7 +240,7 @@ async function main() {
       }
     }
     console.log(`\npeers: eRPC ${versions.erpc} (${bins.erpc.source}); proxyd ${versions.proxyd} (${bins.proxyd.source})`);
-    console.log(`load average at start ${load0.map(fig).join(" ")}, at end ${load1.map(fig).join(" ")}`);
+    console.log(`load average at start ${load0.join(" ")}, at end ${load1.join(" ")}`);
     console.log(`wrote ratios.peers and peers into ${resultsFile}, and ${join(args.out, "peers.svg")}`);
   } finally {
     await node.stop();

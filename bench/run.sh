@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # npm run bench: installs the load tool and the reference proxies from Debian (not in CI), then runs the benchmark.
 # npm run bench -- --cases peers: the gateway against eRPC and proxyd instead (bench/peers.ts).
+# npm run bench -- --cases all: every part in one run into one latest.json (relay, cache, peers), then its summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-peers=0 prev=""
+cases="" prev=""
 for a in "$@"; do
   case "$a" in
-    --cases=peers) peers=1 ;;
-    peers) [ "$prev" = "--cases" ] && peers=1 ;;
+    --cases=*) cases="${a#--cases=}" ;;
+    *) [ "$prev" = "--cases" ] && cases="$a" ;;
   esac
   prev="$a"
 done
 # The arguments are checked before anything is installed or started (one list, bench/args.ts);
 # --help stops here, with the peers bench's own usage after --cases peers.
-for a in "$@"; do case "$a" in -h|--help) [ "$peers" = 1 ] && exec npx tsx bench/peers.ts --help; exec npx tsx bench/args.ts --help ;; esac; done
+for a in "$@"; do case "$a" in -h|--help) [ "$cases" = peers ] && exec npx tsx bench/peers.ts --help; exec npx tsx bench/args.ts --help ;; esac; done
 npx tsx bench/args.ts "$@"
 need=()
 for p in wrk patchelf openssl; do command -v "$p" >/dev/null || need+=("$p"); done
-[ "$peers" = 1 ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done
+[ "$cases" = peers ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done
 if [ "${#need[@]}" -gt 0 ]; then
   echo "bench: installing ${need[*]} from Debian"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}";
@@ -26,7 +27,11 @@ fi
 [ -d node_modules ] || npm ci --no-audit --no-fund
 # The gateway's HAProxy: the release production pins (scripts/haproxy/build.sh; cached after the first time).
 bash scripts/haproxy/build.sh
-if [ "$peers" = 1 ]; then exec npx tsx bench/peers.ts "$@"; fi
+if [ "$cases" = peers ]; then exec npx tsx bench/peers.ts "$@"; fi
 npx tsx bench/run.ts "$@"
 # The response cache on a read mix against hardhat: adds ratios.cache and cache to latest.json.
-exec npx tsx bench/cache.ts "$@"
+npx tsx bench/cache.ts "$@"
+# The peers last, into the same file (without their binaries this part says why it is skipped).
+if [ "$cases" = all ]; then npx tsx bench/peers.ts "$@"; fi
+# The summary (bench/summary.ts) of a whole run; a run of some cases writes no results of its own.
+if [ -z "$cases" ] || [ "$cases" = all ]; then exec npx tsx bench/summary.ts "$@"; fi

@@ -7,22 +7,23 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
 import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { startHardhat } from "../devtools/hardhat.js";
-import { freePort } from "../devtools/net.js";
+import { freePort, jsonRpc } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
-import { ratio, show, showSpread, spread } from "./figures.js";
+import { ratio, show } from "./figures.js";
 import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
 import { BENCH_KEY as KEY, selfSignedCert } from "./gateway.js";
 import { startBadgeBench } from "./badges.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { benchArgs } from "./args.js";
 import { caddyfile, nginxConf } from "./proxies.js";
+import { machine, partTimer } from "./machine.js";
+import { printSpread, roundSpread } from "./rounds.js";
 
 const ROOT = join(__dirname, "..");
 const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
@@ -52,6 +53,7 @@ async function waitTcp(port: number) {
 }
 
 async function main() {
+  const part = partTimer();
   // Some of these print their version on stderr or exit non-zero after printing it.
   const version = (cmd: string, a: string[]) => {
     const r = spawnSync(cmd, a, { encoding: "utf8" });
@@ -199,6 +201,8 @@ async function main() {
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
   const evm = await startHardhat();
   procs.adopt(evm.pid);
+  // Its per-call log off, as the cache and peers benches run it (bench/node.ts).
+  await jsonRpc(evm.url, "hardhat_setLoggingEnabled", [false]);
   let evmFigures: { direct: Result; gateway: Result } | undefined;
   try {
     const gw2Port = await freePort();
@@ -215,7 +219,7 @@ async function main() {
   const W = Object.fromEntries(Object.entries(ws).map(([k, v]) => [k, median(v)])) as Record<string, Result>;
   const results = {
     date: new Date().toISOString(),
-    machine: { cores: cpus().length, cpu: cpus()[0]?.model, ...versions },
+    machine: { ...machine(), ...versions },
     settings: { secondsPerCase: SECONDS, wsSecondsPerCase: WS_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, proxyThreads: PROXY_THREADS, wrkThreads: 1, tls: "TLS 1.3, ECDSA P-256, keep-alive" },
     http: H,
     ws: W,
@@ -232,6 +236,7 @@ async function main() {
       },
     },
     spread: roundSpread(http, ws),
+    parts: { relay: part.end() },
     raw: { http, ws },
   };
   mkdirSync(args.out, { recursive: true });
@@ -253,31 +258,6 @@ async function main() {
   printSpread(http, ws);
   if (evmFigures) console.log(`real EVM node (hardhat): direct ${show(evmFigures.direct.rps)} req/s, through the gateway ${show(evmFigures.gateway.rps)} req/s`);
   console.log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
-}
-
-/**
- * The gateway over each other proxy, round by round (both measured in the same round): how far
- * one run's rounds disagree, which a median alone hides.
- */
-function roundSpread(http: Record<string, Result[]>, ws: Record<string, Result[]>) {
-  const per = (all: Record<string, Result[]>, pick: (r: Result) => number | undefined) =>
-    Object.fromEntries(
-      Object.keys(all)
-        .filter((k) => k !== "gateway" && all.gateway)
-        .map((k) => [k, spread(all.gateway.map((g, i) => pick(g)! / pick(all[k][i])!))]),
-    );
-  return {
-    http: { rps: per(http, (r) => r.rps), cpuPerRequest: per(http, (r) => r.cpuUsPerRequest) },
-    ws: { rps: per(ws, (r) => r.rps), cpuPerRequest: per(ws, (r) => r.cpuUsPerRequest) },
-  };
-}
-
-function printSpread(http: Record<string, Result[]>, ws: Record<string, Result[]>) {
-  const s = roundSpread(http, ws);
-  console.log(`\ngateway over each case, per round: median (min-max, spread in % of the median)`);
-  for (const [kind, f] of [["HTTP", s.http], ["WS", s.ws]] as const) {
-    for (const k of Object.keys(f.rps)) console.log(`${kind} gateway/${k}: req/s ${showSpread(f.rps[k])}; CPU per request ${showSpread(f.cpuPerRequest[k])}`);
-  }
 }
 
 runBench(procs, main);

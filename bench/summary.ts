@@ -1,0 +1,140 @@
+/**
+ * The summary of one `npm run bench -- --cases all` run, as issue 38 tabulates it and the docs paste
+ * it: Markdown from bench/results/latest.json, every figure the median of the rounds with its range
+ * over them (min-max), every ratio paired within each round. A part that did not run says so.
+ * `npm run bench` prints it at the end; `npx tsx bench/summary.ts [--out DIR]` prints it again.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { benchArgs } from "./args.js";
+import { show, spread, type Spread } from "./figures.js";
+import { describe, type Correctness } from "./peers/correctness.js";
+import { drift } from "./rounds.js";
+
+interface Round {
+  readonly rps: number;
+  readonly cpuUsPerRequest?: number;
+  readonly hitRatio?: number;
+}
+type Runs = Record<string, readonly Round[]>;
+interface Part {
+  readonly startedAt: string;
+  readonly loadAverage: { readonly start: readonly number[]; readonly end: readonly number[] };
+  readonly skipped?: string;
+}
+
+/** What the summary reads of latest.json (each part may be missing). */
+export interface BenchResults {
+  readonly date?: string;
+  readonly machine?: { readonly cores?: number; readonly cpu?: string; readonly haproxyRelease?: string; readonly nginx?: string };
+  readonly settings?: { readonly rounds?: number };
+  readonly raw?: { readonly http?: Runs; readonly ws?: Runs };
+  readonly cache?: { readonly rounds?: number; readonly raw?: Runs };
+  readonly peers?: {
+    readonly versions?: Record<string, { readonly release?: string } | string>;
+    readonly settings?: { readonly rounds?: number };
+    readonly raw?: Record<"read" | "relay" | "ws", Runs | undefined>;
+    readonly correctness?: Record<string, Correctness>;
+  };
+  readonly parts?: Partial<Record<"relay" | "cache" | "peers", Part>>;
+}
+
+/** "30,057 (29,870-30,400)": the median of the rounds and their range. */
+const cell = (s: Spread | undefined, unit = "") => (s ? `${show(s.median)}${unit} (${show(s.min)}-${show(s.max)})` : "-");
+const over = (xs: readonly number[] | undefined) => (xs?.length && xs.every(Number.isFinite) ? spread(xs) : undefined);
+const pick = (rs: readonly Round[] | undefined, f: (r: Round) => number | undefined) => (rs ? rs.map((r) => f(r) ?? NaN) : undefined);
+/** a's figure over b's, round by round. */
+const paired = (a: readonly Round[] | undefined, b: readonly Round[] | undefined, f: (r: Round) => number | undefined) =>
+  a && b && a.length === b.length ? over(a.map((r, i) => (f(r) ?? NaN) / (f(b[i]) ?? NaN))) : undefined;
+
+const rps = (r: Round) => r.rps;
+const cpu = (r: Round) => r.cpuUsPerRequest;
+
+function relayRows(r: BenchResults): string[] {
+  const http = r.raw?.http ?? {};
+  const ws = r.raw?.ws ?? {};
+  const nginx = r.machine?.nginx?.replace(/^nginx version: /, "") ?? "nginx";
+  const row = (label: string, all: Runs, f: (r: Round) => number | undefined) =>
+    `| ${label} | ${cell(over(pick(all.gateway, f)))} | ${nginx} ${cell(over(pick(all.nginx, f)))} | ${cell(paired(all.gateway, all.nginx, f), "×")} |`;
+  return [
+    row("HTTP relay, fixed reply (TLS): req/s", http, rps),
+    row("HTTP relay: CPU µs per request", http, cpu),
+    row("WebSocket round trips/s (the per-message policy on)", ws, rps),
+    row("WebSocket: CPU µs per round trip", ws, cpu),
+  ];
+}
+
+function cacheRow(r: BenchResults): string {
+  const c = r.cache?.raw ?? {};
+  const hit = over(pick(c.cache, (x) => x.hitRatio));
+  return `| read mix on hardhat, cache on (hit ratio ${cell(hit)}): req/s over the node alone | ${cell(over(pick(c.cache, rps)))} | node ${cell(over(pick(c.node, rps)))} | ${cell(paired(c.cache, c.node, rps), "×")} |`;
+}
+
+const MIXES = { read: "read mix (old blocks and receipts)", relay: "relay mix (`eth_blockNumber`, `eth_call` on latest)", ws: "WebSocket" } as const;
+const AGAINST: Record<string, string> = { erpc: "gateway", proxyd: "gateway-plain" };
+
+function peerRows(r: BenchResults): string[] {
+  const raw = r.peers?.raw;
+  return (Object.keys(MIXES) as (keyof typeof MIXES)[]).map((mix) => {
+    const cells = Object.entries(AGAINST).map(([peer, gateway]) => {
+      const [g, p] = [raw?.[mix]?.[gateway], raw?.[mix]?.[peer]];
+      if (!p) return raw ? `(${peer === "erpc" ? "eRPC" : peer} has none)` : "-";
+      return `${cell(paired(g, p, rps), "×")}; CPU ${cell(paired(g, p, cpu), "×")}`;
+    });
+    return `| ${MIXES[mix]} | ${cells.join(" | ")} |`;
+  });
+}
+
+const load = (p: Part) => `${p.loadAverage.start.join(" ")} -> ${p.loadAverage.end.join(" ")}`;
+
+/** The last round's req/s over the first's, for the node alone in each part that measured it. */
+function driftLine(r: BenchResults): string | undefined {
+  const d = [
+    ["read mix (cache part)", r.cache?.raw?.node],
+    ["read mix (peers part)", r.peers?.raw?.read?.node],
+    ["relay mix (peers part)", r.peers?.raw?.relay?.node],
+  ] as const;
+  const shown = d.filter(([, rs]) => rs && rs.length > 1).map(([label, rs]) => `${label} ${show(drift(rs!.map(rps)))}×`);
+  return shown.length ? `The node alone, its last round's req/s over its first: ${shown.join(", ")}.` : undefined;
+}
+
+/** The summary as Markdown: where and when it ran, the table against nginx and the node, the table against the peers. */
+export function summaryMarkdown(r: BenchResults): string {
+  const m = r.machine ?? {};
+  const rounds = r.settings?.rounds ?? r.cache?.rounds ?? r.peers?.settings?.rounds;
+  const parts = (["relay", "cache", "peers"] as const).map((name) => {
+    const p = r.parts?.[name];
+    if (!p) return `${name}: ${{ relay: r.raw, cache: r.cache, peers: r.peers }[name] ? "not recorded" : "not in this run"}`;
+    return p.skipped ? `${name}: skipped (${p.skipped})` : `${name} ${load(p)}`;
+  });
+  const release = (v: { release?: string } | string | undefined) => (typeof v === "string" ? v : v?.release ?? "?");
+  const correctness = Object.entries(r.peers?.correctness ?? {}).map(([name, c]) => `${name} ${describe(c)}`);
+  return [
+    `Measured ${r.date ?? "?"} on ${m.cores ?? "?"} cores (${m.cpu ?? "unknown CPU"}), HAProxy ${m.haproxyRelease ?? "?"} (the generated production config); ${rounds ?? "?"} rounds, each figure the median with its range over the rounds (min-max), each ratio paired within a round.`,
+    `Load average (1, 5, 15 min) at the start -> end of each part: ${parts.join("; ")}.`,
+    "",
+    "| | gateway | peer | gateway over peer |",
+    "|---|---|---|---|",
+    ...relayRows(r),
+    cacheRow(r),
+    "",
+    `Against the peers in the same run (eRPC ${release(r.peers?.versions?.erpc)}, proxyd ${release(r.peers?.versions?.proxyd)}; same hardhat node and mixes): the gateway's req/s over the peer's, and its CPU per request over the peer's.`,
+    "",
+    "| mix | gateway over eRPC (TLS) | gateway over proxyd (plain HTTP) |",
+    "|---|---|---|",
+    ...peerRows(r),
+    "",
+    ...(correctness.length ? [`Correctness (HTTP probes after the load): ${correctness.join("; ")}.`] : []),
+    ...[driftLine(r)].filter((l): l is string => l !== undefined),
+  ].join("\n");
+}
+
+if (require.main === module) {
+  const args = benchArgs(process.argv.slice(2));
+  const file = join(args.out, "latest.json");
+  if (!existsSync(file)) {
+    console.error(`rpcstack bench: no ${file} to summarise (run npm run bench first)`);
+    process.exit(1);
+  }
+  console.log(`\n${summaryMarkdown(JSON.parse(readFileSync(file, "utf8")))}`);
+}

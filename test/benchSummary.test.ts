@@ -1,0 +1,99 @@
+/**
+ * One bench run for every figure (`npm run bench -- --cases all`): its options, where it ran, the
+ * drift of each case over the rounds, and the summary table it prints from latest.json.
+ */
+import { describe, expect, it } from "vitest";
+import { parseBenchArgs } from "../bench/args.js";
+import { cpuModel, haproxyRelease } from "../bench/machine.js";
+import { drift, driftLines } from "../bench/rounds.js";
+import { summaryMarkdown, type BenchResults } from "../bench/summary.js";
+
+const rounds = (rps: number[], cpu: number[], extra: Partial<{ hitRatio: number[] }> = {}) =>
+  rps.map((r, i) => ({ rps: r, p50ms: 1, p99ms: 2, cpuUsPerRequest: cpu[i], ...(extra.hitRatio ? { hitRatio: extra.hitRatio[i] } : {}) }));
+const part = (start: number[], end: number[], skipped?: string) => ({ startedAt: "2026-11-27T17:00:00.000Z", endedAt: "2026-11-27T17:05:00.000Z", loadAverage: { start, end }, ...(skipped ? { skipped } : {}) });
+
+const run: BenchResults = {
+  date: "2026-11-27T17:00:00.000Z",
+  machine: { cores: 2, cpu: "AMD EPYC 7763 64-Core Processor", haproxyRelease: "3.2.26-1", nginx: "nginx version: nginx/1.22.1" },
+  settings: { rounds: 3 },
+  raw: {
+    http: { gateway: rounds([30000, 28000, 33000], [27.5, 30, 25]), nginx: rounds([30000, 35000, 30000], [25, 20, 25]) },
+    ws: { gateway: rounds([25000, 26000, 24000], [33, 34, 35]), nginx: rounds([40000, 39000, 38000], [11, 12, 10]) },
+  },
+  cache: { rounds: 3, raw: { node: rounds([8000, 7600, 7200], [300, 300, 300]), cache: rounds([16000, 15200, 18000], [150, 150, 150], { hitRatio: [0.8, 0.78, 0.81] }) } },
+  parts: { relay: part([0.5, 0.4, 0.3], [1.2, 0.8, 0.5]), cache: part([1.2, 0.8, 0.5], [1.1, 0.9, 0.6]) },
+};
+
+describe("npm run bench -- --cases all", () => {
+  it("runs every case of every part, and takes no other case beside it", () => {
+    expect(parseBenchArgs(["--cases", "all", "--rounds", "5"])).toMatchObject({ all: true, cases: undefined, rounds: 5 });
+    expect(parseBenchArgs(["--cases", "gateway,nginx"])).toMatchObject({ all: false, cases: ["gateway", "nginx"] });
+    expect(parseBenchArgs(["--cases", "all,nginx"])).toEqual({ error: '--cases all runs every case of every part; it takes no other case (got "all,nginx")' });
+  });
+});
+
+describe("where a run ran", () => {
+  it("names the CPU as /proc/cpuinfo does and the HAProxy release as haproxy -v does", () => {
+    expect(cpuModel("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7763 64-Core Processor\nprocessor\t: 1\nmodel name\t: AMD EPYC 7763 64-Core Processor\n")).toBe("AMD EPYC 7763 64-Core Processor");
+    expect(cpuModel("processor\t: 0\n")).toBeUndefined();
+    expect(haproxyRelease("HAProxy version 3.2.26-1 2026/10/14 - https://haproxy.org/")).toBe("3.2.26-1");
+    expect(haproxyRelease("HA-Proxy version 2.6.12-1+deb12u2 2025/02/04 - https://haproxy.org/")).toBe("2.6.12-1+deb12u2");
+  });
+});
+
+describe("drift over the rounds", () => {
+  it("is the last round over the first, for each case", () => {
+    expect(drift([8000, 7600, 7200])).toBe(0.9);
+    expect(drift([8000])).toBeUndefined();
+    expect(driftLines("read mix", { node: rounds([8000, 7600, 7200], [300, 320, 330]), wrk: [{ rps: 10, p50ms: 1, p99ms: 1 }, { rps: 11, p50ms: 1, p99ms: 1 }] })).toEqual([
+      "drift read mix node: 8,000 -> 7,600 -> 7,200 req/s (round 3 over round 1: 0.9); 300 -> 320 -> 330 CPU µs/req (round 3 over round 1: 1.1)",
+      "drift read mix wrk: 10 -> 11 req/s (round 2 over round 1: 1.1)",
+    ]);
+  });
+});
+
+describe("the summary of a run", () => {
+  const lines = summaryMarkdown(run).split("\n");
+
+  it("says where, on what and under which load each part ran, and what is missing", () => {
+    expect(lines[0]).toBe("Measured 2026-11-27T17:00:00.000Z on 2 cores (AMD EPYC 7763 64-Core Processor), HAProxy 3.2.26-1 (the generated production config); 3 rounds, each figure the median with its range over the rounds (min-max), each ratio paired within a round.");
+    expect(lines[1]).toBe("Load average (1, 5, 15 min) at the start -> end of each part: relay 0.5 0.4 0.3 -> 1.2 0.8 0.5; cache 1.2 0.8 0.5 -> 1.1 0.9 0.6; peers: not in this run.");
+  });
+
+  it("gives the gateway against nginx and the cache against the node, median (min-max) and the ratio paired per round", () => {
+    expect(lines).toContain("| HTTP relay, fixed reply (TLS): req/s | 30,000 (28,000-33,000) | nginx/1.22.1 30,000 (30,000-35,000) | 1× (0.8-1.1) |");
+    expect(lines).toContain("| HTTP relay: CPU µs per request | 27.5 (25-30) | nginx/1.22.1 25 (20-25) | 1.1× (1-1.5) |");
+    expect(lines).toContain("| WebSocket round trips/s (the per-message policy on) | 25,000 (24,000-26,000) | nginx/1.22.1 39,000 (38,000-40,000) | 0.632× (0.625-0.667) |");
+    expect(lines).toContain("| read mix on hardhat, cache on (hit ratio 0.8 (0.78-0.81)): req/s over the node alone | 16,000 (15,200-18,000) | node 7,600 (7,200-8,000) | 2× (2-2.5) |");
+    expect(lines).toContain("The node alone, its last round's req/s over its first: read mix (cache part) 0.9×.");
+  });
+
+  it("leaves the peers' cells empty when they did not run, and says why", () => {
+    const skipped = summaryMarkdown({ ...run, parts: { ...run.parts, peers: part([1, 1, 1], [1, 1, 1], "no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file") } });
+    expect(skipped).toContain("; peers: skipped (no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file).");
+    expect(skipped).toContain("| read mix (old blocks and receipts) | - | - |");
+  });
+
+  it("gives the gateway over each peer in its transport per mix, req/s and CPU per request, and the correctness", () => {
+    const ok = { ok: true, calls: 120, wrongIds: 0, wrongResults: 0, errors: 0, heads: 20, headsBehind: 0, maxBlocksBehind: 0, examples: [] };
+    const peers = summaryMarkdown({
+      ...run,
+      parts: { ...run.parts, peers: part([1.1, 0.9, 0.6], [1.5, 1, 0.7]) },
+      peers: {
+        versions: { erpc: { release: "0.1.2" }, proxyd: { release: "v4.30.0" } },
+        raw: {
+          read: { node: rounds([4000, 3600], [1, 1]), gateway: rounds([3000, 3200], [100, 100]), erpc: rounds([1500, 2000], [200, 250]), "gateway-plain": rounds([3000, 3000], [90, 90]), proxyd: rounds([1000, 1000], [300, 300]) },
+          relay: { node: rounds([4000, 4000], [1, 1]), gateway: rounds([1000, 1000], [100, 100]), erpc: rounds([4000, 4000], [100, 100]), "gateway-plain": rounds([1000, 1000], [90, 90]), proxyd: rounds([1000, 1250], [180, 180]) },
+          ws: { node: rounds([9000, 9000], [1, 1]), gateway: rounds([2000, 2000], [70, 70]), "gateway-plain": rounds([2400, 2400], [60, 60]), proxyd: rounds([1200, 1200], [240, 240]) },
+        },
+        correctness: { gateway: ok, erpc: ok },
+      },
+    });
+    expect(peers).toContain("Against the peers in the same run (eRPC 0.1.2, proxyd v4.30.0;");
+    expect(peers).toContain("| read mix (old blocks and receipts) | 1.8× (1.6-2); CPU 0.45× (0.4-0.5) | 3× (3-3); CPU 0.3× (0.3-0.3) |");
+    expect(peers).toContain("| relay mix (`eth_blockNumber`, `eth_call` on latest) | 0.25× (0.25-0.25); CPU 1× (1-1) | 0.9× (0.8-1); CPU 0.5× (0.5-0.5) |");
+    expect(peers).toContain("| WebSocket | (eRPC has none) | 2× (2-2); CPU 0.25× (0.25-0.25) |");
+    expect(peers).toContain("Correctness (HTTP probes after the load): gateway ok (120 calls, 20 heads); erpc ok (120 calls, 20 heads).");
+    expect(peers).toContain("read mix (peers part) 0.9×, relay mix (peers part) 1×");
+  });
+});
