@@ -109,7 +109,10 @@ async function main() {
     const gwCache = { maxBytes: policy.cacheBytes, ...CACHE_DEFAULTS };
     const gws = { tls: await startBenchGateway({ work, name: "gw-tls", chains: gatewayChain, cache: gwCache, threads: THREADS }), plain: await startBenchGateway({ work, name: "gw-plain", chains: gatewayChain, cache: gwCache, threads: THREADS, plain: true }) };
     for (const g of Object.values(gws)) procs.adopt(g.proc);
-    const gwHits = (port: number) => async () => metricSum(await scrape(`http://127.0.0.1:${port}/metrics/cache`), "rpcstack_cache_hits_total");
+    const gwCounter = (name: string) => (port: number) => async () => metricSum(await scrape(`http://127.0.0.1:${port}/metrics/cache`), name);
+    const gwHits = gwCounter("rpcstack_cache_hits_total");
+    // Reads at the head answered with an identical call's answer in flight (as eRPC's multiplexed requests).
+    const gwMerged = gwCounter("rpcstack_cache_merged_total");
 
     const goEnv = { ...process.env, GOMAXPROCS: String(THREADS) };
     const erpc = { port: await freePort(), metricsPort: await freePort() };
@@ -127,9 +130,9 @@ async function main() {
     const haproxy = "HAProxy (generated config)";
     const cases: Case[] = [
       { name: "node", transport: "plain", http: node.url, ws: node.wsUrl, pid: node.pid, version: "hardhat" },
-      { name: "gateway", transport: "TLS", http: `${gws.tls.origin}${gwPath}`, ws: `${gws.tls.origin.replace("https", "wss")}${gwWs}`, pid: gws.tls.pid, hits: gwHits(gws.tls.metricsPort), version: haproxy },
+      { name: "gateway", transport: "TLS", http: `${gws.tls.origin}${gwPath}`, ws: `${gws.tls.origin.replace("https", "wss")}${gwWs}`, pid: gws.tls.pid, hits: gwHits(gws.tls.metricsPort), merged: gwMerged(gws.tls.metricsPort), version: haproxy },
       { name: "erpc", against: "gateway", transport: "TLS", http: `https://127.0.0.1:${erpc.port}${erpcPath(up, KEY)}`, pid: erpcProc.pid!, hits: promHits(erpc.metricsPort, "erpc_cache_get_success_hit_total"), merged: promHits(erpc.metricsPort, "erpc_network_multiplexed_request_total"), version: `eRPC ${versions.erpc}` },
-      { name: "gateway-plain", transport: "plain", http: `${gws.plain.origin}${gwPath}`, ws: `${gws.plain.origin.replace("http", "ws")}${gwWs}`, pid: gws.plain.pid, hits: gwHits(gws.plain.metricsPort), version: haproxy },
+      { name: "gateway-plain", transport: "plain", http: `${gws.plain.origin}${gwPath}`, ws: `${gws.plain.origin.replace("http", "ws")}${gwWs}`, pid: gws.plain.pid, hits: gwHits(gws.plain.metricsPort), merged: gwMerged(gws.plain.metricsPort), version: haproxy },
       { name: "proxyd", against: "gateway-plain", transport: "plain", http: `http://127.0.0.1:${proxyd.port}${proxydPath(KEY)}`, ws: `ws://127.0.0.1:${proxyd.wsPort}${proxydPath(KEY)}`, pid: proxydProc.pid!, hits: promHits(proxyd.metricsPort, "proxyd_cache_hits_total"), version: `proxyd ${versions.proxyd}` },
     ];
     for (const c of cases) await waitAnswers(c.name, c.http);

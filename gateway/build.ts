@@ -13,6 +13,7 @@ import { corsRules } from "./cors.js";
 import { endBeforeBody, errorFiles, refuse, refuseDirective } from "./errors.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
+import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
 import { filterData, filterGlobal, filterRules } from "./filters.js";
 import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
@@ -145,7 +146,8 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
       ["acl", "known_iface", "var(txn.iface)", "-m", "str", ...INTERFACES],
       ...(opts.badges ? [BADGE_ACL] : []),
     ],
-    rules: endBeforeBody(rules),
+    // Without public hostnames their rules can never apply: not written, not evaluated per request.
+    rules: endBeforeBody(settleNever(rules, hostnames.length ? [] : ["public_host"])),
   };
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 

@@ -23,6 +23,7 @@ export const LUA_MODULES = [
   "rpcstack/cache_flights.lua",
   "rpcstack/cache_poll.lua",
   "rpcstack/cache_metrics.lua",
+  "rpcstack/cache_merge.lua",
   "rpcstack/badge_ledger.lua",
   "rpcstack/filter_budget.lua",
   "rpcstack/answers.lua",

@@ -32,7 +32,8 @@ export interface StarknetSimOptions {
 export interface StarknetSim {
   readonly url: string;
   /** Requests from clients (the gateway's own health checks are left out). */
-  readonly calls: { method: string; params: unknown; path: string }[];
+  /** Calls other than health checks, with the caller's User-Agent (the cache's polls name themselves). */
+  readonly calls: { method: string; params: unknown; path: string; agent?: string }[];
   readonly healthChecks: () => number;
   head(): number;
   stop(): Promise<void>;
@@ -41,7 +42,7 @@ export interface StarknetSim {
 export async function startStarknetSim(opts: StarknetSimOptions): Promise<StarknetSim> {
   let current = opts.from;
   const step = opts.step ?? 1;
-  const calls: { method: string; params: unknown; path: string }[] = [];
+  const calls: { method: string; params: unknown; path: string; agent?: string }[] = [];
   let checks = 0;
   const enc = (n: number) => (opts.hex ? `0x${n.toString(16)}` : n);
   const hash = (n: number) => `0x${(0xabc000 + n).toString(16)}`;
@@ -115,7 +116,7 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
         return;
       }
       if (req.headers["user-agent"] === "rpcstack-gateway-healthcheck") checks++;
-      else calls.push({ method: msg.method, params: msg.params, path });
+      else calls.push({ method: msg.method, params: msg.params, path, agent: req.headers["user-agent"] });
       res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(answer(msg, path)));
     });
   });
