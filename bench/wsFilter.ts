@@ -12,7 +12,9 @@
  * native-both against tunnel is what a data filter costs; noop-both against native-both, what
  * HAProxy's Lua call itself costs (two a round trip, one each way).
  *
- *   npx tsx bench/wsFilter.ts [--rounds N] [--seconds S] [--connections N] [--lua name=DIR ...]
+ *   npx tsx bench/wsFilter.ts [--rounds N] [--seconds S] [--connections N] [--cases a,b]
+ *     [--lua name=DIR ...]
+ * --rounds slices of --seconds each per case (20 of 2 s); --cases: only these (and tunnel).
  */
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -22,15 +24,16 @@ import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../ga
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { freePort } from "../devtools/net.js";
+import WebSocket from "ws";
 import { fig, showSpread, spread } from "./figures.js";
-import { withCpu, wsRoundTrips, type Result } from "./measure.js";
+import { cpuMs } from "./measure.js";
 import { BENCH_KEY, BENCH_MAX_BODY_BYTES, selfSignedCert } from "./gateway.js";
 import { benchProcesses, runBench } from "./processes.js";
 
 const { values } = parseArgs({
   options: {
-    rounds: { type: "string", default: "5" },
-    seconds: { type: "string", default: "5" },
+    rounds: { type: "string", default: "20" },
+    seconds: { type: "string", default: "2" },
     connections: { type: "string", default: "32" },
     lua: { type: "string", multiple: true, default: [] },
     cases: { type: "string" },
@@ -39,6 +42,7 @@ const { values } = parseArgs({
 const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
+const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
 // Filters that read nothing: what a Lua data filter costs before its own code runs.
 const NOOP_LUA = `
@@ -80,8 +84,10 @@ async function main() {
     const cfg = join(work, `${name}.cfg`);
     writeFileSync(cfg, edit(build.config));
     const p = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
+    let err = "";
     p.stdout!.resume();
-    p.stderr!.resume();
+    p.stderr!.on("data", (d) => (err = (err + d).slice(-2000)));
+    p.on("exit", (code, signal) => (code || signal) && console.error(`${name}: HAProxy exited (${code ?? signal}): ${err}`));
     procs.adopt(p);
     cases[name] = { port, pid: p.pid! };
   };
@@ -103,25 +109,59 @@ async function main() {
 
   const url = (port: number) => `wss://127.0.0.1:${port}/gateway/eth/rpc/${BENCH_KEY}?secret=null`;
   const names = Object.keys(cases).filter((n) => !values.cases || n === "tunnel" || values.cases.split(",").includes(n));
-  for (const n of names) await wsRoundTrips(url(cases[n].port), 1, 4);
-  const runs: Record<string, Result[]> = {};
+  // Every case's sockets stay open for the whole run (no handshake is measured), and the cases
+  // take turns in short slices: the machine's other load falls on all of them alike.
+  const sockets: Record<string, WebSocket[]> = {};
+  for (const n of names) sockets[n] = await openSockets(url(cases[n].port), CONNECTIONS);
+  for (const n of names) await roundTrips(sockets[n], 0.5);
+  const runs: Record<string, { cpuUs: number; rt: number }[]> = {};
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? names : [...names].reverse();
     for (const n of order) {
-      const r = await withCpu(cases[n].pid, () => wsRoundTrips(url(cases[n].port), SECONDS, CONNECTIONS), SECONDS);
-      (runs[n] ??= []).push(r);
-      console.log(`round ${round} ${n}: ${r.rps} rt/s, ${r.cpuUsPerRequest} us CPU/rt`);
+      const before = cpuMs([cases[n].pid]);
+      const rt = await roundTrips(sockets[n], SECONDS);
+      (runs[n] ??= []).push({ cpuUs: (cpuMs([cases[n].pid]) - before) * 1000, rt });
     }
   }
-  console.log(`\nHAProxy CPU per WebSocket round trip (eth_blockNumber, fixed reply), ${CONNECTIONS} sockets, ${SECONDS}s x ${ROUNDS} rounds`);
-  console.log("| case | CPU us/rt: median (min-max, spread) | over tunnel, per round | rt/s median |");
-  console.log("| --- | --- | --- | --- |");
+  for (const n of names) for (const ws of sockets[n]) ws.terminate();
+  const per = (r: { cpuUs: number; rt: number }) => r.cpuUs / r.rt;
+  console.log(`\nHAProxy CPU per WebSocket round trip (eth_blockNumber, fixed reply), ${CONNECTIONS} sockets, ${ROUNDS} slices of ${SECONDS}s per case`);
+  console.log("| case | CPU us/rt: median (min-max, spread) | over tunnel, per slice | all slices: CPU us/rt, over tunnel | rt/s |");
+  console.log("| --- | --- | --- | --- | --- |");
+  const total = (n: string) => runs[n].reduce((a, r) => a + r.cpuUs, 0) / runs[n].reduce((a, r) => a + r.rt, 0);
   for (const n of names) {
-    const cpu = runs[n].map((r) => r.cpuUsPerRequest!);
-    const over = runs[n].map((r, i) => r.cpuUsPerRequest! / runs.tunnel[i].cpuUsPerRequest!);
-    const rps = spread(runs[n].map((r) => r.rps));
-    console.log(`| ${n} | ${showSpread(spread(cpu))} | ${showSpread(spread(over))} | ${fig(rps.median)} |`);
+    const over = runs[n].map((r, i) => per(r) / per(runs.tunnel[i]));
+    const rps = runs[n].reduce((a, r) => a + r.rt, 0) / (ROUNDS * SECONDS);
+    console.log(`| ${n} | ${showSpread(spread(runs[n].map(per)))} | ${showSpread(spread(over))} | ${fig(total(n))}, ${fig(total(n) / total("tunnel"))} | ${fig(rps)} |`);
   }
+}
+
+async function openSockets(url: string, n: number): Promise<WebSocket[]> {
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const ws = new WebSocket(url, { rejectUnauthorized: false });
+      await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+      return ws;
+    }),
+  );
+}
+
+/** Each socket sends one call and waits for its answer, in a loop, for `seconds`: the round trips made. */
+async function roundTrips(sockets: WebSocket[], seconds: number): Promise<number> {
+  const deadline = Date.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    sockets.map(async (ws) => {
+      while (Date.now() < deadline) {
+        await new Promise<void>((r, j) => {
+          ws.once("message", () => r());
+          ws.send(REQUEST, (e) => e && j(e));
+        });
+        n++;
+      }
+    }),
+  );
+  return n;
 }
 
 runBench(procs, main);

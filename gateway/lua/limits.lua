@@ -64,7 +64,10 @@ function WsLimit:new()
   -- What ws.check reads of the subscriptions and filters, refreshed for each message; the key's
   -- filter budget is asked only for a message that creates one.
   f.view = { socket_max = f.socket_max, key_max = f.key_max }
-  f.filters_left = function() return FILTERS:left(f.key, f.now) end
+  f.filters_left = function()
+    f.now = os.time()
+    return FILTERS:left(f.key, f.now)
+  end
   f.mark = function(answer)
     f.marked = f.marked + 1
     local id = MARK .. f.nonce .. '-' .. f.marked .. '"'
@@ -143,10 +146,10 @@ end
 -- message (one frame) costs no table of its own.
 function WsLimit:tcp_payload(txn, chn)
   if chn:is_resp() then return self:node_payload(txn, chn) end
-  local now = os.time()
   -- A badge socket past its badge's expiry: anything more from the client (its answer to the close
   -- frame included) ends it.
-  if self.badge and now > self.badge.exp + LEDGER.skew then txn:done() end
+  local now = self.badge and os.time()
+  if now and now > self.badge.exp + LEDGER.skew then txn:done() end
   local msg = txn.http_req
   msg.__filter = chn.__filter
   if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn:input()) end
@@ -177,7 +180,7 @@ function WsLimit:tcp_payload(txn, chn)
       end
       local open = OPEN[self.who] or 0
       local view = self.view
-      self.now, view.socket, view.key = now, self.subs, open
+      view.socket, view.key = self.subs, open
       view.filters = FILTERS and self.rules.filter and self.filters_left or nil
       local verdict, calls, text, opened, made = ws.check(whole, self.rules, view, self.mark)
       if verdict then close(txn, msg, chn) end
@@ -192,7 +195,7 @@ function WsLimit:tcp_payload(txn, chn)
       end
       -- Only what goes on counts, in usage too: a socket closed above forwards nothing.
       for _ = 1, self.usage and math.max(1, calls) or 0 do txn.f:sc_inc_gpc(0, self.usage) end
-      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, now) end
+      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, self.now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
         -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.

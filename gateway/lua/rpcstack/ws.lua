@@ -67,14 +67,12 @@ local function header(h, p)
 end
 
 -- Eight bytes at a time (the mask repeated twice as one 64-bit word), up to WORDS words per
--- string.pack: a message costs a few strings, not one per word.
+-- string.unpack and string.pack: a message costs a few strings, not one per word.
 local WORDS = 128
 local FORMATS = setmetatable({}, { __index = function(t, w)
   t[w] = '<' .. string.rep('i8', w)
   return t[w]
 end })
--- Reused by every call: a Lua filter callback runs to its end (it cannot yield).
-local words = {}
 local function unmask(payload, key, i, n)
   i = i or 1
   n = n or #payload - i + 1
@@ -86,11 +84,11 @@ local function unmask(payload, key, i, n)
   while p < stop do
     local w = (stop - p) // 8
     if w > WORDS then w = WORDS end
-    for j = 1, w do
-      words[j] = unpack('<i8', payload, p) ~ k8
-      p = p + 8
-    end
-    out[#out + 1] = pack(FORMATS[w], tunpack(words, 1, w))
+    local format = FORMATS[w]
+    local words = { unpack(format, payload, p) }
+    for j = 1, w do words[j] = words[j] ~ k8 end
+    out[#out + 1] = pack(format, tunpack(words, 1, w))
+    p = p + 8 * w
   end
   for b = stop, i + n - 1 do out[#out + 1] = char(byte(payload, b) ~ byte(key, (b - i) % 4 + 1)) end
   return concat(out)
