@@ -61,6 +61,13 @@ function WsLimit:new()
     unfinished_max = self.unfinished_max, unfinished_s = self.unfinished_s,
     refused = { n = 0 }, marked = 0, nonce = string.format('%05x%06x', core.now().usec, math.random(0, 0xffffff)),
   }, WsLimit)
+  -- What ws.check reads of the subscriptions and filters, refreshed for each message; the key's
+  -- filter budget is asked only for a message that creates one.
+  f.view = { socket_max = f.socket_max, key_max = f.key_max }
+  f.filters_left = function()
+    f.now = os.time()
+    return FILTERS:left(f.key, f.now)
+  end
   f.mark = function(answer)
     f.marked = f.marked + 1
     local id = MARK .. f.nonce .. '-' .. f.marked .. '"'
@@ -126,23 +133,26 @@ function WsLimit:end_analyze(txn)
   end
 end
 
+-- What the filter holds is dropped before the stream ends: on 3.2 a stream whose buffer the
+-- filter holds full outlives txn:done() on both sides (a 16 MiB frame left both sockets open).
+local function close(txn, msg, chn)
+  msg:remove(0, chn:input())
+  txn:done()
+end
+
 -- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
--- for every piece.
+-- for every piece. HAProxy calls this for every read of the client's bytes, so the common
+-- message (one frame) costs no table of its own.
 function WsLimit:tcp_payload(txn, chn)
   if chn:is_resp() then return self:node_payload(txn, chn) end
   -- A badge socket past its badge's expiry: anything more from the client (its answer to the close
   -- frame included) ends it.
-  if self.badge and os.time() > self.badge.exp + LEDGER.skew then txn:done() end
+  local now = self.badge and os.time()
+  if now and now > self.badge.exp + LEDGER.skew then txn:done() end
   local msg = txn.http_req
   msg.__filter = chn.__filter
   if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn:input()) end
-  -- What the filter holds is dropped before the stream ends: on 3.2 a stream whose buffer the
-  -- filter holds full outlives txn:done() on both sides (a 16 MiB frame left both sockets open).
-  local function close()
-    msg:remove(0, chn:input())
-    txn:done()
-  end
   local avail = chn:input()
   if avail < self.need then
     self:unfinished(txn, true)
@@ -152,33 +162,40 @@ function WsLimit:tcp_payload(txn, chn)
   local pos = 1
   while pos <= #data do
     local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
-    if stop == false then close() end
+    if stop == false then close(txn, msg, chn) end
     if not stop then
       self.need = frames
       self:unfinished(txn, true)
       return pos - 1
     end
     if #frames > 0 then
-      local parts = {}
-      for i, f in ipairs(frames) do parts[i] = ws.unmask(data:sub(f[1], f[1] + f[2] - 1), f[3]) end
+      local whole
+      if #frames == 1 then
+        local f = frames[1]
+        whole = ws.unmask(data, f[3], f[1], f[2])
+      else
+        local parts = {}
+        for i, f in ipairs(frames) do parts[i] = ws.unmask(data, f[3], f[1], f[2]) end
+        whole = table.concat(parts)
+      end
       local open = OPEN[self.who] or 0
-      local now = os.time()
-      local subs = { socket = self.subs, socket_max = self.socket_max, key = open, key_max = self.key_max,
-                     filters = FILTERS and self.rules.filter and FILTERS:left(self.key, now) }
-      local verdict, calls, text, opened, made = ws.check(table.concat(parts), self.rules, subs, self.mark)
-      if verdict then close() end
+      local view = self.view
+      view.socket, view.key = self.subs, open
+      view.filters = FILTERS and self.rules.filter and self.filters_left or nil
+      local verdict, calls, text, opened, made = ws.check(whole, self.rules, view, self.mark)
+      if verdict then close(txn, msg, chn) end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       local b = self.badge
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate
         or self.quota and self:over_quota(txn, math.max(1, calls))
-        or b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), os.time()) then
+        or b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), now) then
         -- Usage (gateway/usage.ts): refused for the rate, the quota or the badge's allowance.
         if self.usage then txn.f:sc_inc_gpc(2, self.usage) end
-        close()
+        close(txn, msg, chn)
       end
       -- Only what goes on counts, in usage too: a socket closed above forwards nothing.
       for _ = 1, self.usage and math.max(1, calls) or 0 do txn.f:sc_inc_gpc(0, self.usage) end
-      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, now) end
+      if made and made > 0 and FILTERS then FILTERS:take(self.key, made, self.now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
         -- msg:set counts from the input's start, as pos - 1 does; the rest of data moves along.

@@ -46,6 +46,17 @@ describe('frames', function()
     end
     assert.equal('plain', ws.unmask('plain', nil))
   end)
+
+  it('unmasks a frame where it lies in the input, and reads its header there, as from its own copy', function()
+    for _, n in ipairs({ 0, 1, 7, 8, 67, 1023, 1024, 1031, 3000 }) do
+      local text = string.rep('{"jsonrpc":"2.0","id":1}', 200):sub(1, n)
+      local input = 'ab' .. ws.frame(text, KEY) .. 'rest'
+      local hlen, len, op, fin, key = ws.header(input, 3)
+      assert.same({ ws.header(input:sub(3, 16)) }, { hlen, len, op, fin, key })
+      assert.equal(text, ws.unmask(input, key, 3 + hlen, len))
+    end
+    assert.equal('lai', ws.unmask('plain', nil, 2, 3))
+  end)
 end)
 
 describe('check', function()

@@ -67,9 +67,32 @@ value = function(s, i, depth)
   end
 end
 
-local function listed(m, list)
+-- Each list as sets, built once per list (the lists are the generated data's, never changed):
+-- a method is then looked up, not compared with every entry. `lengths` holds each family's
+-- length once, so a long method costs at most one cut per family length.
+local sets = setmetatable({}, { __mode = 'k' })
+local function set_of(list)
+  local s = sets[list]
+  if s then return s end
+  s = { exact = {}, family = {}, lengths = {} }
   for _, e in ipairs(list) do
-    if m == e or (e:sub(-1) == '_' and m:sub(1, #e) == e) then return true end
+    s.exact[e] = true
+    if e:sub(-1) == '_' and not s.family[e] then
+      s.family[e] = true
+      local known = false
+      for _, n in ipairs(s.lengths) do known = known or n == #e end
+      if not known then s.lengths[#s.lengths + 1] = #e end
+    end
+  end
+  sets[list] = s
+  return s
+end
+
+local function listed(m, list)
+  local s = set_of(list)
+  if s.exact[m] then return true end
+  for _, n in ipairs(s.lengths) do
+    if m:byte(n) == 95 and s.family[m:sub(1, n)] then return true end
   end
   return false
 end

@@ -2,9 +2,10 @@
 -- unmasking, and the verdict on a whole message, read as the node will read it (the method
 -- policy's reader, rpcstack/policy.lua).
 --
---   header(h) -> hlen, len, op, fin, key   a frame's header from its first bytes (up to 14), or
---       nothing while they are not all in; key is the 4-byte mask, nil on an unmasked frame
---   unmask(payload, key) -> the payload's text (payload itself when key is nil)
+--   header(h, p) -> hlen, len, op, fin, key   the header of the frame at h[p] (p: 1 by default),
+--       or nothing while its bytes are not all in; key is the 4-byte mask, nil on an unmasked frame
+--   unmask(payload, key, i, n) -> the text of the n bytes of payload from payload[i] (by default
+--       all of it; payload itself when key is nil)
 --   frame(text, key) -> one final text frame carrying text, masked with key when there is one
 --   close(code, reason, key) -> a close frame with that status code and reason, masked likewise
 --   unit(data, p, max, room) -> stop, frames | nil, need | false
@@ -20,7 +21,8 @@
 --              when it matches the Lua pattern `filter`, if any: gateway/methods.ts)
 --       subs   { socket = n, socket_max = n, key = n, key_max = n, filters = n }: subscriptions
 --              opened on this socket and on all of the key's sockets, their caps, and the filters
---              the key may still create (nil: no bound)
+--              the key may still create (nil: no bound; a function: asked once, at the first
+--              call that creates one)
 --       verdict  nil, "invalid" (not JSON the gateway can read whole) or "batch" (more than
 --              max_batch calls): the socket is closed on either. The common message (one object,
 --              no backslash, one "method" key) is read without the parser, as the HTTP path reads
@@ -44,34 +46,51 @@ local json = require 'rpcstack.json'
 local policy = require 'rpcstack.policy'
 local answers = require 'rpcstack.answers'
 local byte, char, find, pack, unpack = string.byte, string.char, string.find, string.pack, string.unpack
-local concat = table.concat
+local concat, tunpack = table.concat, table.unpack
 
 local DENIED = 'rpcstack_method_not_served'
 local OVER_CAP = 'rpcstack_subscription_limit_reached'
 local OVER_FILTERS = 'rpcstack_filter_limit_reached'
 
-local function header(h)
-  if #h < 2 then return end
-  local b1, b2 = byte(h, 1, 2)
+local function header(h, p)
+  p = p or 1
+  local n = #h - p + 1
+  if n < 2 then return end
+  local b1, b2 = byte(h, p, p + 1)
   local len, hlen = b2 & 127, 2
   if len == 126 then hlen = 4 elseif len == 127 then hlen = 10 end
   local masked = b2 >= 128
   if masked then hlen = hlen + 4 end
-  if #h < hlen then return end
-  if len == 126 then len = unpack('>I2', h, 3) elseif len == 127 then len = unpack('>i8', h, 3) end
-  return hlen, len, b1 & 15, b1 >= 128, masked and h:sub(hlen - 3, hlen) or nil
+  if n < hlen then return end
+  if len == 126 then len = unpack('>I2', h, p + 2) elseif len == 127 then len = unpack('>i8', h, p + 2) end
+  return hlen, len, b1 & 15, b1 >= 128, masked and h:sub(p + hlen - 4, p + hlen - 1) or nil
 end
 
--- Eight bytes at a time: the mask repeated twice as one 64-bit word.
-local function unmask(payload, key)
-  if not key then return payload end
+-- Eight bytes at a time (the mask repeated twice as one 64-bit word), up to WORDS words per
+-- string.unpack and string.pack: a message costs a few strings, not one per word.
+local WORDS = 128
+local FORMATS = setmetatable({}, { __index = function(t, w)
+  t[w] = '<' .. string.rep('i8', w)
+  return t[w]
+end })
+local function unmask(payload, key, i, n)
+  i = i or 1
+  n = n or #payload - i + 1
+  if not key then return (i == 1 and n == #payload) and payload or payload:sub(i, i + n - 1) end
   local k4 = unpack('<I4', key)
   local k8 = k4 | (k4 << 32)
-  local n = #payload
-  local whole = n - n % 8
-  local out = {}
-  for i = 1, whole, 8 do out[#out + 1] = pack('<i8', unpack('<i8', payload, i) ~ k8) end
-  for i = whole + 1, n do out[#out + 1] = char(byte(payload, i) ~ byte(key, (i - 1) % 4 + 1)) end
+  local stop = i + n - n % 8
+  local out, p = {}, i
+  while p < stop do
+    local w = (stop - p) // 8
+    if w > WORDS then w = WORDS end
+    local format = FORMATS[w]
+    local words = { unpack(format, payload, p) }
+    for j = 1, w do words[j] = words[j] ~ k8 end
+    out[#out + 1] = pack(format, tunpack(words, 1, w))
+    p = p + 8 * w
+  end
+  for b = stop, i + n - 1 do out[#out + 1] = char(byte(payload, b) ~ byte(key, (b - i) % 4 + 1)) end
   return concat(out)
 end
 
@@ -98,7 +117,7 @@ end
 local function unit(data, p, max, room)
   local start, frames, size, held = p, {}, 0, 0
   while true do
-    local hlen, len, op, fin, key = header(data:sub(p, p + 13))
+    local hlen, len, op, fin, key = header(data, p)
     -- A header is 2 to 14 bytes: wait for one more than there is.
     if not hlen then return nil, #data - start + 2 end
     if len < 0 or (op >= 8 and len > 125) then return false end
@@ -145,40 +164,55 @@ end
 -- The common message, read without the parser: one object with no backslash and one "method" key
 -- in any case, whose value is a string (what the HTTP path reads natively with json_query). Nil
 -- for anything else, which the policy's reader reads whole.
+local METHOD_KEY = '"[mM][eE][tT][hH][oO][dD]"'
 local function simple(text)
   local s = json.skip(text, 1)
   if byte(text, s) ~= 123 or find(text, '\\', s, true) then return nil end
-  local lower = text:lower()
-  local a = find(lower, '"method"', s, true)
-  if not a or find(lower, '"method"', a + 8, true) then return nil end
-  local m = text:match('^%s*:%s*"([^"]*)"', a + 8)
-  return m and { { m } }
+  local a = find(text, METHOD_KEY, s)
+  if not a or find(text, METHOD_KEY, a + 8) then return nil end
+  return text:match('^%s*:%s*"([^"]*)"', a + 8)
 end
 
+-- The common message's one call, reused by every call of check (it cannot yield).
+local ONE = { {} }
+
 local function check(text, rules, subs, mark)
-  local calls = simple(text) or policy.read(text)
+  local calls
+  local m1 = simple(text)
+  if m1 then
+    ONE[1][1] = m1
+    calls = ONE
+  else
+    calls = policy.read(text)
+  end
   if not calls then return 'invalid' end
   if #calls > rules.max_batch then return 'batch', #calls end
-  local refuse, opened, made, any = {}, 0, 0, false
+  local refuse, opened, made, filters = nil, 0, 0, subs.filters
   for i, methods in ipairs(calls) do
     local k, m = kind(methods, rules)
+    local r
     if k == 'denied' then
-      refuse[i], any = { name = DENIED, method = m }, true
+      r = { name = DENIED, method = m }
     elseif k == 'subscribe' then
       if subs.socket + opened < subs.socket_max and subs.key + opened < subs.key_max then
         opened = opened + 1
       else
-        refuse[i], any = { name = OVER_CAP }, true
+        r = { name = OVER_CAP }
       end
     elseif k == 'filter' then
-      if not subs.filters or made < subs.filters then
+      if type(filters) == 'function' then filters = filters() end
+      if not filters or made < filters then
         made = made + 1
       else
-        refuse[i], any = { name = OVER_FILTERS }, true
+        r = { name = OVER_FILTERS }
       end
     end
+    if r then
+      refuse = refuse or {}
+      refuse[i] = r
+    end
   end
-  if not any then return nil, #calls, nil, opened, made end
+  if not refuse then return nil, #calls, nil, opened, made end
   local start = json.skip(text, 1)
   if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1], mark) or '', opened, made end
   local items = json.elements(text, start)
