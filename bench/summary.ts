@@ -15,6 +15,8 @@ interface Round {
   readonly rps: number;
   readonly cpuUsPerRequest?: number;
   readonly hitRatio?: number;
+  /** Calls answered with an identical call's answer in flight, over the requests (peers part). */
+  readonly mergedRatio?: number;
 }
 type Runs = Record<string, readonly Round[]>;
 interface Part {
@@ -85,6 +87,16 @@ function peerRows(r: BenchResults): string[] {
   });
 }
 
+/** The share of the relay mix each merging proxy answered from an identical call in flight. */
+function mergedLine(r: BenchResults): string | undefined {
+  const relay = r.peers?.raw?.relay;
+  const shown = ["gateway", "erpc"].flatMap((name) => {
+    const s = over(pick(relay?.[name], (x) => x.mergedRatio));
+    return s ? [`${name === "erpc" ? "eRPC" : name} ${cell(s)}`] : [];
+  });
+  return shown.length ? `Relay mix calls answered with an identical call's answer in flight: ${shown.join(", ")}.` : undefined;
+}
+
 const load = (p: Part) => `${p.loadAverage.start.join(" ")} -> ${p.loadAverage.end.join(" ")}`;
 
 /** The last round's req/s over the first's, for the node alone in each part that measured it. */
@@ -125,7 +137,7 @@ export function summaryMarkdown(r: BenchResults): string {
     ...peerRows(r),
     "",
     ...(correctness.length ? [`Correctness (HTTP probes after the load): ${correctness.join("; ")}.`] : []),
-    ...[driftLine(r)].filter((l): l is string => l !== undefined),
+    ...[mergedLine(r), driftLine(r)].filter((l): l is string => l !== undefined),
   ].join("\n");
 }
 

@@ -8,8 +8,12 @@ import { cpuModel, haproxyRelease } from "../bench/machine.js";
 import { drift, driftLines } from "../bench/rounds.js";
 import { summaryMarkdown, type BenchResults } from "../bench/summary.js";
 
-const rounds = (rps: number[], cpu: number[], extra: Partial<{ hitRatio: number[] }> = {}) =>
-  rps.map((r, i) => ({ rps: r, p50ms: 1, p99ms: 2, cpuUsPerRequest: cpu[i], ...(extra.hitRatio ? { hitRatio: extra.hitRatio[i] } : {}) }));
+const rounds = (rps: number[], cpu: number[], extra: Partial<{ hitRatio: number[]; mergedRatio: number[] }> = {}) =>
+  rps.map((r, i) => ({
+    rps: r, p50ms: 1, p99ms: 2, cpuUsPerRequest: cpu[i],
+    ...(extra.hitRatio ? { hitRatio: extra.hitRatio[i] } : {}),
+    ...(extra.mergedRatio ? { mergedRatio: extra.mergedRatio[i] } : {}),
+  }));
 const part = (start: number[], end: number[], skipped?: string) => ({ startedAt: "2026-11-27T17:00:00.000Z", endedAt: "2026-11-27T17:05:00.000Z", loadAverage: { start, end }, ...(skipped ? { skipped } : {}) });
 
 const run: BenchResults = {
@@ -83,7 +87,7 @@ describe("the summary of a run", () => {
         versions: { erpc: { release: "0.1.2" }, proxyd: { release: "v4.30.0" } },
         raw: {
           read: { node: rounds([4000, 3600], [1, 1]), gateway: rounds([3000, 3200], [100, 100]), erpc: rounds([1500, 2000], [200, 250]), "gateway-plain": rounds([3000, 3000], [90, 90]), proxyd: rounds([1000, 1000], [300, 300]) },
-          relay: { node: rounds([4000, 4000], [1, 1]), gateway: rounds([1000, 1000], [100, 100]), erpc: rounds([4000, 4000], [100, 100]), "gateway-plain": rounds([1000, 1000], [90, 90]), proxyd: rounds([1000, 1250], [180, 180]) },
+          relay: { node: rounds([4000, 4000], [1, 1]), gateway: rounds([1000, 1000], [100, 100], { mergedRatio: [0.9, 0.94] }), erpc: rounds([4000, 4000], [100, 100], { mergedRatio: [0.92, 0.92] }), "gateway-plain": rounds([1000, 1000], [90, 90]), proxyd: rounds([1000, 1250], [180, 180]) },
           ws: { node: rounds([9000, 9000], [1, 1]), gateway: rounds([2000, 2000], [70, 70]), "gateway-plain": rounds([2400, 2400], [60, 60]), proxyd: rounds([1200, 1200], [240, 240]) },
         },
         correctness: { gateway: ok, erpc: ok },
@@ -95,5 +99,6 @@ describe("the summary of a run", () => {
     expect(peers).toContain("| WebSocket | (eRPC has none) | 2× (2-2); CPU 0.25× (0.25-0.25) |");
     expect(peers).toContain("Correctness (HTTP probes after the load): gateway ok (120 calls, 20 heads); erpc ok (120 calls, 20 heads).");
     expect(peers).toContain("read mix (peers part) 0.9×, relay mix (peers part) 1×");
+    expect(peers).toContain("Relay mix calls answered with an identical call's answer in flight: gateway 0.92 (0.9-0.94), eRPC 0.92 (0.92-0.92).");
   });
 });
