@@ -227,7 +227,7 @@ export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): 
   return [
     // A head call's answer that the merge does not take is counted (share() in cache.lua unsets
     // the variable for those it takes): merged calls are never given an answer older than it.
-    ...cached.map((c) => req(["set-var(txn.head_call)", "bool(true)"], [...on(c, "rpc-http"), "METH_POST", ...anon("req.body", "-m", "sub", ...headMethods(kindOf(c)))])),
+    ...cached.filter((c) => headMethods(kindOf(c)).length).map((c) => req(["set-var(txn.head_call)", "bool(true)"], [...on(c, "rpc-http"), "METH_POST", ...anon("req.body", "-m", "sub", ...headMethods(kindOf(c)))])),
     ...cached.map((c, i) =>
       req(
         ["lua.rpc_cache_lookup", c.path],

@@ -45,9 +45,10 @@ for name in pairs(CHAINS) do
   STATS[name] = { requests = 0, hits = 0, misses = 0, stored = 0, bytes = 0, evictions = 0,
                   coalesced = 0, bypassed = 0, changes = 0, merge_fetches = 0 }
   -- The merge's own counts, taken by the flights as a cache's are.
-  MERGES[name] = { coalesced = 0, bypassed = 0 }
+  MERGES[name] = { coalesced = 0, bypassed = 0, alone = 0 }
 end
 local HEADS = Merge.heads()
+local lanes = Merge.lanes()
 local store = Store.new(BUDGET, DATA.maxObject, STATS)
 local STORE, ALIAS, get, put, alias = store.entries, store.aliases, store.get, store.put, store.alias
 -- Each chain as the key functions see it; the poll task keeps its final block up to date.
@@ -127,14 +128,31 @@ end
 -- way (no place among the fetches, an older head than known) keeps txn.head_call, and HAProxy
 -- counts its answer in proc.rpc_heads_unseen, which stops every flight sent before from being
 -- shared further, as a newer head does.
+local KNOWN, KNOWN_N = {}, 0
 local function share(txn, chain, view, s, mk, ia, ib, owner)
-  local method, how, a, b = mergeable(view, s)
-  if not method or a ~= ia or b ~= ib then return nil end
+  -- Bodies that differ only in their id are read alike: each is read once (at most 4096 kept).
+  local k = KNOWN[mk]
+  if k == nil then
+    local method, how, a, b = mergeable(view, s)
+    k = method and a == ia and b == ib and { method = method, how = how } or false
+    KNOWN_N = KNOWN_N + 1
+    if KNOWN_N > 4096 then KNOWN, KNOWN_N = {}, 1 end
+    KNOWN[mk] = k
+  end
+  if not k then return nil end
+  local method, how = k.method, k.how
   local m = MERGES[chain]
   local epoch = EPOCH[chain] .. ':' .. HEADS.seq(chain) .. ':' .. (txn:get_var('proc.rpc_heads_unseen') or 0)
+  -- The alias names the chain and holds a '{': never a cache key (chain|method|args).
+  local key = mk
+  -- A fetch costs more than a relay: a read nobody joined last time goes to the node alone.
+  if not flights.joinable(key, epoch) and not lanes.lead(key) then
+    m.alone = m.alone + 1
+    return nil
+  end
   local bypassed = m.bypassed
   txn:unset_var('txn.head_call')
-  local x = { key = 'm' .. mk, class = method, floor = HEADS.head(chain) }
+  local x = { key = key, class = method, floor = HEADS.head(chain) }
   local token = flights.miss(txn, m, epoch, x, s, sub(s, ia, ib), nil, owner)
   if token then
     token.how = how
@@ -224,6 +242,7 @@ local function lead(applet, chain, st, p)
   local parts = pre and { pre, sub(body, #pre + 1, #body - #post), post } or { body }
   local head = p.how and p.how ~= true and status == 200 and head_of(p.how, body) or nil
   HEADS.see(chain, head)
+  if p.how then lanes.landed(p.key, f.waiters > 0) end
   flights.land(p, status, body, pre, post, head)
   local big = #body > BIG
   body, res = nil, nil -- luacheck: ignore 311
@@ -261,7 +280,9 @@ core.register_task(function()
 end)
 
 core.register_service('rpc_cache_metrics', 'http', function(applet)
-  for name, m in pairs(MERGES) do STATS[name].merged, STATS[name].merge_bypassed = m.coalesced, m.bypassed end
+  for name, m in pairs(MERGES) do
+    STATS[name].merged, STATS[name].merge_bypassed, STATS[name].merge_alone = m.coalesced, m.bypassed, m.alone
+  end
   local body = metrics.text({ budget = BUDGET, fetch_max = FETCH.max, running = flights.running(),
                               live = live:lines(CHAINS), stats = STATS })
   applet:set_status(200)

@@ -75,6 +75,35 @@ describe('reads at the head', function()
   end)
 end)
 
+describe('which reads lead a fetch', function()
+  it('the first of a read leads; after a fetch nobody joined, one in 8; after one somebody joined, each', function()
+    local lanes = merge.lanes()
+    local led = {}
+    for i = 1, 17 do led[i] = lanes.lead('k') end
+    local want = {}
+    for i = 1, 17 do want[i] = i % 8 == 1 end
+    assert.same(want, led)
+    lanes.landed('k', true)
+    assert.is_true(lanes.lead('k'))
+    assert.is_true(lanes.lead('k'))
+    lanes.landed('k', false)
+    assert.is_false(lanes.lead('k'))
+    -- Each read on its own.
+    assert.is_true(lanes.lead('other'))
+  end)
+
+  it('forgets every read past 4096 known, so memory stays bounded', function()
+    local lanes = merge.lanes()
+    assert.is_true(lanes.lead('x'))
+    assert.is_false(lanes.lead('x'))
+    for i = 1, 4095 do lanes.lead('k' .. i) end
+    assert.is_false(lanes.lead('x'))
+    lanes.lead('one more')
+    -- Forgotten: it counts from its first call again.
+    assert.is_true(lanes.lead('x'))
+  end)
+end)
+
 -- Flights whose waiting calls are woken by wake(f); on_wait runs at each wait, the clock moves by ms.
 local function fresh(on_wait)
   local clock, woken = { ms = 0 }, 0

@@ -24,6 +24,7 @@
 --   flights.hand(token, now) -> tok, flights.take(tok) -> token   the hand-overs (now in seconds)
 --   flights.sweep(now)              drops hand-overs older than 10 s, and the places they hold
 --   flights.running()               fetches running now
+--   flights.joinable(key, epoch)    whether a call of key would join a flight now
 local WAIT_MS, WAIT_LIMIT_MS, LEADER_LOST_MS = 5, 70000, 1000
 -- Woken when the flight lands; this often otherwise, to see a lost leader.
 local WAKE_MS = 100
@@ -173,6 +174,10 @@ local function new(o)
     miss = miss, land = land, forget = forget, hand = hand, take = take, sweep = sweep,
     learn = function(class, size) EST[class] = math.max(size, (EST[class] or o.max_object) // 2) end,
     running = function() return RUNNING end,
+    joinable = function(key, epoch)
+      local f = FLIGHTS[key]
+      return f ~= nil and f.epoch == epoch and not f.gone
+    end,
   }
 end
 

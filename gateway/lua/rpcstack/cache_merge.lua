@@ -17,6 +17,8 @@
 --   head_of(how, body) -> number   the head such an answer shows; nil when none
 --   heads() -> { see(chain, n), seq(chain), head(chain) }   the newest head seen per chain (nil:
 --       none yet); seq changes with it
+--   lanes() -> { lead(key), landed(key, joined) }   whether a read with no fetch to join leads one
+--       (else it goes to the node alone), and what its last fetch found
 local keys = require 'rpcstack.cache_keys'
 local json = require 'rpcstack.json'
 local skip = json.skip
@@ -71,4 +73,31 @@ local function heads()
   }
 end
 
-return { mergeable = mergeable, head_of = head_of, heads = heads }
+-- Which reads lead a fetch when none is in flight to join: a fetch costs more than a relay, so only
+-- a read an identical call joined last time (a crowd asks it), the first of each, and one in
+-- PROBE of the others, which finds out whether a crowd came. Bounded: past MAX_KEYS reads known,
+-- it starts over.
+local PROBE, MAX_KEYS = 8, 4096
+local function lanes()
+  local HOT, COLD, n = {}, {}, 0
+  local function note(t, key, v)
+    if t[key] == nil then
+      n = n + 1
+      if n > MAX_KEYS then HOT, COLD, n = {}, {}, 1 end
+    end
+    if t == HOT then HOT[key] = v else COLD[key] = v end
+  end
+  return {
+    lead = function(key)
+      if HOT[key] then return true end
+      local c = (COLD[key] or 0) + 1
+      note(COLD, key, c)
+      return c % PROBE == 1
+    end,
+    landed = function(key, joined)
+      if joined then note(HOT, key, true) else HOT[key] = nil end
+    end,
+  }
+end
+
+return { mergeable = mergeable, head_of = head_of, heads = heads, lanes = lanes }

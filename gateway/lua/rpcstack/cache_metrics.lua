@@ -15,6 +15,8 @@ local SERIES = {
     'Reads at the head fetched from the node for themselves and the identical calls that joined them.' },
   { 'merged_total', 'counter', 'merged',
     'Reads at the head answered with an identical call\'s answer in flight: node calls saved.' },
+  { 'merge_alone_total', 'counter', 'merge_alone',
+    'Reads at the head relayed alone: nobody joined the last fetch of that read (a fetch costs more than a relay).' },
   { 'merge_bypassed_total', 'counter', 'merge_bypassed',
     'Reads at the head relayed alone: no place among the fetches, or the answer in flight showed an older head.' },
   { 'chain_changes_total', 'counter', 'changes',
