@@ -72,6 +72,9 @@ export function erpcConfig(up: PeerUpstream, listen: PeerListen, tls: PeerTls | 
       httpPortV4: listen.port,
       listenV6: false,
       maxTimeout: "30s",
+      // Its defaults wait 10 s before and 10 s after shutting down: it outlived the bench by 20 s.
+      waitBeforeShutdown: "0s",
+      waitAfterShutdown: "0s",
       ...(tls ? { tls: { enabled: true, certFile: tls.certFile, keyFile: tls.keyFile } } : {}),
     },
     metrics: { enabled: true, hostV4: "127.0.0.1", port: listen.metricsPort, listenV6: false },
