@@ -50,15 +50,27 @@ const atNode = (id: number) => waitFor(`call ${id} at the node`, async () => (et
 const mine = async () => parseInt(await jsonRpc(node.url, "evm_mine", []).then(() => jsonRpc(node.url, "eth_blockNumber")), 16);
 const hex = (n: number) => `0x${n.toString(16)}`;
 
-/** Holds the node's answers to single eth_blockNumber calls for `ms`: a fetch stays in flight while the test moves the head. */
-const holdHeadCalls = (ms: number) => {
+/** Holds the node's answers to single eth_blockNumber calls for `ms` while `run` goes: a fetch stays in flight as the test moves the head. */
+async function holdingHeadCalls(ms: number, run: () => Promise<void>) {
   eth.holdAnswer = (body) => (body.startsWith("{") && body.includes('"eth_blockNumber"') ? ms : 0);
-};
+  try {
+    await run();
+  } finally {
+    eth.holdAnswer = undefined;
+  }
+}
+
+/** A head call sent while the node is at head - 1 and held in flight, then a block mined: what an old fetch is. */
+async function oldFetch(id: number) {
+  const before = headCalls();
+  const old = post(blockNumber(id));
+  await atNode(id);
+  return { before, old, head: await mine() };
+}
 
 describe("reads at the head: identical calls in flight share one fetch", () => {
   it("identical calls while one is in flight reach the node once, each answered with its own id", async () => {
-    holdHeadCalls(600);
-    try {
+    await holdingHeadCalls(600, async () => {
       const before = headCalls();
       const first = post(blockNumber(1));
       await atNode(1);
@@ -72,18 +84,12 @@ describe("reads at the head: identical calls in flight share one fetch", () => {
         expect(r.cache).toBe("COALESCED");
         expect(r.json).toEqual({ jsonrpc: "2.0", id: ids[i], result: lead.json.result });
       });
-    } finally {
-      eth.holdAnswer = undefined;
-    }
+    });
   });
 
   it("once a newer head came back through the gateway, a call does not join a fetch sent before it", async () => {
-    holdHeadCalls(1200);
-    try {
-      const before = headCalls();
-      const old = post(blockNumber(10));
-      await atNode(10);
-      const head = await mine();
+    await holdingHeadCalls(1200, async () => {
+      const { before, old, head } = await oldFetch(10);
       // A latest block (itself a read at the head, not held) shows the new head to a client.
       const latest = await post(call("eth_getBlockByNumber", ["latest", false], 11));
       expect(latest.json.result.number).toBe(hex(head));
@@ -96,18 +102,12 @@ describe("reads at the head: identical calls in flight share one fetch", () => {
       expect(j.json).toEqual({ jsonrpc: "2.0", id: 13, result: hex(head) });
       expect(j.cache).toBe("COALESCED");
       expect(headCalls() - before).toBe(2);
-    } finally {
-      eth.holdAnswer = undefined;
-    }
+    });
   });
 
   it("a newer head the merge did not fetch (a batch relayed whole) stops joins too", async () => {
-    holdHeadCalls(1200);
-    try {
-      const before = headCalls();
-      const old = post(blockNumber(20));
-      await atNode(20);
-      const head = await mine();
+    await holdingHeadCalls(1200, async () => {
+      const { before, old, head } = await oldFetch(20);
       const batch = await post(`[${blockNumber(21)}]`);
       expect(batch.json).toEqual([{ jsonrpc: "2.0", id: 21, result: hex(head) }]);
       const after = await post(blockNumber(22));
@@ -117,9 +117,7 @@ describe("reads at the head: identical calls in flight share one fetch", () => {
       expect(parseInt((await old).json.result, 16)).toBe(head - 1);
       // The old one, the batch and the one after: each its own.
       expect(headCalls() - before).toBe(3);
-    } finally {
-      eth.holdAnswer = undefined;
-    }
+    });
   });
 
   it("pending reads and sends are never shared", async () => {
