@@ -102,6 +102,16 @@ describe('which reads lead a fetch', function()
     -- Forgotten: it counts from its first call again.
     assert.is_true(lanes.lead('x'))
   end)
+
+  it('a fetch that lands as the reads known start over leaves a read that still leads and counts', function()
+    local lanes = merge.lanes()
+    for i = 1, 4096 do lanes.lead('k' .. i) end
+    -- The 4097th read known starts over: the landed read is then the only one.
+    lanes.landed('x', true)
+    assert.is_true(lanes.lead('x'))
+    lanes.landed('x', false)
+    assert.is_false(lanes.lead('x'))
+  end)
 end)
 
 -- Flights whose waiting calls are woken by wake(f); on_wait runs at each wait, the clock moves by ms.

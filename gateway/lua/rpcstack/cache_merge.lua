@@ -27,8 +27,9 @@ local byte, find, sub = string.byte, string.find, string.sub
 -- Tags whose answer follows the node's pool of transactions, not its head: never shared.
 local UNSETTLED = { '"pending"', '"pre_confirmed"' }
 
+local single, envelope = keys.single, keys.envelope
+
 local function mergeable(c, s)
-  local single, envelope = keys.single, keys.envelope
   if not c.merge then return nil end
   local first = skip(s, 1)
   if byte(s, first) ~= 123 then return nil end
@@ -79,23 +80,25 @@ end
 -- it starts over.
 local PROBE, MAX_KEYS = 8, 4096
 local function lanes()
-  local HOT, COLD, n = {}, {}, 0
-  local function note(t, key, v)
-    if t[key] == nil then
+  -- Per read: true while an identical call joined its last fetch, else its calls counted.
+  local SEEN, n = {}, 0
+  local function set(key, v)
+    if SEEN[key] == nil then
       n = n + 1
-      if n > MAX_KEYS then HOT, COLD, n = {}, {}, 1 end
+      if n > MAX_KEYS then SEEN, n = {}, 1 end
     end
-    if t == HOT then HOT[key] = v else COLD[key] = v end
+    SEEN[key] = v
   end
   return {
     lead = function(key)
-      if HOT[key] then return true end
-      local c = (COLD[key] or 0) + 1
-      note(COLD, key, c)
+      local s = SEEN[key]
+      if s == true then return true end
+      local c = (s or 0) + 1
+      set(key, c)
       return c % PROBE == 1
     end,
     landed = function(key, joined)
-      if joined then note(HOT, key, true) else HOT[key] = nil end
+      if joined then set(key, true) elseif SEEN[key] == true then SEEN[key] = 1 end
     end,
   }
 end
