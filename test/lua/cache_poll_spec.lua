@@ -90,6 +90,29 @@ describe('cache poll', function()
     assert.is_true(poll.live.eth)
   end)
 
+  it('a node reset between the two reads of one poll: one change, and the next poll finds the same chain', function()
+    local eth = node('evm')
+    eth.hashes = { [0] = '0xg', [5] = '0xe5', [9] = '0xe9' }
+    eth.final = 5
+    local poll, view, stats, dropped = fresh({ eth = eth })
+    poll.round()
+    eth.final = 9
+    -- The final block is read on the old chain; the anchor's block on the new one.
+    local answer = eth.answer
+    eth.answer = function(body)
+      local a = answer(body)
+      eth.hashes, eth.final, eth.answer = { [0] = '0xh' }, nil, answer
+      return a
+    end
+    poll.round()
+    assert.equal(1, stats.eth.changes)
+    assert.is_nil(view.eth.final)
+    poll.round()
+    poll.round()
+    assert.equal(1, stats.eth.changes)
+    assert.same({ 'eth' }, dropped)
+  end)
+
   it('a node that cannot be read: the chain is not live, and why is reported', function()
     local eth = node('evm')
     eth.hashes, eth.final = { [0] = '0xg' }, 0

@@ -86,22 +86,30 @@ local function new(o)
   -- is another chain. A final block below the anchor on the same chain (a node fault, or a reorg
   -- of the head under a fixed depth) leaves the anchor where it was, and what is held stays true
   -- (every entry is at or below the anchor, on the chain the anchor's hash fixes).
-  local function poll(name, c)
-    local k = BLOCKS[c.kind]
+  -- The final block, else genesis: the block a chain can be known by.
+  local function known_by(name, c)
     local final, h = final_block(name, c)
     local n = final
-    if not n then n, h = block(name, c.kind, k.at(0)) end
+    if not n then n, h = block(name, c.kind, BLOCKS[c.kind].at(0)) end
     if not n then error('no block to know the chain by', 0) end
+    return final, n, h
+  end
+
+  local function poll(name, c)
+    local final, n, h = known_by(name, c)
     local a = ANCHOR[name]
     if a then
       local then_hash = h
       if n ~= a.n then
-        local _, ah = block(name, c.kind, k.at(a.n))
+        local _, ah = block(name, c.kind, BLOCKS[c.kind].at(a.n))
         then_hash = ah
       end
       if then_hash ~= a.h then
         changed(name)
         a = nil
+        -- The first read may have come before the change (a node reset between the two reads):
+        -- the new anchor is read again, or the next poll would count the same change twice.
+        final, n, h = known_by(name, c)
       end
     end
     if not a or n >= a.n then ANCHOR[name] = { n = n, h = h } end
