@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ConfigError } from "./config/index.js";
 import { HostUnfit } from "./hosts/preflight.js";
 import { preflightHosts } from "./components/preflight.js";
+import { KubernetesStack } from "./components/kubernetesStack.js";
 import { RpcProvider } from "./components/rpcProvider.js";
 import { readStackConfig } from "./components/stackConfig.js";
 
@@ -14,7 +15,17 @@ export default async function program(): Promise<Record<string, unknown>> {
   let provider: RpcProvider;
   try {
     // Throws ConfigError, listing every problem, before any resource is registered.
-    const { projectKeys, sshPrivateKey, l1Endpoint, ...config } = readStackConfig();
+    const { projectKeys, sshPrivateKey, kubeconfig, l1Endpoint, ...config } = readStackConfig();
+    if (config.host.kind === "kubernetes") {
+      // The cluster is the host: no preflight of a machine, no Docker.
+      const stack = new KubernetesStack("rpcstack", {
+        settings: config,
+        projectKeys: pulumi.secret(projectKeys),
+        kubeconfig: kubeconfig === undefined ? undefined : pulumi.secret(kubeconfig),
+        l1Endpoint: l1Endpoint === undefined ? undefined : pulumi.secret(l1Endpoint),
+      });
+      return { network: stack.network, tier: stack.tier, namespace: stack.namespace, gatewayService: stack.gatewayService, endpoints: stack.endpoints, providerManifest: stack.providerManifest };
+    }
     const settings = await preflightHosts(config);
     provider = new RpcProvider("rpcstack", {
       settings,

@@ -171,5 +171,7 @@ function createHost(name: string, args: RpcProviderArgs, parent: pulumi.Resource
       if (warn) pulumi.log.warn(`rpcstack: ${warn} (tier ${tier.name})`, parent);
       return host.kind === "ssh" ? new SshHost(name, { ...host, privateKey: args.sshPrivateKey! }, { parent }) : new LocalHost(name, {}, { parent });
     }
+    case "kubernetes":
+      throw new pulumi.ResourceError("RpcProvider: host kind kubernetes is deployed by KubernetesStack (components/kubernetesStack.ts)", parent);
   }
 }

@@ -7,11 +7,12 @@ import type { RawConfig } from "./types.js";
 export function gatewayProblems(raw: RawConfig, network: NetworkDefaults | undefined, hostKind: unknown): string[] {
   const out: string[] = [];
   const gw: NonNullable<RawConfig["gateway"]> = isObj(raw.gateway) ? raw.gateway : {};
-  // A devnet trial on an ssh host may go without a domain: its gateway has a self-signed certificate.
-  if (hostKind !== undefined && hostKind !== "local" && gw.domain === undefined && !(network?.dev && hostKind === "ssh")) {
+  // A devnet trial on an ssh host or a cluster may go without a domain: its gateway has a self-signed certificate.
+  if (hostKind !== undefined && hostKind !== "local" && gw.domain === undefined && !(network?.dev && (hostKind === "ssh" || hostKind === "kubernetes"))) {
     out.push(problem(["gateway", "domain"], `is required when rpcstack:host.kind is ${String(hostKind)} (the public TLS certificate is issued for it)`));
   }
-  if (gw.domain !== undefined && gw.acmeEmail === undefined) {
+  // On kubernetes the certificate comes from a TLS Secret (config/kubernetesRules.ts).
+  if (gw.domain !== undefined && gw.acmeEmail === undefined && hostKind !== "kubernetes") {
     out.push(problem(["gateway", "acmeEmail"], "is required with rpcstack:gateway.domain (the ACME account for its certificate)"));
   }
   if (Array.isArray(gw.chains)) out.push(...chainProblems(gw.chains, network));

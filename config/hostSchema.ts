@@ -47,6 +47,38 @@ const localHost = {
   additionalProperties: false,
 } as const;
 
+/** A Kubernetes name: an RFC 1123 label (namespaces, storage classes, Secrets). */
+const k8sName = { type: "string", pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "x-hint": "must be a Kubernetes name: lowercase letters, digits and '-', at most 63" } as const;
+
+/**
+ * An existing cluster (its kubeconfig in rpcstack:kubeconfig, a secret, or a context of the
+ * operator's own kubeconfig): the plan becomes StatefulSets, Services and a gateway Deployment.
+ */
+const kubernetesHost = {
+  type: "object",
+  properties: {
+    kind: { const: "kubernetes" },
+    context: { type: "string", minLength: 1, maxLength: 253 },
+    namespace: { ...k8sName, default: "rpcstack" },
+    storageClass: { ...k8sName, maxLength: 253 },
+    expose: {
+      type: "object",
+      properties: {
+        kind: { enum: ["LoadBalancer", "NodePort", "Ingress"], default: "LoadBalancer" },
+        // The cluster's default NodePort range.
+        nodePort: { type: "integer", minimum: 30000, maximum: 32767 },
+        ingressClass: k8sName,
+      },
+      additionalProperties: false,
+    },
+    gatewayReplicas: { type: "integer", minimum: 2, maximum: 64, default: 2 },
+    tlsSecret: k8sName,
+    awaitReady: { type: "boolean", default: true },
+  },
+  required: ["kind"],
+  additionalProperties: false,
+} as const;
+
 /**
  * A further host the stack places nodes on (`hosts.<name>`): an existing server or an EC2
  * instance, sized by its own tier, reached by the gateway's host on `privateAddress`.
@@ -62,7 +94,7 @@ export const hostSchema = {
   type: "object",
   required: ["kind"],
   discriminator: { propertyName: "kind" },
-  oneOf: [awsHost, sshHost, localHost],
+  oneOf: [awsHost, sshHost, localHost, kubernetesHost],
 } as const;
 export const hostsSchema = {
   type: "object",

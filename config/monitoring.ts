@@ -14,7 +14,8 @@ const M = monitoringSchema.properties;
  */
 export function resolveMonitoring(raw: RawConfig): MonitoringSettings | undefined {
   const m = raw.monitoring ?? {};
-  if (!(m.enabled ?? raw.host?.kind !== "local")) return undefined;
+  // A cluster has its own Prometheus (config/kubernetesRules.ts): off there.
+  if (!(m.enabled ?? (raw.host?.kind !== "local" && raw.host?.kind !== "kubernetes"))) return undefined;
   return {
     prometheusImage: m.prometheusImage ?? MONITORING_IMAGES.prometheus,
     retentionDays: m.retentionDays ?? M.retentionDays.default,

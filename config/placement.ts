@@ -100,7 +100,7 @@ export function placementProblems(raw: RawConfig): string[] {
     if (h !== MAIN_HOST && !l1.includes(h) && !l2.includes(h)) out.push(problem(["hosts", h], "no node is placed on it: rpcstack:nodes.l1 and nodes.l2 list the hosts nodes run on"));
   }
   const remote = [...l1, ...l2].some((h) => h !== MAIN_HOST && declared.includes(h));
-  if (remote && !(isObj(raw.host) && raw.host.privateAddress !== undefined)) {
+  if (remote && !(isObj(raw.host) && "privateAddress" in raw.host && raw.host.privateAddress !== undefined)) {
     out.push(problem(["host", "privateAddress"], "is required once nodes run on further hosts (rpcstack:hosts): their health checks reach this host's readiness service there"));
   }
   for (const [name, h] of Object.entries(hosts)) {

@@ -5,6 +5,7 @@
 import { keyName, problem } from "./errors.js";
 import { badgeProblems } from "./badgeRules.js";
 import { gatewayProblems, projectKeyProblems } from "./gatewayRules.js";
+import { kubernetesProblems } from "./kubernetesRules.js";
 import { isObj, isStr } from "./guards.js";
 import { NETWORKS, type L2ClientName, type NetworkDefaults } from "./networks/index.js";
 import { SECRET_KEYS } from "./schema.js";
@@ -106,7 +107,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     }
   }
 
-  out.push(...gatewayProblems(raw, network, hostKind), ...projectKeyProblems(raw), ...badgeProblems(raw, network));
+  out.push(...gatewayProblems(raw, network, hostKind), ...projectKeyProblems(raw), ...badgeProblems(raw, network), ...kubernetesProblems(raw, secretsAvailable));
   return out;
 }
 

@@ -59,6 +59,12 @@ export const configSchema = {
       pattern: "^-----BEGIN [A-Z ]*PRIVATE KEY-----",
       "x-hint": "must be a PEM/OpenSSH private key (-----BEGIN ... PRIVATE KEY-----)",
     },
+    kubeconfig: {
+      type: "string",
+      "x-secret": true,
+      pattern: "\"?clusters\"?\\s*:",
+      "x-hint": "must be a kubeconfig (YAML or JSON with clusters, contexts and users)",
+    },
     retainData: { type: "boolean", default: true },
     geolocation: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,31}$", "x-hint": 'must be a short region label like "EU" or "US-East"' },
     readiness: {

@@ -80,6 +80,8 @@ const need = (client: SizedClient, n: ClientNeeds, history: HistoryMode): NodeNe
 
 /** One problem per host too small, naming the need, the host's figure and the ways out; none when all fit. */
 export function sizingProblems(s: StackSettings): string[] {
+  // On a cluster each node's data is a claim of its own size (kubernetes/sizing.ts): no one disk to fill.
+  if (s.host.kind === "kubernetes") return [];
   return hostsInUse(s).flatMap((host) => hostSizingProblem(s, host));
 }
 

@@ -34,7 +34,30 @@ export type RawHost = NonNullable<RawConfig["host"]>;
 export type HostConfig =
   | { kind: "aws"; region: string; instanceType?: string; sshPublicKey: string; allowSshFrom: string[]; diskGB?: number; diskIops?: number; privateAddress?: string }
   | { kind: "ssh"; address: string; user: string; port: number; diskGB?: number; privateAddress?: string }
-  | { kind: "local"; diskGB?: number; privateAddress?: string };
+  | { kind: "local"; diskGB?: number; privateAddress?: string }
+  | KubernetesHostConfig;
+
+/** How the gateway is reached from outside the cluster. */
+export type KubernetesExpose = { kind: "LoadBalancer" } | { kind: "NodePort"; nodePort?: number } | { kind: "Ingress"; ingressClass?: string };
+
+/**
+ * An existing cluster. `context`: of the operator's own kubeconfig, when rpcstack:kubeconfig is
+ * not set; `tlsSecret`: a kubernetes.io/tls Secret in `namespace` with the domain's certificate;
+ * `awaitReady: false`: objects are applied without waiting for their pods (a cluster with no
+ * nodes yet, or an API server alone).
+ */
+export interface KubernetesHostConfig {
+  kind: "kubernetes";
+  context?: string;
+  namespace: string;
+  storageClass?: string;
+  expose: KubernetesExpose;
+  gatewayReplicas: number;
+  tlsSecret?: string;
+  awaitReady: boolean;
+  diskGB?: undefined;
+  privateAddress?: undefined;
+}
 
 /** A further host the stack places nodes on (`hosts.<name>`), sized by its own tier. */
 export type ExtraHostConfig = Extract<HostConfig, { kind: "aws" | "ssh" }> & { readonly tier: Tier; readonly privateAddress: string };
@@ -230,6 +253,8 @@ export type L2Settings =
 export interface StackSecrets {
   readonly projectKeys: readonly ProjectKey[];
   readonly sshPrivateKey?: string;
+  /** The cluster's kubeconfig (host kind kubernetes). */
+  readonly kubeconfig?: string;
   readonly l1Endpoint?: L1Endpoint;
 }
 

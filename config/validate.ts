@@ -14,7 +14,7 @@ import { STRUCTURED_KEYS, configSchema } from "./schema.js";
 import { sshHost } from "./hostSchema.js";
 import { CACHE_BUDGET_BYTES, TIERS, type TierName } from "./tiers.js";
 import type { L2ClientName, NetworkName } from "./networks/index.js";
-import type { BadgeSettings, ExtraHostConfig, HostConfig, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
+import type { BadgeSettings, ExtraHostConfig, HostConfig, KubernetesExpose, L2Settings, RawConfig, RawHost, RpcStackConfig } from "./types.js";
 import { externalL1Problems } from "./nodeRules.js";
 import { sizingProblems } from "./sizing.js";
 import { monitoringProblems, resolveMonitoring } from "./monitoring.js";
@@ -98,7 +98,7 @@ function formatAjvError(e: ErrorObject): string {
       return problem(segments, `must be ${JSON.stringify(params.allowedValue)}`);
     case "discriminator":
       return params.error === "mapping"
-        ? problem([...segments, "kind"], `must be one of aws, ssh, local (got ${JSON.stringify(params.tagValue)})`)
+        ? problem([...segments, "kind"], `must be one of ${segments[0] === "hosts" ? "aws, ssh" : "aws, ssh, local, kubernetes"} (got ${JSON.stringify(params.tagValue)})`)
         : problem([...segments, "kind"], "is required and must be a string");
     case "pattern":
     case "format":
@@ -122,7 +122,7 @@ function knownKeys(e: ErrorObject): string {
 // Secret material is never repeated back in an error message.
 function safeEcho(segments: readonly (string | number)[], data: unknown): string {
   const k = keyName(segments);
-  if (k.startsWith("projectKeys") || k === "sshPrivateKey" || k.startsWith("l1.external")) return "a value that is not shown";
+  if (k.startsWith("projectKeys") || k === "sshPrivateKey" || k === "kubeconfig" || k.startsWith("l1.external")) return "a value that is not shown";
   return JSON.stringify(data);
 }
 
@@ -222,6 +222,7 @@ function resolve(raw: RawConfig): RpcStackConfig {
     },
     projectKeys: raw.projectKeys ?? [],
     sshPrivateKey: raw.sshPrivateKey,
+    kubeconfig: raw.kubeconfig,
     ...(raw.l1?.external ? { l1Endpoint: { rpcHttp: raw.l1.external.rpcHttp, rpcWs: raw.l1.external.rpcWs } } : {}),
     headroomMonths: raw.headroomMonths ?? S.headroomMonths.default,
     disk: { warnPercent: raw.disk?.warnPercent ?? S.disk.properties.warnPercent.default, stopPercent: raw.disk?.stopPercent ?? S.disk.properties.stopPercent.default },
@@ -279,5 +280,12 @@ function resolveHost(h: RawHost): HostConfig {
       return { ...h, port: h.port ?? SSH_PORT_DEFAULT };
     case "local":
       return h;
+    case "kubernetes": {
+      const e = h.expose ?? {};
+      const kind = e.kind ?? "LoadBalancer";
+      const expose: KubernetesExpose =
+        kind === "NodePort" ? { kind, ...(e.nodePort === undefined ? {} : { nodePort: e.nodePort }) } : kind === "Ingress" ? { kind, ...(e.ingressClass === undefined ? {} : { ingressClass: e.ingressClass }) } : { kind };
+      return { ...h, namespace: h.namespace ?? "rpcstack", expose, gatewayReplicas: h.gatewayReplicas ?? 2, awaitReady: h.awaitReady ?? true };
+    }
   }
 }

@@ -63,7 +63,7 @@ describe("the config types, derived from the schema (json-schema-to-ts)", () => 
     expectTypeOf<RawConfig>().not.toBeUnknown();
     expectTypeOf<RawConfig["headroomMonths"]>().toEqualTypeOf<number | undefined>();
     expectTypeOf<NonNullable<RawConfig["l1"]>["history"]>().toEqualTypeOf<HistoryMode | undefined>();
-    expectTypeOf<RawHost["kind"]>().toEqualTypeOf<"aws" | "ssh" | "local">();
+    expectTypeOf<RawHost["kind"]>().toEqualTypeOf<"aws" | "ssh" | "local" | "kubernetes">();
     // The keys asserted above are the schema's own.
     expect(configKeys()).toEqual(expect.arrayContaining(["headroomMonths", "l1.history", "host.kind"]));
   });

@@ -1,0 +1,259 @@
+/**
+ * The stack's plan as Kubernetes objects, in the order they are applied: the namespace, then per
+ * workload its files (ConfigMap, Secret), its Services and itself, then the gateway's disruption
+ * budget and its way in (a LoadBalancer or NodePort Service, or an Ingress). Nothing secret is in a
+ * ConfigMap: the key map, an external L1's URLs and a haproxy.cfg that names them go to Secrets.
+ * Pure: file contents come through `content`, secrets through `secretValue`.
+ */
+import { dirname } from "node:path";
+import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
+import type { StackPlan } from "../plan/index.js";
+import { GATEWAY_PATHS, certificateNames, placeFiles, type GeneratedFiles, type PlacedFile, type SecretName, type ServiceSpec } from "../services/index.js";
+import { FILES_DIGEST, LAYER_LABEL, PART_OF, WORKLOAD_LABEL, type K8sObject, type Rendered } from "./objects.js";
+import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, type FileMount } from "./pods.js";
+import { claimGiB, resourcesFor } from "./sizing.js";
+import { workloads, type Workload } from "./workloads.js";
+
+export interface ClusterInput<C> {
+  readonly plan: StackPlan;
+  readonly settings: StackSettings;
+  readonly host: KubernetesHostConfig;
+  /** The generated sets: `gateway` (haproxy.cfg and its files) and `keys` (the key map, a secret). */
+  readonly generated: GeneratedFiles<C>;
+  /** A package file's or bundled program's content. */
+  readonly content: (f: Extract<PlacedFile<C>, { from: "package" | "bundle" }>) => C;
+  /** The value of a secretEnvironment name (an external L1's URL, the badge signing key). */
+  readonly secretValue: (name: SecretName) => C;
+}
+
+/** The Service the gateway is reached by, from outside the cluster or from its ingress. */
+export const GATEWAY_SERVICE = "rpcstack-gateway";
+/** Values of the services' secretEnvironment names. */
+export const SECRETS_NAME = "rpcstack-secrets";
+const TLS_VOLUME = "tls";
+
+export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
+  const { settings: s, host } = input;
+  const meta = (name: string, labels: Record<string, string> = {}) => ({
+    name,
+    namespace: host.namespace,
+    labels: { ...PART_OF, ...labels },
+    // Without a kubelet (or before the cluster has room) nothing would ever be ready.
+    ...(host.awaitReady ? {} : { annotations: { "pulumi.com/skipAwait": "true" } }),
+  });
+  const out: Rendered[] = [];
+  const add = (object: K8sObject, o: Omit<Rendered, "object"> = { after: [] }) => out.push({ ...o, object });
+  const ns = meta(host.namespace);
+  add({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels, ...(ns.annotations ? { annotations: ns.annotations } : {}) } });
+
+  const all = workloads(input.plan, host.gatewayReplicas).map((w) => (w.component === "gateway" ? onCluster(w, s, host) : w));
+  const secretNames = new Set(all.flatMap((w) => [...w.inits, ...w.containers]).flatMap((x) => Object.values(x.secretEnvironment ?? {})));
+  if (secretNames.size) {
+    add({ apiVersion: "v1", kind: "Secret", metadata: meta(SECRETS_NAME), type: "Opaque", stringData: Object.fromEntries([...secretNames].map((n) => [n, input.secretValue(n)])) }, { after: [], secret: true });
+  }
+  for (const w of all) renderWorkload(w, input, meta, add);
+  renderWayIn(s, host, meta, add);
+  return out;
+}
+
+type Meta = (name: string, labels?: Record<string, string>) => K8sObject["metadata"];
+type Add = (object: K8sObject, o?: Omit<Rendered, "object">) => void;
+
+/**
+ * The gateway as a cluster runs it: the key map comes mounted from a Secret (the key sync is left
+ * out), and with a domain the certificate from the operator's TLS Secret instead of a self-signed one.
+ */
+function onCluster(w: Workload, s: StackSettings, host: KubernetesHostConfig): Workload {
+  const keysDir = dirname(GATEWAY_PATHS.keyMap);
+  const containers = w.containers.map((c) =>
+    c.volumes.some((m) => m.volume === "keys") ? { ...c, volumes: c.volumes.filter((m) => m.volume !== "keys"), files: [...c.files, { from: "generated" as const, dir: keysDir, set: "keys" as const }] } : c,
+  );
+  const fromSecret = (init: ServiceSpec): ServiceSpec => ({
+    ...init,
+    name: "cert-from-secret",
+    image: s.gateway.image,
+    entrypoint: ["/bin/sh", "-c"],
+    command: [`cat /tls/tls.crt /tls/tls.key > ${GATEWAY_PATHS.certFile}`],
+    volumes: [...init.volumes, { volume: TLS_VOLUME, path: "/tls", readOnly: true }],
+    files: [],
+  });
+  return { ...w, containers, inits: host.tlsSecret ? w.inits.map(fromSecret) : w.inits };
+}
+
+function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add: Add) {
+  const { settings: s, host } = input;
+  const labels = { "app.kubernetes.io/name": w.name, "app.kubernetes.io/component": w.component, [WORKLOAD_LABEL]: w.name, ...(w.layer ? { [LAYER_LABEL]: w.layer } : {}) };
+  const services = [...w.inits, ...w.containers];
+
+  // Files: one ConfigMap and, for secret files, one Secret per workload, each file under its path's key.
+  const plain: Record<string, C> = {};
+  const secret: Record<string, C> = {};
+  const modes: Record<string, number> = {};
+  const mounts = new Map<string, FileMount[]>();
+  for (const svc of services) {
+    mounts.set(
+      svc.name,
+      placeFiles(svc, input.generated).map((f) => {
+        const key = fileKey(f.path);
+        const isSecret = f.from === "generated" && f.secret;
+        (isSecret ? secret : plain)[key] = f.from === "generated" ? f.content : input.content(f);
+        if (f.executable) modes[key] = 0o755;
+        return { path: f.path, key, secret: isSecret };
+      }),
+    );
+  }
+  const filesName = `${w.name}-files`;
+  const secretFilesName = `${w.name}-secret-files`;
+  const mounted: string[] = [];
+  if (Object.keys(plain).length) {
+    add({ apiVersion: "v1", kind: "ConfigMap", metadata: meta(filesName, labels), data: plain });
+    mounted.push(`ConfigMap/${filesName}`);
+  }
+  if (Object.keys(secret).length) {
+    add({ apiVersion: "v1", kind: "Secret", metadata: meta(secretFilesName, labels), type: "Opaque", stringData: secret }, { after: [], secret: true });
+    mounted.push(`Secret/${secretFilesName}`);
+  }
+
+  // Volumes: chain data from claims, what a Docker volume shared between containers from an emptyDir.
+  const claimKeys = new Set(w.claims.map((v) => v.key));
+  const volumeKeys = [...new Set(services.flatMap((x) => x.volumes.map((m) => m.volume)))];
+  const volumes = new Map(volumeKeys.map((k) => [k, k]));
+  const items = (data: Record<string, C>) => Object.keys(data).map((key) => ({ key, path: key, ...(modes[key] ? { mode: modes[key] } : {}) }));
+  const podVolumes = [
+    ...volumeKeys.filter((k) => !claimKeys.has(k) && k !== TLS_VOLUME).map((k) => ({ name: k, emptyDir: {} })),
+    ...(volumeKeys.includes(TLS_VOLUME) ? [{ name: TLS_VOLUME, secret: { secretName: host.tlsSecret } }] : []),
+    ...(Object.keys(plain).length ? [{ name: FILES_VOLUME, configMap: { name: filesName, items: items(plain), defaultMode: 0o644 } }] : []),
+    ...(Object.keys(secret).length ? [{ name: SECRET_FILES_VOLUME, secret: { secretName: secretFilesName, items: items(secret), defaultMode: 0o644 } }] : []),
+  ];
+  const role = (svc: ServiceSpec) => (svc.restart === "no" ? "other" : w.component === "l1" || w.component === "l2" ? "node" : w.component === "gateway" && svc === w.containers[0] ? "gateway" : "other");
+  const toContainer = (svc: ServiceSpec) => container(svc, { volumes, files: mounts.get(svc.name) ?? [], resources: resourcesFor(s, svc, role(svc)), secretName: SECRETS_NAME });
+
+  // Services: each long-running service's name resolves as on the Docker network, also while its
+  // pod is not ready (Lighthouse must reach a geth that is still syncing); the gateway's own checks
+  // decide which node takes calls.
+  const selector = { [WORKLOAD_LABEL]: w.name };
+  for (const svc of w.containers.filter((x) => x.networkOf === undefined)) {
+    const seen = new Set<string>();
+    const ports = svc.ports.filter((p) => p.purpose !== "p2p" && !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`));
+    if (!ports.length) continue;
+    add({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta(svc.name, labels),
+      spec: { type: "ClusterIP", publishNotReadyAddresses: true, selector, ports: ports.map((p) => ({ name: portName(p), port: p.container, targetPort: p.container, protocol: p.protocol.toUpperCase() })) },
+    });
+  }
+
+  const metricsPort = w.containers.flatMap((x) => x.ports).find((p) => p.purpose === "metrics");
+  const spread = w.layer ?? (w.replicas > 1 ? w.name : undefined);
+  const podSpec = {
+    automountServiceAccountToken: false,
+    terminationGracePeriodSeconds: Math.max(...services.map((x) => x.stopGraceSeconds)),
+    ...(w.inits.length ? { initContainers: w.inits.map(toContainer) } : {}),
+    containers: w.containers.map(toContainer),
+    ...(podVolumes.length ? { volumes: podVolumes } : {}),
+    ...(fsGroup(w) ? { securityContext: { fsGroup: fsGroup(w) } } : {}),
+    ...(spread
+      ? {
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: w.layer ? { [LAYER_LABEL]: w.layer } : selector } } },
+              ],
+            },
+          },
+        }
+      : {}),
+  };
+  const template = {
+    metadata: {
+      labels: { ...PART_OF, ...labels },
+      ...(metricsPort ? { annotations: { "prometheus.io/scrape": "true", "prometheus.io/port": String(metricsPort.container), "prometheus.io/path": "/metrics" } } : {}),
+    },
+    spec: podSpec,
+  };
+  const after = w.after ? [`StatefulSet/${w.after}`] : [];
+  if (w.kind === "StatefulSet") {
+    add(
+      {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: meta(w.name, labels),
+        spec: {
+          serviceName: w.containers[0].name,
+          replicas: w.replicas,
+          podManagementPolicy: "OrderedReady",
+          updateStrategy: { type: "RollingUpdate" },
+          selector: { matchLabels: selector },
+          template,
+          // A synced chain is days of work: its claims outlive the StatefulSet unless retainData is false.
+          persistentVolumeClaimRetentionPolicy: { whenDeleted: s.retainData ? "Retain" : "Delete", whenScaled: "Retain" },
+          ...(w.claims.length
+            ? {
+                volumeClaimTemplates: w.claims.map((v) => ({
+                  metadata: { name: v.key, labels: { ...PART_OF, "rpcstack.io/purpose": v.key } },
+                  spec: { accessModes: ["ReadWriteOnce"], ...(host.storageClass ? { storageClassName: host.storageClass } : {}), resources: { requests: { storage: `${claimGiB(s, v.key)}Gi` } } },
+                })),
+              }
+            : {}),
+        },
+      },
+      { after, mounts: mounted },
+    );
+  } else {
+    add(
+      {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: meta(w.name, labels),
+        spec: {
+          replicas: w.replicas,
+          // A replica goes only once its successor is ready: the gateway keeps serving through an update.
+          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          selector: { matchLabels: selector },
+          template,
+        },
+      },
+      { after, mounts: mounted },
+    );
+  }
+  if (w.replicas > 1) {
+    add({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta(w.name, labels), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } });
+  }
+}
+
+/** A pod whose containers run as a non-root group writes its claims as that group. */
+function fsGroup(w: Workload): number | undefined {
+  if (!w.claims.length) return undefined;
+  const g = w.containers.map((x) => x.user?.split(":")[1]).find((x) => x !== undefined && /^\d+$/.test(x));
+  return g === undefined ? undefined : Number(g);
+}
+
+/**
+ * The way in: a LoadBalancer or NodePort Service that keeps the caller's address (the gateway's
+ * per-address limits need it), or a ClusterIP Service behind an Ingress that passes TLS through.
+ */
+function renderWayIn(s: StackSettings, host: KubernetesHostConfig, meta: Meta, add: Add) {
+  const e = host.expose;
+  const labels = { "app.kubernetes.io/name": "gateway", "app.kubernetes.io/component": "gateway" };
+  const port = { name: "https", port: 443, targetPort: 443, protocol: "TCP", ...(e.kind === "NodePort" && e.nodePort ? { nodePort: e.nodePort } : {}) };
+  add({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(GATEWAY_SERVICE, labels),
+    spec: { type: e.kind === "Ingress" ? "ClusterIP" : e.kind, ...(e.kind === "Ingress" ? {} : { externalTrafficPolicy: "Local" }), selector: { [WORKLOAD_LABEL]: "gateway" }, ports: [port] },
+  });
+  if (e.kind !== "Ingress") return;
+  const m = meta(GATEWAY_SERVICE, labels);
+  add({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    // HAProxy terminates TLS itself (WebSocket, gRPC and its own limits): the ingress passes it through.
+    metadata: { ...m, annotations: { ...m.annotations, "nginx.ingress.kubernetes.io/ssl-passthrough": "true", "nginx.ingress.kubernetes.io/backend-protocol": "HTTPS" } },
+    spec: {
+      ...(e.ingressClass ? { ingressClassName: e.ingressClass } : {}),
+      tls: [{ hosts: certificateNames(s), secretName: host.tlsSecret }],
+      rules: certificateNames(s).map((h) => ({ host: h, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: GATEWAY_SERVICE, port: { number: 443 } } } }] } })),
+    },
+  });
+}

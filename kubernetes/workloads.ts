@@ -1,0 +1,67 @@
+/**
+ * Which pod each service of the plan runs in on a cluster. Pure.
+ * - Each node (geth with Lighthouse, or Juno) is a StatefulSet of one pod with its chain-data
+ *   claims; a layer's nodes follow one another (the rollout order).
+ * - The gateway is a Deployment of several replicas: HAProxy with the usage keeper beside it (it
+ *   shares HAProxy's loopback, as on Docker); the first certificate is an init container.
+ * - The sync health service, the indexer and the badge service are Deployments of one pod.
+ * - One-shot services (a JWT made on the host, a snapshot restored) run as init containers.
+ * What has no place on a cluster is left out: the key sync (the key map is a mounted Secret; a change
+ *   rolls the gateway's pods), the disk watchers (the kubelet reports volume use), the one-shot
+ *   sync check and the rollout steps (the provider waits for each StatefulSet's pods to be ready).
+ */
+import type { StackPlan } from "../plan/index.js";
+import type { PlacedNode, ServiceSpec, VolumeSpec } from "../services/index.js";
+
+export interface Workload {
+  readonly name: string;
+  readonly kind: "StatefulSet" | "Deployment";
+  /** app.kubernetes.io/component. */
+  readonly component: "l1" | "l2" | "gateway" | "readiness" | "indexer" | "badges";
+  /** A node's layer: nodes of a layer are spread over the cluster's machines. */
+  readonly layer?: "l1" | "l2";
+  readonly replicas: number;
+  readonly inits: readonly ServiceSpec[];
+  readonly containers: readonly ServiceSpec[];
+  /** Chain data: one claim each, from the StatefulSet's templates. */
+  readonly claims: readonly VolumeSpec[];
+  /** The workload (by name) it is rolled out after. */
+  readonly after?: string;
+}
+
+const defined = (xs: readonly (ServiceSpec | undefined)[]) => xs.filter((x): x is ServiceSpec => x !== undefined);
+
+function nodeWorkload(n: PlacedNode, previous: PlacedNode | undefined): Workload {
+  const r = n.role.services as Readonly<Record<string, ServiceSpec | undefined>>;
+  // The indexer follows a layer's first node from its own pod; rollout steps have no place here.
+  const own = defined(Object.entries(r).filter(([k]) => k !== "indexer" && k !== "rollout").map(([, v]) => v));
+  return {
+    name: n.name,
+    kind: "StatefulSet",
+    component: n.slot.layer,
+    layer: n.slot.layer,
+    replicas: 1,
+    inits: own.filter((x) => x.restart === "no"),
+    containers: own.filter((x) => x.restart !== "no"),
+    claims: n.dataVolumes,
+    ...(previous ? { after: previous.name } : {}),
+  };
+}
+
+const single = (svc: ServiceSpec, component: Workload["component"]): Workload => ({ name: svc.name, kind: "Deployment", component, replicas: 1, inits: [], containers: [svc], claims: [] });
+
+export function workloads(plan: StackPlan, gatewayReplicas: number): Workload[] {
+  const layer = (nodes: readonly PlacedNode[]) => nodes.map((n, i) => nodeWorkload(n, nodes[i - 1]));
+  const g = plan.gateway.services;
+  const sidecars = defined([g.usage, g.badges]).filter((x) => x.networkOf === g.haproxy.name);
+  const badges = g.badges && g.badges.networkOf === undefined ? [single(g.badges, "badges")] : [];
+  const indexer = plan.l2.services.indexer ? [single(plan.l2.services.indexer, "indexer")] : [];
+  return [
+    ...layer(plan.nodes.l1),
+    ...layer(plan.nodes.l2),
+    single(plan.readiness.services.health, "readiness"),
+    ...indexer,
+    ...badges,
+    { name: "gateway", kind: "Deployment", component: "gateway", replicas: gatewayReplicas, inits: [g.certInit], containers: [g.haproxy, ...sidecars], claims: [] },
+  ];
+}

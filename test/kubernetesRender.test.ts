@@ -1,0 +1,174 @@
+/**
+ * The plan rendered for a cluster (kubernetes/): what an operator's cluster would be given. Pure:
+ * file contents and secrets are markers here, so a test can see where each one lands.
+ */
+import { describe, expect, it } from "vitest";
+import type { RpcStackConfig } from "../config/index.js";
+import { GATEWAY_SERVICE, renderCluster, type K8sObject } from "../kubernetes/index.js";
+import { planStack } from "../plan/index.js";
+import { kubeStack } from "./support/kubeStack.js";
+
+const SECRET = "<<secret>>";
+
+function render(s: RpcStackConfig) {
+  if (s.host.kind !== "kubernetes") throw new Error("not a kubernetes stack");
+  const plan = planStack(s);
+  return renderCluster<string>({
+    plan,
+    settings: s,
+    host: s.host,
+    generated: {
+      gateway: [{ name: "haproxy.cfg", content: plan.gatewayConfig.compiled.config }, ...Object.entries(plan.gatewayConfig.compiled.files).map(([name, content]) => ({ name, content }))],
+      keys: [{ name: "keys.map", content: `${SECRET} keys`, secret: true }, { name: "quotas.map", content: "" }],
+    },
+    content: (f) => `file ${f.source}`,
+    secretValue: (n) => `${SECRET} ${n}`,
+  });
+}
+
+const objects = (s: RpcStackConfig) => render(s).map((r) => r.object);
+const one = (os: K8sObject[], kind: string, name: string) => {
+  const o = os.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`no ${kind}/${name} among ${os.map((x) => `${x.kind}/${x.metadata.name}`).join(", ")}`);
+  return o as any;
+};
+const containersOf = (o: any) => [...(o.spec.template.spec.initContainers ?? []), ...o.spec.template.spec.containers];
+
+describe("the testnet stack on a cluster", () => {
+  const os = objects(kubeStack("testnet"));
+
+  it("each node is a StatefulSet of one pod whose chain data is a claim sized from the sizing table, kept when the StatefulSet goes", () => {
+    const geth = one(os, "StatefulSet", "geth");
+    expect(geth.spec.replicas).toBe(1);
+    expect(geth.spec.template.spec.containers.map((c: any) => c.name)).toEqual(["geth", "lighthouse"]);
+    const claims = Object.fromEntries(geth.spec.volumeClaimTemplates.map((t: any) => [t.metadata.name, t.spec.resources.requests.storage]));
+    // Sepolia geth post-merge and Lighthouse, each with 6 months of growth (config/resources.ts).
+    expect(Object.keys(claims)).toEqual(["geth", "lighthouse"]);
+    for (const size of Object.values(claims)) expect(size).toMatch(/^\d+Gi$/);
+    expect(geth.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: "Retain", whenScaled: "Retain" });
+    const juno = one(os, "StatefulSet", "juno");
+    expect(juno.spec.volumeClaimTemplates.map((t: any) => t.metadata.name)).toEqual(["juno"]);
+  });
+
+  it("the JWT shared by geth and Lighthouse is made in the pod by an init container, never in a claim or a ConfigMap", () => {
+    const geth = one(os, "StatefulSet", "geth");
+    expect(geth.spec.template.spec.initContainers.map((c: any) => c.name)).toEqual(["jwt-init"]);
+    expect(geth.spec.template.spec.volumes).toContainEqual({ name: "jwt", emptyDir: {} });
+  });
+
+  it("the Docker health checks become readiness probes; no liveness probe restarts a syncing node", () => {
+    for (const c of one(os, "StatefulSet", "geth").spec.template.spec.containers) {
+      expect(c.readinessProbe.exec.command.length, c.name).toBeGreaterThan(0);
+      expect(c.livenessProbe, c.name).toBeUndefined();
+    }
+  });
+
+  it("names resolve as on the Docker network, also while a node is not ready (Lighthouse reaches a syncing geth)", () => {
+    const svc = one(os, "Service", "geth");
+    expect(svc.spec.publishNotReadyAddresses).toBe(true);
+    expect(svc.spec.ports.map((p: any) => p.port)).toEqual([8545, 8546, 8551, 6060]);
+    expect(one(os, "Service", "lighthouse").spec.selector).toEqual(svc.spec.selector);
+    // p2p is reached on the cluster node's own address, as Docker publishes it on the host.
+    const ports = one(os, "StatefulSet", "geth").spec.template.spec.containers[0].ports;
+    expect(ports.filter((p: any) => p.hostPort).map((p: any) => `${p.hostPort}/${p.protocol}`)).toEqual(["30303/TCP", "30303/UDP"]);
+  });
+
+  it("the tier becomes requests and limits: a node asks for its client's memory, may use the tier's, and is never CPU-throttled", () => {
+    const [geth] = one(os, "StatefulSet", "geth").spec.template.spec.containers;
+    expect(geth.resources.requests.memory).toBe("8Gi");
+    expect(geth.resources.limits).toEqual({ memory: "16Gi" });
+    expect(geth.resources.requests.cpu).toMatch(/^\d+m$/);
+    const [jwt] = one(os, "StatefulSet", "geth").spec.template.spec.initContainers;
+    expect(jwt.resources.requests.memory).toBe("128Mi");
+  });
+
+  it("the gateway: at least two replicas that roll one at a time, a disruption budget, spread over machines, scraped by Prometheus", () => {
+    const gw = one(os, "Deployment", "gateway");
+    expect(gw.spec.replicas).toBe(2);
+    expect(gw.spec.strategy.rollingUpdate).toEqual({ maxUnavailable: 0, maxSurge: 1 });
+    expect(one(os, "PodDisruptionBudget", "gateway").spec).toEqual({ maxUnavailable: 1, selector: gw.spec.selector });
+    const term = gw.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
+    expect(term).toEqual({ topologyKey: "kubernetes.io/hostname", labelSelector: gw.spec.selector });
+    expect(gw.spec.template.metadata.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "8405" });
+    expect(gw.spec.template.spec.containers.map((c: any) => c.name)).toEqual(["haproxy", "usage"]);
+  });
+
+  it("the certificate comes from the operator's TLS Secret; no ACME client runs in the cluster", () => {
+    const gw = one(os, "Deployment", "gateway");
+    expect(gw.spec.template.spec.initContainers.map((c: any) => c.name)).toEqual(["cert-from-secret"]);
+    expect(gw.spec.template.spec.volumes).toContainEqual({ name: "tls", secret: { secretName: "rpc-testnet-tls" } });
+    expect(containersOf(gw).map((c) => c.name)).not.toContain("acme");
+  });
+
+  it("what has no place on a cluster is left out: key sync, disk watchers, the one-shot sync check, rollout steps", () => {
+    const names = os.filter((o) => o.kind === "StatefulSet" || o.kind === "Deployment").flatMap((o) => containersOf(o).map((c: any) => c.name));
+    for (const gone of ["key-sync", "disk-watch", "sync-check", "acme"]) expect(names).not.toContain(gone);
+    expect(names.some((n) => n.startsWith("rollout"))).toBe(false);
+  });
+
+  it("the key map is a Secret mounted where HAProxy reads it; no ConfigMap holds a secret", () => {
+    const rendered = render(kubeStack("testnet"));
+    for (const r of rendered.filter((x) => x.object.kind === "ConfigMap")) expect(JSON.stringify(r.object), r.object.metadata.name).not.toContain(SECRET);
+    const keys = rendered.find((r) => r.object.kind === "Secret" && JSON.stringify(r.object).includes(`${SECRET} keys`))!;
+    expect(keys.secret).toBe(true);
+    const haproxy = one(os, "Deployment", "gateway").spec.template.spec.containers[0];
+    expect(haproxy.volumeMounts).toContainEqual({ name: "secret-files", mountPath: "/var/lib/rpcstack-keys/keys.map", subPath: "var_lib_rpcstack-keys_keys.map", readOnly: true });
+  });
+
+  it("reached through a LoadBalancer that keeps the caller's address (the per-address limits need it)", () => {
+    const svc = one(os, "Service", GATEWAY_SERVICE);
+    expect(svc.spec).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local", ports: [{ port: 443, targetPort: 443 }] });
+  });
+
+  it("no pod gets a service account token: nothing in it talks to the API server", () => {
+    for (const o of os.filter((x) => x.kind === "StatefulSet" || x.kind === "Deployment")) expect((o as any).spec.template.spec.automountServiceAccountToken).toBe(false);
+  });
+});
+
+describe("choices an operator makes", () => {
+  it("retainData: false lets the claims go with their StatefulSet", () => {
+    const os = objects(kubeStack("testnet", { extra: { retainData: false } }));
+    expect(one(os, "StatefulSet", "geth").spec.persistentVolumeClaimRetentionPolicy.whenDeleted).toBe("Delete");
+  });
+
+  it("a storage class and a namespace are used as named", () => {
+    const os = objects(kubeStack("testnet", { host: { namespace: "rpc", storageClass: "fast-ssd" } }));
+    expect(os.every((o) => o.kind === "Namespace" ? o.metadata.name === "rpc" : o.metadata.namespace === "rpc")).toBe(true);
+    expect(one(os, "StatefulSet", "juno").spec.volumeClaimTemplates[0].spec.storageClassName).toBe("fast-ssd");
+  });
+
+  it("several nodes of a layer: one StatefulSet each, each after the one before (the rollout order), spread over machines", () => {
+    const rendered = render(kubeStack("testnet", { extra: { nodes: { l1: ["main", "main"], l2: ["main", "main"] } } }));
+    const sets = rendered.filter((r) => r.object.kind === "StatefulSet");
+    expect(sets.map((r) => [r.object.metadata.name, r.after])).toEqual([["geth", []], ["geth-2", ["StatefulSet/geth"]], ["juno", []], ["juno-2", ["StatefulSet/juno"]]]);
+    const term = (sets[1].object as any).spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
+    expect(term.labelSelector).toEqual({ matchLabels: { "rpcstack.io/layer": "l1" } });
+  });
+
+  it("NodePort with a fixed port, or an Ingress that passes TLS through to HAProxy for the domain", () => {
+    const np = one(objects(kubeStack("testnet", { host: { expose: { kind: "NodePort", nodePort: 30443 } } })), "Service", GATEWAY_SERVICE);
+    expect(np.spec).toMatchObject({ type: "NodePort", externalTrafficPolicy: "Local", ports: [{ port: 443, nodePort: 30443 }] });
+    const os = objects(kubeStack("testnet", { host: { expose: { kind: "Ingress", ingressClass: "nginx" } } }));
+    expect(one(os, "Service", GATEWAY_SERVICE).spec.type).toBe("ClusterIP");
+    const ing = one(os, "Ingress", GATEWAY_SERVICE);
+    expect(ing.metadata.annotations["nginx.ingress.kubernetes.io/ssl-passthrough"]).toBe("true");
+    expect(ing.spec.ingressClassName).toBe("nginx");
+    expect(ing.spec.rules[0].host).toBe("rpc-testnet.example.com");
+  });
+
+  it("awaitReady: false marks every object so the provider does not wait for pods (a cluster without machines yet)", () => {
+    const os = objects(kubeStack("local", { host: { awaitReady: false } }));
+    for (const o of os) expect(o.metadata.annotations?.["pulumi.com/skipAwait"], `${o.kind}/${o.metadata.name}`).toBe("true");
+    expect(objects(kubeStack("local")).some((o) => o.metadata.annotations?.["pulumi.com/skipAwait"])).toBe(false);
+  });
+
+  it("an external L1: its URLs reach the L2 node from a Secret, and haproxy.cfg, which names them, is a Secret too", () => {
+    const s = kubeStack("testnet", { extra: { l1: { external: { rpcHttp: "https://l1.example.com/k", rpcWs: "wss://l1.example.com/k" } } } });
+    const rendered = render(s);
+    expect(rendered.some((r) => r.object.kind === "StatefulSet" && r.object.metadata.name === "geth")).toBe(false);
+    const secrets = rendered.find((r) => r.object.kind === "Secret" && r.object.metadata.name === "rpcstack-secrets")!;
+    expect(secrets.secret).toBe(true);
+    const juno = one(rendered.map((r) => r.object), "StatefulSet", "juno").spec.template.spec.containers[0];
+    expect(juno.env.filter((e: any) => e.valueFrom).map((e: any) => e.valueFrom.secretKeyRef.name)).toEqual(["rpcstack-secrets"]);
+  });
+});
