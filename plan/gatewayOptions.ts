@@ -8,6 +8,7 @@ import { badgeGatewayOptions, corsOriginsWithBadges } from "./badges.js";
 
 /** How HAProxy is configured inside its container. */
 export function gatewayOptions(settings: StackSettings): GatewayOptions {
+  const cluster = settings.host.kind === "kubernetes";
   return {
     bindAddress: "0.0.0.0",
     httpsPort: 443,
@@ -17,8 +18,11 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     certFile: GATEWAY_PATHS.certFile,
     filesDir: GATEWAY_PATHS.configDir,
     luaDir: GATEWAY_PATHS.luaDir,
-    acmeResponder: settings.gateway.domain ? `acme:${ACME_PORT}` : undefined,
-    resolver: "127.0.0.11:53",
+    // On a cluster no ACME client runs (the certificate is a TLS Secret), and names resolve once, by
+    // libc with the namespace's search domains, to Services whose addresses never change: HAProxy's
+    // own resolver knows no search domains, and Docker's (127.0.0.11) is not there.
+    acmeResponder: settings.gateway.domain && !cluster ? `acme:${ACME_PORT}` : undefined,
+    resolver: cluster ? undefined : "127.0.0.11:53",
     adminSocket: GATEWAY_PATHS.adminSocket,
     adminLoopbackPort: ADMIN_LOOPBACK_PORT,
     keyMapFile: GATEWAY_PATHS.keyMap,

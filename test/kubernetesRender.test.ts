@@ -172,3 +172,13 @@ describe("choices an operator makes", () => {
     expect(juno.env.filter((e: any) => e.valueFrom).map((e: any) => e.valueFrom.secretKeyRef.name)).toEqual(["rpcstack-secrets"]);
   });
 });
+
+describe("the gateway's configuration on a cluster", () => {
+  it("resolves node names by libc once (the namespace's search domains, stable Service addresses), not by Docker's resolver; no ACME responder", () => {
+    const cfg = planStack(kubeStack("testnet")).gatewayConfig.compiled.config;
+    expect(cfg).not.toContain("127.0.0.11");
+    expect(cfg).not.toMatch(/resolvers docker/);
+    expect(cfg).not.toContain("acme:8888");
+    expect(planStack(kubeStack("local")).gatewayConfig.compiled.config).toContain("init-addr last,libc,none");
+  });
+});
