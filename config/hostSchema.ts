@@ -60,6 +60,7 @@ const kubernetesHost = {
     kind: { const: "kubernetes" },
     context: { type: "string", minLength: 1, maxLength: 253 },
     namespace: { ...k8sName, default: "rpcstack" },
+    createNamespace: { type: "boolean", default: false },
     storageClass: { ...k8sName, maxLength: 253 },
     expose: {
       type: "object",

@@ -24,6 +24,10 @@ export function kubernetesProblems(raw: RawConfig, secretsAvailable: boolean): s
   if (raw.kubeconfig !== undefined && host.context !== undefined) {
     out.push(problem(["host", "context"], "goes with your own kubeconfig; rpcstack:kubeconfig names its cluster itself: set one of the two"));
   }
+  // Deleting a namespace deletes every claim in it: only a stack that keeps no data may own one.
+  if (host.createNamespace === true && raw.retainData !== false) {
+    out.push(problem(["host", "createNamespace"], "would let pulumi destroy delete the chain data with the namespace: create the namespace yourself (kubectl create namespace), or set rpcstack:retainData to false"));
+  }
   if (isObj(raw.hosts) && Object.keys(raw.hosts).length) {
     out.push(problem(["hosts"], "does not apply with rpcstack:host.kind kubernetes: the cluster places the nodes (list several in rpcstack:nodes and they spread over its machines)"));
   }

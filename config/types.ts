@@ -50,6 +50,8 @@ export interface KubernetesHostConfig {
   kind: "kubernetes";
   context?: string;
   namespace: string;
+  /** The stack makes the namespace, and `pulumi destroy` deletes it with everything in it. */
+  createNamespace: boolean;
   storageClass?: string;
   expose: KubernetesExpose;
   gatewayReplicas: number;

@@ -285,7 +285,7 @@ function resolveHost(h: RawHost): HostConfig {
       const kind = e.kind ?? "LoadBalancer";
       const expose: KubernetesExpose =
         kind === "NodePort" ? { kind, ...(e.nodePort === undefined ? {} : { nodePort: e.nodePort }) } : kind === "Ingress" ? { kind, ...(e.ingressClass === undefined ? {} : { ingressClass: e.ingressClass }) } : { kind };
-      return { ...h, namespace: h.namespace ?? "rpcstack", expose, gatewayReplicas: h.gatewayReplicas ?? 2, awaitReady: h.awaitReady ?? true };
+      return { ...h, namespace: h.namespace ?? "rpcstack", createNamespace: h.createNamespace ?? false, expose, gatewayReplicas: h.gatewayReplicas ?? 2, awaitReady: h.awaitReady ?? true };
     }
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The stack's plan as Kubernetes objects, in the order they are applied: the namespace, then per
+ * The stack's plan as Kubernetes objects, in the order they are applied: the namespace (only with
+ * createNamespace), then per
  * workload its files (ConfigMap, Secret), its Services and itself, then the gateway's disruption
  * budget and its way in (a LoadBalancer or NodePort Service, or an Ingress). Nothing secret is in a
  * ConfigMap: the key map, an external L1's URLs and a haproxy.cfg that names them go to Secrets.
@@ -43,8 +44,11 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
   });
   const out: Rendered[] = [];
   const add = (object: K8sObject, o: Omit<Rendered, "object"> = { after: [] }) => out.push({ ...o, object });
-  const ns = meta(host.namespace);
-  add({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels, ...(ns.annotations ? { annotations: ns.annotations } : {}) } });
+  // The operator's namespace, unless the stack keeps no data (deleting a namespace deletes its claims).
+  if (host.createNamespace) {
+    const ns = meta(host.namespace);
+    add({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels, ...(ns.annotations ? { annotations: ns.annotations } : {}) } });
+  }
 
   const all = workloads(input.plan, host.gatewayReplicas).map((w) => (w.component === "gateway" ? onCluster(w, s, host) : w));
   const secretNames = new Set(all.flatMap((w) => [...w.inits, ...w.containers]).flatMap((x) => Object.values(x.secretEnvironment ?? {})));

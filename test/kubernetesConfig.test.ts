@@ -17,7 +17,7 @@ function problems(fn: () => unknown): string[] {
 describe("host kind kubernetes", () => {
   it("resolves with its defaults: namespace rpcstack, a LoadBalancer, two gateway replicas, awaiting readiness", () => {
     const s = kubeStack("local");
-    expect(s.host).toEqual({ kind: "kubernetes", namespace: "rpcstack", expose: { kind: "LoadBalancer" }, gatewayReplicas: 2, awaitReady: true });
+    expect(s.host).toEqual({ kind: "kubernetes", namespace: "rpcstack", createNamespace: false, expose: { kind: "LoadBalancer" }, gatewayReplicas: 2, awaitReady: true });
     expect(s.kubeconfig).toBe(TEST_KUBECONFIG);
     // The cluster's own Prometheus scrapes the pods.
     expect(s.monitoring).toBeUndefined();
@@ -30,6 +30,7 @@ describe("host kind kubernetes", () => {
     ["an ACME account", { gateway: { acmeEmail: "ops@example.com" } }, "rpcstack:gateway.acmeEmail: does not apply on kubernetes"],
     ["a node port without NodePort", { host: { expose: { nodePort: 30443 } } }, "rpcstack:host.expose.nodePort: applies only with rpcstack:host.expose.kind NodePort"],
     ["a node port outside the cluster's range", { host: { expose: { kind: "NodePort", nodePort: 443 } } }, "rpcstack:host.expose.nodePort"],
+    ["a namespace of its own while data is kept", { host: { createNamespace: true } }, "rpcstack:host.createNamespace: would let pulumi destroy delete the chain data"],
     ["one gateway replica", { host: { gatewayReplicas: 1 } }, "rpcstack:host.gatewayReplicas"],
     ["a namespace that is no Kubernetes name", { host: { namespace: "RPC_stack" } }, "rpcstack:host.namespace: must be a Kubernetes name"],
     ["a disk size (each claim is sized from the table)", { host: { diskGB: 500 } }, "rpcstack:host.diskGB"],

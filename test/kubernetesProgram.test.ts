@@ -26,7 +26,7 @@ describe("the local (devnet) stack on a cluster", () => {
       expect(r.byUrn(x.parent!)?.type, x.name).toBe("rpcstack:index:KubernetesStack");
     }
     expect(new Set(k8sTypes(r))).toEqual(
-      new Set(["kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Secret", "kubernetes:core/v1:Service", "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:Deployment", "kubernetes:policy/v1:PodDisruptionBudget"]),
+      new Set(["kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Secret", "kubernetes:core/v1:Service", "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:Deployment", "kubernetes:policy/v1:PodDisruptionBudget"]),
     );
     expect(r.outputs).toMatchObject({ network: "devnet", namespace: "rpc", gatewayService: "rpcstack-gateway" });
     expect(Object.keys(r.outputs.endpoints as object).sort()).toEqual(["ethdev", "strkdev"]);
@@ -52,9 +52,15 @@ describe("the local (devnet) stack on a cluster", () => {
     expect(await digest([...TEST_PROJECT_KEYS, { name: "third", key: "Zq3vW8nR2tY6uI0pA4sD7fG1hJ5kL9xC" }])).not.toBe(before);
   });
 
-  it("everything is created after the namespace", async () => {
-    const r = await run();
+  it("the namespace is the operator's: the stack neither makes nor deletes it, so pulumi destroy leaves the claims in it", async () => {
+    expect((await run()).byType("kubernetes:core/v1:Namespace")).toEqual([]);
+  });
+
+  it("a stack that keeps no data may own its namespace: everything is created after it", async () => {
+    const r = await run({ host: { kind: "kubernetes", namespace: "rpc", createNamespace: true }, retainData: false });
+    expect(r.error).toBeUndefined();
     const ns = r.one("kubernetes:core/v1:Namespace");
+    expect(ns.inputs.metadata.name).toBe("rpc");
     for (const x of r.resources.filter((y) => y.type.startsWith("kubernetes:") && y !== ns && !y.type.startsWith("pulumi:"))) expect(x.dependencies, x.name).toContain(ns.urn);
   });
 });
