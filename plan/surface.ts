@@ -3,10 +3,10 @@
  * upstreams, health probe and head method, and the public host. The gateway's chains, the
  * `endpoints` output, the provider manifest and the smoke plan are views of it. Pure.
  */
-import { publicHost, type L1Endpoint, type StackSettings } from "../config/index.js";
+import { MAIN_HOST, publicHost, type L1Endpoint, type StackSettings } from "../config/index.js";
 import { HEAD_METHOD } from "../gateway/heads.js";
 import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
-import { dataVolumes, diskCheckUrl, l1Urls, l2Urls, nodeCheckUrl, placedNodes, servedBySeveral, syncHealthUrls } from "../services/index.js";
+import { dataVolumes, diskCheckUrl, l1Urls, l2Urls, nodeCheckUrl, nodeVerdictUrl, placedNodes, servedBySeveral, syncHealthUrls } from "../services/index.js";
 
 /**
  * The one vocabulary: the gateway path words, the Tendermint URI form of `rpc-http`, and the
@@ -91,6 +91,9 @@ export const EXTERNAL_L1_SHAPE: L1Endpoint = { rpcHttp: "https://external-l1.inv
 /** Whether the gateway relays an external L1, so that haproxy.cfg names its (secret) URL. */
 export const relaysExternalL1 = (settings: StackSettings): boolean => settings.l1.external && settings.gateway.relayExternalL1;
 
+/** Docker hosts run a disk watcher in front of each node's check; a cluster has none (its kubelet reports volume use). */
+const diskWatched = (settings: StackSettings) => settings.host.kind !== "kubernetes";
+
 /**
  * A layer served by several nodes: each is a server of its chain's backends, checked through its
  * host's disk watcher (its volumes, then its verdict: in rotation or not); the first stands for
@@ -98,7 +101,7 @@ export const relaysExternalL1 = (settings: StackSettings): boolean => settings.l
  */
 function severalNodes(settings: StackSettings, layer: "l1" | "l2"): Pick<GatewayChain, "upstreams" | "healthUrl" | "nodes"> | Record<string, never> {
   if (!servedBySeveral(settings, layer)) return {};
-  const nodes = placedNodes(settings)[layer].map((n) => ({ name: n.name, rpcHttp: n.rpcHttp, rpcWs: n.rpcWs, healthUrl: nodeCheckUrl(settings, n) }));
+  const nodes = placedNodes(settings)[layer].map((n) => ({ name: n.name, rpcHttp: n.rpcHttp, rpcWs: n.rpcWs, healthUrl: diskWatched(settings) ? nodeCheckUrl(settings, n) : nodeVerdictUrl(settings, MAIN_HOST, n) }));
   return { upstreams: { rpcHttp: nodes[0].rpcHttp, rpcWs: nodes[0].rpcWs }, healthUrl: nodes[0].healthUrl, nodes };
 }
 
@@ -112,7 +115,7 @@ function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): Gatew
   const relayL1 = !settings.l1.external || relaysExternalL1(settings);
   // Where a node keeps data, the disk watcher answers its health check: 503 while that volume is
   // nearly full, else the node's own check's status (services/disk.ts).
-  const volumes = dataVolumes(settings);
+  const volumes = diskWatched(settings) ? dataVolumes(settings) : { l1: [], l2: [] };
   const builtIn: GatewayChain[] = [
     ...(relayL1 ? [{ ...l1, upstreams: l1Upstreams, healthUrl: volumes.l1.length ? diskCheckUrl("l1") : health.l1, ...severalNodes(settings, "l1") }] : []),
     // The watcher also says why the node is out (restoring from a snapshot and how far, disk full):

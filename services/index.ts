@@ -50,6 +50,6 @@ export * from "./files.js";
 export { diskWatch, diskCheckUrl } from "./disk.js";
 export { externalDataVolumes, dataVolumes, volumeArgs, dataVolumeMounts } from "./dataVolumes.js";
 export { placedNodes, servedBySeveral, nodesOn, type PlacedNode, type PlacedNodes } from "./nodes.js";
-export { nodeCheckUrl } from "./disk.js";
+export { nodeCheckUrl, nodeVerdictUrl } from "./disk.js";
 export { furtherHostRoles, type HostRole } from "./hosts.js";
 export { rolloutHoldSeconds, REVISION_VARIABLE } from "./rollout.js";

@@ -45,3 +45,25 @@ describe.each(["local", "testnet"] as const)("the %s stack's gateway pod on a cl
     expect(checkContainerFiles(files)).toContain("Configuration file is valid");
   });
 });
+
+describe("every name the gateway's configuration reaches on a cluster is a Service the stack renders", () => {
+  it.each([
+    ["testnet", {}],
+    ["testnet, several nodes per layer", { extra: { nodes: { l1: ["main", "main"], l2: ["main", "main"] } } }],
+    ["testnet with Pathfinder", { extra: { l2: { client: "pathfinder" } } }],
+    ["local", {}],
+  ] as const)("%s", (label, o) => {
+    const s = kubeStack(label.startsWith("local") ? "local" : "testnet", o as Parameters<typeof kubeStack>[1]);
+    if (s.host.kind !== "kubernetes") throw new Error("not a cluster");
+    const plan = planStack(s);
+    const services = new Set(
+      renderCluster<string>({ plan, settings: s, host: s.host, generated: { gateway: [], keys: [] }, content: () => "", secretValue: () => "" })
+        .filter((r) => r.object.kind === "Service")
+        .map((r) => r.object.metadata.name),
+    );
+    // A server HAProxy cannot resolve at start is disabled for good: every call of its chain would get 503.
+    const hosts = [...plan.gatewayConfig.compiled.config.matchAll(/^\s*server \S+ ([a-z][a-z0-9-]*):\d+/gm)].map((m) => m[1]);
+    expect(hosts.length).toBeGreaterThan(3);
+    expect(hosts.filter((h) => !services.has(h))).toEqual([]);
+  });
+});
