@@ -41,6 +41,7 @@ const MAKE: Readonly<Record<string, Make>> = {
   Deployment: (n, a, o) => new k8s.apps.v1.Deployment(n, a, o),
   PodDisruptionBudget: (n, a, o) => new k8s.policy.v1.PodDisruptionBudget(n, a, o),
   Ingress: (n, a, o) => new k8s.networking.v1.Ingress(n, a, o),
+  NetworkPolicy: (n, a, o) => new k8s.networking.v1.NetworkPolicy(n, a, o),
 };
 
 export class KubernetesStack extends pulumi.ComponentResource {
@@ -87,12 +88,22 @@ export class KubernetesStack extends pulumi.ComponentResource {
       },
     });
 
+    if (host.expose.kind === "Ingress") {
+      pulumi.log.warn(
+        "rpcstack: behind an Ingress that passes TLS through, the gateway sees the ingress controller's address for every caller: its per-address limits (gateway.maxConnectionsPerAddress, wrongKeysPerMinute) count all callers together. A LoadBalancer or NodePort keeps each caller's address.",
+        this,
+      );
+    }
     const provider = new k8s.Provider(
       `${name}-provider`,
       {
         ...(args.kubeconfig !== undefined ? { kubeconfig: pulumi.secret(args.kubeconfig) } : { context: host.context }),
         // Every object names its namespace itself; none lands in the kubeconfig's by accident.
         namespace: host.namespace,
+        // A changed file is updated in place (its name is fixed), and the digest on the pod template
+        // rolls the pods; replacing it would leave a moment with no object for a starting pod.
+        enableConfigMapMutable: true,
+        enableSecretMutable: true,
       },
       { parent: this },
     );
@@ -113,6 +124,9 @@ export class KubernetesStack extends pulumi.ComponentResource {
           dependsOn,
           // The provider waits for a node's pods to be ready before the next of its layer is changed.
           ...(node ? { customTimeouts: { create: `${s.readiness.timeoutMinutes}m`, update: `${s.readiness.timeoutMinutes}m` } } : {}),
+          // A change of the claims' templates would replace every node's StatefulSet at once, and the
+          // new ones would mount the kept claims unchanged anyway: claims are grown on the cluster.
+          ...(object.kind === "StatefulSet" ? { ignoreChanges: ["spec.volumeClaimTemplates"] } : {}),
           ...(r.secret ? { additionalSecretOutputs: ["stringData", "data"] } : {}),
         }),
       );
@@ -134,7 +148,8 @@ export class KubernetesStack extends pulumi.ComponentResource {
  */
 function withDigest(o: K8sObject, mounted: readonly K8sObject[]): K8sObject {
   const contents = mounted.map((m) => (m.data ?? m.stringData) as Record<string, pulumi.Input<string>>);
-  const digest = pulumi.all(contents.map((c) => pulumi.all(c))).apply((all) => createHash("sha256").update(JSON.stringify(all)).digest("hex"));
+  // A digest over digests of the keys tells nothing of them: in clear, so a preview shows the roll.
+  const digest = pulumi.unsecret(pulumi.all(contents.map((c) => pulumi.all(c))).apply((all) => createHash("sha256").update(JSON.stringify(all)).digest("hex")));
   const spec = o.spec as { template: { metadata: { annotations?: Record<string, string> } } };
   return { ...o, spec: { ...spec, template: { ...spec.template, metadata: { ...spec.template.metadata, annotations: { ...spec.template.metadata.annotations, [FILES_DIGEST]: digest } } } } };
 }

@@ -47,8 +47,15 @@ const localHost = {
   additionalProperties: false,
 } as const;
 
-/** A Kubernetes name: an RFC 1123 label (namespaces, storage classes, Secrets). */
+/** A Kubernetes name: an RFC 1123 label (a namespace). */
 const k8sName = { type: "string", pattern: "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", "x-hint": "must be a Kubernetes name: lowercase letters, digits and '-', at most 63" } as const;
+/** An RFC 1123 subdomain (storage classes, ingress classes, Secrets): labels joined by '.', at most 253. */
+const k8sSubdomain = {
+  type: "string",
+  maxLength: 253,
+  pattern: "^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$",
+  "x-hint": "must be a Kubernetes name: lowercase letters, digits, '-' and '.', at most 253",
+} as const;
 
 /**
  * An existing cluster (its kubeconfig in rpcstack:kubeconfig, a secret, or a context of the
@@ -61,19 +68,19 @@ const kubernetesHost = {
     context: { type: "string", minLength: 1, maxLength: 253 },
     namespace: { ...k8sName, default: "rpcstack" },
     createNamespace: { type: "boolean", default: false },
-    storageClass: { ...k8sName, maxLength: 253 },
+    storageClass: k8sSubdomain,
     expose: {
       type: "object",
       properties: {
         kind: { enum: ["LoadBalancer", "NodePort", "Ingress"], default: "LoadBalancer" },
         // The cluster's default NodePort range.
         nodePort: { type: "integer", minimum: 30000, maximum: 32767 },
-        ingressClass: k8sName,
+        ingressClass: k8sSubdomain,
       },
       additionalProperties: false,
     },
     gatewayReplicas: { type: "integer", minimum: 2, maximum: 64, default: 2 },
-    tlsSecret: k8sName,
+    tlsSecret: k8sSubdomain,
     awaitReady: { type: "boolean", default: true },
   },
   required: ["kind"],

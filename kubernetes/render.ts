@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import type { StackPlan } from "../plan/index.js";
 import { GATEWAY_PATHS, certificateNames, placeFiles, type GeneratedFiles, type PlacedFile, type SecretName, type ServiceSpec } from "../services/index.js";
-import { FILES_DIGEST, LAYER_LABEL, PART_OF, WORKLOAD_LABEL, type K8sObject, type Rendered } from "./objects.js";
+import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
 import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, type FileMount } from "./pods.js";
 import { claimGiB, resourcesFor } from "./sizing.js";
 import { workloads, type Workload } from "./workloads.js";
@@ -55,7 +55,9 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
   if (secretNames.size) {
     add({ apiVersion: "v1", kind: "Secret", metadata: meta(SECRETS_NAME), type: "Opaque", stringData: Object.fromEntries([...secretNames].map((n) => [n, input.secretValue(n)])) }, { after: [], secret: true });
   }
-  for (const w of all) renderWorkload(w, input, meta, add);
+  const servicesSoFar = () => out.filter((r) => r.object.kind === "Service").map((r) => ref(r.object));
+  for (const w of all) renderWorkload(w, input, meta, add, servicesSoFar);
+  renderPolicies(all, meta, add);
   renderWayIn(s, host, meta, add);
   return out;
 }
@@ -84,7 +86,7 @@ function onCluster(w: Workload, s: StackSettings, host: KubernetesHostConfig): W
   return { ...w, containers, inits: host.tlsSecret ? w.inits.map(fromSecret) : w.inits };
 }
 
-function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add: Add) {
+function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add: Add, servicesSoFar: () => string[]) {
   const { settings: s, host } = input;
   const labels = { "app.kubernetes.io/name": w.name, "app.kubernetes.io/component": w.component, [WORKLOAD_LABEL]: w.name, ...(w.layer ? { [LAYER_LABEL]: w.layer } : {}) };
   const services = [...w.inits, ...w.containers];
@@ -94,11 +96,14 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   const secret: Record<string, C> = {};
   const modes: Record<string, number> = {};
   const mounts = new Map<string, FileMount[]>();
+  const paths = new Map<string, string>();
   for (const svc of services) {
     mounts.set(
       svc.name,
       placeFiles(svc, input.generated).map((f) => {
         const key = fileKey(f.path);
+        if (paths.has(key) && paths.get(key) !== f.path) throw new Error(`kubernetes: ${f.path} and ${paths.get(key)} of ${w.name} would share the key ${key}`);
+        paths.set(key, f.path);
         const isSecret = f.from === "generated" && f.secret;
         (isSecret ? secret : plain)[key] = f.from === "generated" ? f.content : input.content(f);
         if (f.executable) modes[key] = 0o755;
@@ -117,6 +122,8 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     add({ apiVersion: "v1", kind: "Secret", metadata: meta(secretFilesName, labels), type: "Opaque", stringData: secret }, { after: [], secret: true });
     mounted.push(`Secret/${secretFilesName}`);
   }
+  // Variables from a Secret are read when a container starts: a new value must roll the pods too.
+  if (services.some((x) => Object.keys(x.secretEnvironment ?? {}).length)) mounted.push(`Secret/${SECRETS_NAME}`);
 
   // Volumes: chain data from claims, what a Docker volume shared between containers from an emptyDir.
   const claimKeys = new Set(w.claims.map((v) => v.key));
@@ -156,7 +163,8 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     ...(w.inits.length ? { initContainers: w.inits.map(toContainer) } : {}),
     containers: w.containers.map(toContainer),
     ...(podVolumes.length ? { volumes: podVolumes } : {}),
-    ...(fsGroup(w) ? { securityContext: { fsGroup: fsGroup(w) } } : {}),
+    // OnRootMismatch: a terabyte claim is not walked and chowned at every start.
+    ...(fsGroup(w) ? { securityContext: { fsGroup: fsGroup(w), fsGroupChangePolicy: "OnRootMismatch" } } : {}),
     ...(spread
       ? {
           affinity: {
@@ -176,7 +184,9 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     },
     spec: podSpec,
   };
-  const after = w.after ? [`StatefulSet/${w.after}`] : [];
+  // After every Service so far, its own among them: a name HAProxy cannot resolve when it starts stays
+  // unresolved (init-addr none), and a node's client would look for its peers' names in vain.
+  const after = [...(w.after ? [`StatefulSet/${w.after}`] : []), ...servicesSoFar()];
   if (w.kind === "StatefulSet") {
     add(
       {
@@ -224,6 +234,34 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   if (w.replicas > 1) {
     add({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta(w.name, labels), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } });
   }
+}
+
+/**
+ * What reaches the stack's pods: each other; the p2p ports and the metrics ports from anywhere (peers,
+ * the cluster's Prometheus); the gateway's 443 from anywhere. Nothing else: the nodes' RPC, engine
+ * API and beacon API stay inside the stack, as on the Docker network.
+ */
+function renderPolicies(all: readonly Workload[], meta: Meta, add: Add) {
+  const ports = (purpose: string) => {
+    const seen = new Set<string>();
+    return all
+      .flatMap((w) => w.containers.flatMap((c) => c.ports))
+      .filter((p) => p.purpose === purpose && !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`))
+      .map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
+  };
+  const open = [...ports("p2p"), ...ports("metrics")];
+  add({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: meta("rpcstack-internal"),
+    spec: { podSelector: { matchLabels: PART_OF }, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: { matchLabels: PART_OF } }] }, ...(open.length ? [{ ports: open }] : [])] },
+  });
+  add({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: meta("rpcstack-gateway"),
+    spec: { podSelector: { matchLabels: { [WORKLOAD_LABEL]: "gateway" } }, policyTypes: ["Ingress"], ingress: [{ ports: [{ port: 443, protocol: "TCP" }] }] },
+  });
 }
 
 /** A pod whose containers run as a non-root group writes its claims as that group. */

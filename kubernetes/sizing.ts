@@ -5,6 +5,7 @@
  * sync plus `headroomMonths` of growth. Pure.
  */
 import { stackSizing, type SizedClient, type StackSettings } from "../config/index.js";
+import { BUFFER_MEMORY } from "../gateway/limits.js";
 import type { ServiceSpec } from "../services/index.js";
 import type { Resources } from "./pods.js";
 
@@ -19,9 +20,10 @@ const TRIAL: Resources = { requests: { cpu: "250m", memory: "512Mi" }, limits: {
 
 export function resourcesFor(s: StackSettings, svc: ServiceSpec, role: "node" | "gateway" | "other"): Resources {
   if (role === "gateway") {
-    // The response cache lives in HAProxy's memory: its budget plus the proxy's own.
+    // The response cache lives in HAProxy's memory: its budget plus the proxy's own; under load the
+    // buffers HAProxy may allocate (gateway/limits.ts) come on top, and an OOM kill takes a replica.
     const mib = Math.ceil(s.gateway.cache.enabled ? s.gateway.cache.maxBytes / 2 ** 20 : 0) + 256;
-    return { requests: { cpu: "500m", memory: `${mib}Mi` }, limits: { memory: `${2 * mib}Mi` } };
+    return { requests: { cpu: "500m", memory: `${mib}Mi` }, limits: { memory: `${mib + Math.ceil(BUFFER_MEMORY / 2 ** 20) + 256}Mi` } };
   }
   if (role !== "node") return SMALL;
   const z = stackSizing(s);

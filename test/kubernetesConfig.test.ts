@@ -33,11 +33,18 @@ describe("host kind kubernetes", () => {
     ["a namespace of its own while data is kept", { host: { createNamespace: true } }, "rpcstack:host.createNamespace: would let pulumi destroy delete the chain data"],
     ["one gateway replica", { host: { gatewayReplicas: 1 } }, "rpcstack:host.gatewayReplicas"],
     ["a namespace that is no Kubernetes name", { host: { namespace: "RPC_stack" } }, "rpcstack:host.namespace: must be a Kubernetes name"],
+    ["a namespace with a dot (a label, not a subdomain)", { host: { namespace: "rpc.stack" } }, "rpcstack:host.namespace: must be a Kubernetes name"],
+    ["a TLS Secret name with an underscore", { host: { tlsSecret: "rpc_tls" } }, "rpcstack:host.tlsSecret: must be a Kubernetes name"],
     ["a disk size (each claim is sized from the table)", { host: { diskGB: 500 } }, "rpcstack:host.diskGB"],
   ])("refuses %s", (_, o, expected) => {
     const got = problems(() => kubeStack("testnet", o as Parameters<typeof kubeStack>[1]));
     // One line for the key (a further host also draws its own rules: an ssh key, its nodes).
     expect(got.filter((l) => l.includes(expected)), got.join("\n")).toHaveLength(1);
+  });
+
+  it("storage classes and Secrets are subdomains: dots are fine", () => {
+    const s = kubeStack("testnet", { host: { tlsSecret: "rpc.example.com-tls", storageClass: "ebs.csi.aws.com-gp3" } });
+    expect(s.host).toMatchObject({ tlsSecret: "rpc.example.com-tls", storageClass: "ebs.csi.aws.com-gp3" });
   });
 
   it("a domain needs the TLS Secret with its certificate; a TLS Secret needs the domain", () => {

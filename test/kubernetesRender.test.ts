@@ -82,6 +82,17 @@ describe("the testnet stack on a cluster", () => {
     expect(jwt.resources.requests.memory).toBe("128Mi");
   });
 
+  it("the gateway starts after every Service its configuration names exists (a name it cannot resolve at start stays unresolved)", () => {
+    const r = render(kubeStack("testnet")).find((x) => x.object.kind === "Deployment" && x.object.metadata.name === "gateway")!;
+    expect(r.after).toEqual(expect.arrayContaining(["Service/geth", "Service/juno", "Service/sync-health", "Service/haproxy"]));
+  });
+
+  it("a new external L1 URL or badge key rolls the pods that read it from their environment", () => {
+    const s = kubeStack("testnet", { extra: { l1: { external: { rpcHttp: "https://l1.example.com/k", rpcWs: "wss://l1.example.com/k" } } } });
+    const juno = render(s).find((x) => x.object.kind === "StatefulSet" && x.object.metadata.name === "juno")!;
+    expect(juno.mounts).toContain("Secret/rpcstack-secrets");
+  });
+
   it("the gateway: at least two replicas that roll one at a time, a disruption budget, spread over machines, scraped by Prometheus", () => {
     const gw = one(os, "Deployment", "gateway");
     expect(gw.spec.replicas).toBe(2);
@@ -120,6 +131,16 @@ describe("the testnet stack on a cluster", () => {
     expect(svc.spec).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local", ports: [{ port: 443, targetPort: 443 }] });
   });
 
+  it("network policies: the nodes' RPC, engine and beacon APIs are reached only from the stack's pods; p2p, metrics and the gateway's 443 from anywhere", () => {
+    const internal = one(os, "NetworkPolicy", "rpcstack-internal").spec;
+    expect(internal.podSelector).toEqual({ matchLabels: { "app.kubernetes.io/part-of": "rpcstack" } });
+    expect(internal.ingress[0]).toEqual({ from: [{ podSelector: { matchLabels: { "app.kubernetes.io/part-of": "rpcstack" } } }] });
+    const open = internal.ingress[1].ports.map((p: any) => p.port);
+    expect(open).toEqual(expect.arrayContaining([30303, 9000, 9001, 6060, 8405]));
+    for (const closed of [8545, 8546, 8551, 5052, 6061]) expect(open).not.toContain(closed);
+    expect(one(os, "NetworkPolicy", "rpcstack-gateway").spec.ingress).toEqual([{ ports: [{ port: 443, protocol: "TCP" }] }]);
+  });
+
   it("no pod gets a service account token: nothing in it talks to the API server", () => {
     for (const o of os.filter((x) => x.kind === "StatefulSet" || x.kind === "Deployment")) expect((o as any).spec.template.spec.automountServiceAccountToken).toBe(false);
   });
@@ -141,7 +162,8 @@ describe("choices an operator makes", () => {
   it("several nodes of a layer: one StatefulSet each, each after the one before (the rollout order), spread over machines", () => {
     const rendered = render(kubeStack("testnet", { extra: { nodes: { l1: ["main", "main"], l2: ["main", "main"] } } }));
     const sets = rendered.filter((r) => r.object.kind === "StatefulSet");
-    expect(sets.map((r) => [r.object.metadata.name, r.after])).toEqual([["geth", []], ["geth-2", ["StatefulSet/geth"]], ["juno", []], ["juno-2", ["StatefulSet/juno"]]]);
+    const steps = sets.map((r) => [r.object.metadata.name, r.after.filter((a) => a.startsWith("StatefulSet/"))]);
+    expect(steps).toEqual([["geth", []], ["geth-2", ["StatefulSet/geth"]], ["juno", []], ["juno-2", ["StatefulSet/juno"]]]);
     const term = (sets[1].object as any).spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term.labelSelector).toEqual({ matchLabels: { "rpcstack.io/layer": "l1" } });
   });
