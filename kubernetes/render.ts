@@ -9,10 +9,11 @@
 import { dirname } from "node:path";
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import type { StackPlan } from "../plan/index.js";
-import { GATEWAY_PATHS, certificateNames, placeFiles, type GeneratedFiles, type PlacedFile, type SecretName, type ServiceSpec } from "../services/index.js";
+import { GATEWAY_PATHS, placeFiles, type GeneratedFiles, type PlacedFile, type SecretName, type ServiceSpec } from "../services/index.js";
 import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
 import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, type FileMount } from "./pods.js";
 import { claimGiB, resourcesFor } from "./sizing.js";
+import { renderPolicies, renderWayIn, type Add, type Meta } from "./access.js";
 import { workloads, type Workload } from "./workloads.js";
 
 export interface ClusterInput<C> {
@@ -27,8 +28,7 @@ export interface ClusterInput<C> {
   readonly secretValue: (name: SecretName) => C;
 }
 
-/** The Service the gateway is reached by, from outside the cluster or from its ingress. */
-export const GATEWAY_SERVICE = "rpcstack-gateway";
+export { GATEWAY_SERVICE } from "./access.js";
 /** Values of the services' secretEnvironment names. */
 export const SECRETS_NAME = "rpcstack-secrets";
 const TLS_VOLUME = "tls";
@@ -62,8 +62,6 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
   return out;
 }
 
-type Meta = (name: string, labels?: Record<string, string>) => K8sObject["metadata"];
-type Add = (object: K8sObject, o?: Omit<Rendered, "object">) => void;
 
 /**
  * The gateway as a cluster runs it: the key map comes mounted from a Secret (the key sync is left
@@ -236,66 +234,9 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   }
 }
 
-/**
- * What reaches the stack's pods: each other; the p2p ports and the metrics ports from anywhere (peers,
- * the cluster's Prometheus); the gateway's 443 from anywhere. Nothing else: the nodes' RPC, engine
- * API and beacon API stay inside the stack, as on the Docker network.
- */
-function renderPolicies(all: readonly Workload[], meta: Meta, add: Add) {
-  const ports = (purpose: string) => {
-    const seen = new Set<string>();
-    return all
-      .flatMap((w) => w.containers.flatMap((c) => c.ports))
-      .filter((p) => p.purpose === purpose && !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`))
-      .map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
-  };
-  const open = [...ports("p2p"), ...ports("metrics")];
-  add({
-    apiVersion: "networking.k8s.io/v1",
-    kind: "NetworkPolicy",
-    metadata: meta("rpcstack-internal"),
-    spec: { podSelector: { matchLabels: PART_OF }, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: { matchLabels: PART_OF } }] }, ...(open.length ? [{ ports: open }] : [])] },
-  });
-  add({
-    apiVersion: "networking.k8s.io/v1",
-    kind: "NetworkPolicy",
-    metadata: meta("rpcstack-gateway"),
-    spec: { podSelector: { matchLabels: { [WORKLOAD_LABEL]: "gateway" } }, policyTypes: ["Ingress"], ingress: [{ ports: [{ port: 443, protocol: "TCP" }] }] },
-  });
-}
-
 /** A pod whose containers run as a non-root group writes its claims as that group. */
 function fsGroup(w: Workload): number | undefined {
   if (!w.claims.length) return undefined;
   const g = w.containers.map((x) => x.user?.split(":")[1]).find((x) => x !== undefined && /^\d+$/.test(x));
   return g === undefined ? undefined : Number(g);
-}
-
-/**
- * The way in: a LoadBalancer or NodePort Service that keeps the caller's address (the gateway's
- * per-address limits need it), or a ClusterIP Service behind an Ingress that passes TLS through.
- */
-function renderWayIn(s: StackSettings, host: KubernetesHostConfig, meta: Meta, add: Add) {
-  const e = host.expose;
-  const labels = { "app.kubernetes.io/name": "gateway", "app.kubernetes.io/component": "gateway" };
-  const port = { name: "https", port: 443, targetPort: 443, protocol: "TCP", ...(e.kind === "NodePort" && e.nodePort ? { nodePort: e.nodePort } : {}) };
-  add({
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: meta(GATEWAY_SERVICE, labels),
-    spec: { type: e.kind === "Ingress" ? "ClusterIP" : e.kind, ...(e.kind === "Ingress" ? {} : { externalTrafficPolicy: "Local" }), selector: { [WORKLOAD_LABEL]: "gateway" }, ports: [port] },
-  });
-  if (e.kind !== "Ingress") return;
-  const m = meta(GATEWAY_SERVICE, labels);
-  add({
-    apiVersion: "networking.k8s.io/v1",
-    kind: "Ingress",
-    // HAProxy terminates TLS itself (WebSocket, gRPC and its own limits): the ingress passes it through.
-    metadata: { ...m, annotations: { ...m.annotations, "nginx.ingress.kubernetes.io/ssl-passthrough": "true", "nginx.ingress.kubernetes.io/backend-protocol": "HTTPS" } },
-    spec: {
-      ...(e.ingressClass ? { ingressClassName: e.ingressClass } : {}),
-      tls: [{ hosts: certificateNames(s), secretName: host.tlsSecret }],
-      rules: certificateNames(s).map((h) => ({ host: h, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: GATEWAY_SERVICE, port: { number: 443 } } } }] } })),
-    },
-  });
 }
