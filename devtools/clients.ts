@@ -16,12 +16,19 @@ export type BuiltClient = "geth";
  * once per machine; `.ci/run` builds it before the tests).
  */
 export function clientBinary(client: BuiltClient, log: (s: string) => void = console.log): string {
-  const script = join(ROOT, "scripts/clients/build.sh");
-  const path = execFileSync("bash", [script, "--print-path", client], { encoding: "utf8" }).trim();
+  return cachedBuild("scripts/clients/build.sh", client, log);
+}
+
+/**
+ * A binary from one of the build scripts' caches (each takes `--print-path NAME` and `NAME`),
+ * building it first when the cache lacks it.
+ */
+export function cachedBuild(script: string, name: string, log: (s: string) => void = console.log): string {
+  const path = execFileSync("bash", [join(ROOT, script), "--print-path", name], { encoding: "utf8" }).trim();
   if (!existsSync(path)) {
     const t0 = Date.now();
-    execFileSync("bash", [script, client], { stdio: "pipe", maxBuffer: 64 << 20 });
-    log(`built ${client} from its registry in ${Math.round((Date.now() - t0) / 1000)} s`);
+    execFileSync("bash", [join(ROOT, script), name], { stdio: "pipe", maxBuffer: 64 << 20 });
+    log(`built ${name} from its registry in ${Math.round((Date.now() - t0) / 1000)} s`);
   }
   return path;
 }

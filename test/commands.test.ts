@@ -4,6 +4,8 @@
  * (The export CLI has its own tests, in compose.test.ts.)
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { BENCH_DEFAULTS, parseBenchArgs } from "../bench/args.js";
@@ -118,5 +120,22 @@ describe("a wrong value for a flag is answered with what is wrong (exit 2), neve
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain(`takes no arguments (got '--frobnicate')`);
     expect(bad.stdout).toBe("");
+  });
+
+  it("bash scripts/kubernetes/build.sh: --help names each binary's release and exits 0; a bad argument exits 2; --print-path says where the cache keeps a binary; none of them builds", () => {
+    const cache = mkdtempSync(join(tmpdir(), "rpcstack-kube-cache-"));
+    try {
+      const bash = (...args: string[]) => spawnSync("bash", [join(ROOT, "scripts/kubernetes/build.sh"), ...args], { encoding: "utf8", env: { ...process.env, RPCSTACK_CACHE: cache, GOPROXY: "off" }, timeout: 20_000 });
+      const help = bash("--help");
+      expect(help.status).toBe(0);
+      expect(help.stdout).toMatch(/etcd +v3\.7\.3, module go\.etcd\.io\/etcd\/server\/v3/);
+      expect(help.stdout).toMatch(/kube-apiserver +v1\.37\.2, module k8s\.io\/kubernetes/);
+      expect(bash("--frobnicate")).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown option "--frobnicate"') });
+      expect(bash("kubelet")).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown binary "kubelet" (binaries: etcd kube-apiserver kube-controller-manager)') });
+      expect(bash("--print-path", "etcd").stdout.trim()).toBe(join(cache, "kubernetes/etcd/v3.7.3/etcd"));
+      expect(readdirSync(cache)).toEqual([]);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 });

@@ -53,7 +53,7 @@ trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 # The module proxy's checksum database has no entry for Pulumi's pkg/v3 module (its lookup answers
 # 404), so Pulumi's own modules are taken without it; every dependency is still checked against
 # the go.sum those modules ship.
-export GONOSUMDB="github.com/pulumi/pulumi,github.com/pulumi/pulumi-command,github.com/pulumi/pulumi-docker${GONOSUMDB:+,$GONOSUMDB}"
+export GONOSUMDB="github.com/pulumi/pulumi,github.com/pulumi/pulumi-command,github.com/pulumi/pulumi-docker,github.com/pulumi/pulumi-kubernetes${GONOSUMDB:+,$GONOSUMDB}"
 export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0
 
 now() { date +%s; }
@@ -175,7 +175,7 @@ use_plugin() {
   record_plugin "$name" "$version" true "$how" "$extra"
 }
 for name in $(node -p 'Object.keys(require(process.argv[1])).filter(k=>!k.startsWith("$")).join(" ")' "$root/scripts/engine/plugins.json"); do
-  field() { node -p 'require(process.argv[1])[process.argv[2]][process.argv[3]]' "$root/scripts/engine/plugins.json" "$name" "$1"; }
+  field() { node -p 'require(process.argv[1])[process.argv[2]][process.argv[3]] ?? ""' "$root/scripts/engine/plugins.json" "$name" "$1"; }
   version="$(field version)" module="$(field module)" modver="$(field moduleVersion)" main="$(field main)"
   plug="$engine/plugins/pulumi-resource-$name"
   # Earlier builds put plugins in bin/, on the PATH: the engine would take them from there, with a warning.
@@ -194,12 +194,18 @@ for name in $(node -p 'Object.keys(require(process.argv[1])).filter(k=>!k.starts
     say "plugin $name v$version: not built: $reason"; record_plugin "$name" "$version" false "$reason"; continue
   fi
   if ! src="$(download "$module" "$modver" 2>>"$engine/log/$name.log")"; then
-    reason="asked the module proxy for $module@$modver (the v$version tag's commit), which answered: $(tail -n 1 "$engine/log/$name.log" | sed 's/^[[:space:]]*//')"
+    reason="asked the module proxy for $module@$modver (the $(field releaseTag) tag's commit), which answered: $(tail -n 1 "$engine/log/$name.log" | sed 's/^[[:space:]]*//')"
     say "plugin $name v$version: not built: $reason"; record_plugin "$name" "$version" false "$reason"; continue
   fi
-  tags="$(field tags)" var="$(field versionVariable)"
-  if copy_module "$src" "plugin-$name" && (cd "$work/plugin-$name" && go build -trimpath ${tags:+-tags "$tags"} \
-        -ldflags "-X $var=$version" -o "$plug" "$main") >>"$engine/log/$name.log" 2>&1; then
+  # The binary says the release it is built from (releaseTag), which a stand-in for the pin is not.
+  tags="$(field tags)" var="$(field versionVariable)" release="$(field releaseTag)" sdk="$(field sdk)"
+  release="${release#v}"
+  # A provider module that replaces its SDK with ../sdk gets the SDK's release beside it; one that
+  # embeds generated files generates them first (its own go:generate, VERSION as the release sets it).
+  if mkdir -p "$work/plugin-$name" && copy_module "$src" "plugin-$name/provider" \
+      && { [ -z "$sdk" ] || { sdk_src="$(download "${sdk%@*}" "${sdk##*@}" 2>>"$engine/log/$name.log")" && copy_module "$sdk_src" "plugin-$name/sdk"; }; } \
+      && (cd "$work/plugin-$name/provider" && { [ "$(field generate)" != true ] || VERSION="$release" go generate "$main"; } \
+        && go build -trimpath ${tags:+-tags "$tags"} -ldflags "-X $var=$release" -o "$plug" "$main") >>"$engine/log/$name.log" 2>&1; then
     use_plugin "$plug" "built from $module@$modver in $(took "$t")" && continue
     say "plugin $name v$version: not used: $reason"; record_plugin "$name" "$version" false "$reason"
   else

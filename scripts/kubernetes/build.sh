@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds a Kubernetes control plane from the Go module proxy for the tests that check generated
+# objects against a real API server (test/support/kubeCluster.ts): etcd, kube-apiserver and
+# kube-controller-manager (its statefulset controller creates the claims of a StatefulSet, its
+# garbage collector deletes them). No kubelet: pods never run. Binaries go into a cache folder
+# outside the checkout, keyed by version, reused when present. Prints what it built or reused and
+# how long it took.
+set -uo pipefail
+
+# etcd v3.7 is the line kube-apiserver v1.37 is built against (its go.mod requires etcd's client
+# v3.7.0); v3.7.3 is that line's newest patch release on the proxy.
+ETCD_VERSION=v3.7.3
+KUBE_VERSION=v1.37.2
+BINARIES=(etcd kube-apiserver kube-controller-manager)
+
+usage() {
+  cat <<EOF
+usage: bash scripts/kubernetes/build.sh [--print-path BINARY] [--help] [BINARY...]
+Builds each BINARY (default: all) into \$RPCSTACK_CACHE/kubernetes/<name>/<version>/
+(RPCSTACK_CACHE defaults to ~/.cache/rpcstack), or reuses what an earlier run built there.
+  etcd                     $ETCD_VERSION, module go.etcd.io/etcd/server/v3 (its main package is the module root)
+  kube-apiserver           $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kube-apiserver
+  kube-controller-manager  $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kube-controller-manager
+  --print-path BINARY      print where BINARY is (or will be) and exit
+  --help                   this text
+Needs: go (1.26+). Exit: 0 built or cached, 1 a build failed, 2 bad arguments.
+EOF
+}
+
+cache="${RPCSTACK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcstack}"
+version() { case "$1" in etcd) echo "$ETCD_VERSION" ;; *) echo "$KUBE_VERSION" ;; esac; }
+binary() { echo "$cache/kubernetes/$1/$(version "$1")/$1"; }
+known() { local b; for b in "${BINARIES[@]}"; do [ "$b" = "$1" ] && return 0; done; return 1; }
+
+wanted=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --help | -h) usage; exit 0 ;;
+    --print-path)
+      [ $# -ge 2 ] && known "$2" || { echo "build.sh: --print-path takes one of: ${BINARIES[*]}" >&2; exit 2; }
+      binary "$2"; exit 0 ;;
+    -*) echo "build.sh: unknown option \"$1\"" >&2; usage >&2; exit 2 ;;
+    *) known "$1" || { echo "build.sh: unknown binary \"$1\" (binaries: ${BINARIES[*]})" >&2; exit 2; }; wanted+=("$1") ;;
+  esac
+  shift
+done
+[ "${#wanted[@]}" -gt 0 ] || wanted=("${BINARIES[@]}")
+
+say() { echo "kubernetes: $*"; }
+missing=()
+for b in "${wanted[@]}"; do
+  if [ -x "$(binary "$b")" ]; then say "$b $(version "$b"): cached ($(binary "$b"))"; else missing+=("$b"); fi
+done
+[ "${#missing[@]}" -gt 0 ] || exit 0
+command -v go >/dev/null || { say "go is not installed (needs Go 1.26 or newer)"; exit 1; }
+
+work="$(mktemp -d)"
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+export GOFLAGS="-buildvcs=false -mod=mod" CGO_ENABLED=0
+log="$cache/kubernetes/log"
+mkdir -p "$log"
+
+# Builds BINARY=PACKAGE pairs $3... (main packages) in a module of ours ($1, go.mod text $2) into the cache.
+# Both modules replace their sibling modules with paths of their own source tree, so neither can be
+# `go install`ed: a small module of ours requires them instead, where those replaces do not apply.
+build_in_module() {
+  local name="$1" gomod="$2"; shift 2
+  mkdir -p "$work/$name" && printf '%s\n' "$gomod" >"$work/$name/go.mod" || return 1
+  local pair pkg bin
+  for pair in "$@"; do
+    pkg="${pair#*=}" bin="$(binary "${pair%%=*}")"
+    mkdir -p "$(dirname "$bin")"
+    (cd "$work/$name" && go build -trimpath -ldflags "-s -w ${LDFLAGS:-}" -o "$bin.part" "$pkg") >>"$log/$name.log" 2>&1 \
+      && mv "$bin.part" "$bin" || return 1
+  done
+}
+
+status=0
+report() { # what t0 binaries...
+  local what="$1" t0="$2" b; shift 2
+  for b in "$@"; do
+    if [ -x "$(binary "$b")" ]; then continue; fi
+    say "$what: FAILED after $(( $(date +%s) - t0 )) s; the log ($log) ends:"; tail -n 5 "$log"/*.log; status=1; return
+  done
+  local paths=(); for b in "$@"; do paths+=("$(binary "$b")"); done
+  say "$what: built in $(( $(date +%s) - t0 )) s (${paths[*]})"
+}
+
+for b in "${missing[@]}"; do [ "$b" = etcd ] || continue
+  t0=$(date +%s)
+  : >"$log/etcd.log"
+  build_in_module etcd "$(printf 'module rpcstack.local/etcd\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 %s' "$ETCD_VERSION")" \
+    etcd=go.etcd.io/etcd/server/v3
+  report "etcd $ETCD_VERSION" "$t0" etcd
+done
+
+kube=()
+for b in "${missing[@]}"; do [ "$b" = etcd ] || kube+=("$b"); done
+if [ "${#kube[@]}" -gt 0 ]; then
+  t0=$(date +%s)
+  : >"$log/kube.log"
+  # k8s.io/kubernetes requires its staging modules (k8s.io/api, apimachinery, client-go, apiserver,
+  # ...) at v0.0.0 and replaces them with ./staging/src/...: each is mapped to its published
+  # release, v0.<minor>.<patch> for v1.<minor>.<patch>.
+  staging="v0.${KUBE_VERSION#v1.}"
+  gomod="$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" 2>>"$log/kube.log" \
+    | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);if(j.Error){console.error(j.Error);process.exit(1)}console.log(j.GoMod)})' 2>>"$log/kube.log")"
+  if [ -n "$gomod" ] && mod="$(go mod edit -json "$gomod" | node -e '
+      let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+        const m=JSON.parse(s), [kube,staging]=process.argv.slice(1);
+        const local=new Set((m.Replace??[]).filter(r=>r.New.Path.startsWith("./staging/")).map(r=>r.Old.Path));
+        const lines=(m.Require??[]).filter(r=>local.has(r.Path)).map(r=>`\t${r.Path} => ${r.Path} ${staging}`);
+        console.log(`module rpcstack.local/kube\n\ngo ${m.Go}\n\nrequire k8s.io/kubernetes ${kube}\n\nreplace (\n${lines.join("\n")}\n)`);
+      })' "$KUBE_VERSION" "$staging" 2>>"$log/kube.log")"; then
+    minor="${KUBE_VERSION#v1.}"; minor="${minor%%.*}"
+    # The version variables the release build sets (hack/lib/version.sh), which the API server reports at /version.
+    LDFLAGS="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor" \
+      build_in_module kube "$mod" $(for b in "${kube[@]}"; do echo "$b=k8s.io/kubernetes/cmd/$b"; done)
+  fi
+  report "${kube[*]} $KUBE_VERSION" "$t0" "${kube[@]}"
+fi
+exit "$status"
