@@ -28,7 +28,7 @@ const temp = () => {
  */
 function pluginDir(versions: { docker: string; command: string }): string {
   const dir = temp();
-  for (const [name, v] of Object.entries({ ...versions, kubernetes: "4.34.2" })) {
+  for (const [name, v] of Object.entries({ ...versions, kubernetes: "4.25.0" })) {
     const bin = join(dir, `pulumi-resource-${name}`);
     writeFileSync(bin, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, "test/support/fakeProvider.cjs"))} ${v}\n`);
     chmodSync(bin, 0o755);
@@ -72,7 +72,7 @@ if ("missing" in found) {
       expect(r.manifest.plugins.command).toMatchObject({ version: "1.2.1", built: true, reported: "1.2.1" });
       expect(r.manifest.plugins.command.accepted).toBeUndefined();
       // In Pulumi's plugin cache under the pinned version, where the engine looks by exact version; off the PATH.
-      expect(r.cached.sort()).toEqual(["resource-command-v1.2.1", "resource-kubernetes-v4.34.2"]);
+      expect(r.cached.sort()).toEqual(["resource-command-v1.2.1", "resource-kubernetes-v4.25.0"]);
       expect(readdirSync(join(r.manifest.plugins.command.path!, ".."))).toContain("pulumi-resource-command");
       // The module proxy is not asked for a plugin whose provider has no known module version.
       expect(r.out).toContain("plugin aws v7.48.0: not built: no module version of its provider is known for v7.48.0, so the module proxy was not asked");
@@ -83,7 +83,7 @@ if ("missing" in found) {
       expect(r.status, r.out).toBe(0);
       expect(r.out).toContain("plugin docker v5.2.0: taken from RPCSTACK_PLUGIN_DIR; v5.1.0 accepted in place of v5.2.0 by RPCSTACK_ACCEPT_PLUGIN (reports v5.1.0)");
       expect(r.manifest.plugins.docker).toMatchObject({ version: "5.2.0", built: true, reported: "5.1.0", accepted: "RPCSTACK_ACCEPT_PLUGIN=docker@5.1.0" });
-      expect(r.cached.sort()).toEqual(["resource-command-v1.2.1", "resource-docker-v5.2.0", "resource-kubernetes-v4.34.2"]);
+      expect(r.cached.sort()).toEqual(["resource-command-v1.2.1", "resource-docker-v5.2.0", "resource-kubernetes-v4.25.0"]);
     });
 
     it("a binary that does not answer GetPluginInfo is refused, with what it said", () => {
