@@ -57,6 +57,12 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
   }
   const servicesSoFar = () => out.filter((r) => r.object.kind === "Service").map((r) => ref(r.object));
   for (const w of all) renderWorkload(w, input, meta, add, servicesSoFar);
+  // A drain takes at most one node of a layer served by several: the others keep its chain up.
+  for (const layer of ["l1", "l2"] as const) {
+    if (all.filter((w) => w.layer === layer).length < 2) continue;
+    const labels = { "app.kubernetes.io/component": layer, [LAYER_LABEL]: layer };
+    add({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta(`${layer}-nodes`, labels), spec: { maxUnavailable: 1, selector: { matchLabels: { [LAYER_LABEL]: layer } } } });
+  }
   renderPolicies(all, meta, add);
   renderWayIn(s, host, meta, add);
   return out;

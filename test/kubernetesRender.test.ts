@@ -166,6 +166,15 @@ describe("choices an operator makes", () => {
     expect(steps).toEqual([["geth", []], ["geth-2", ["StatefulSet/geth"]], ["juno", []], ["juno-2", ["StatefulSet/juno"]]]);
     const term = (sets[1].object as any).spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term.labelSelector).toEqual({ matchLabels: { "rpcstack.io/layer": "l1" } });
+    // A drain takes at most one node of each layer.
+    const budgets = rendered.filter((r) => r.object.kind === "PodDisruptionBudget").map((r) => [r.object.metadata.name, (r.object as any).spec]);
+    expect(budgets).toEqual(
+      expect.arrayContaining([
+        ["l1-nodes", { maxUnavailable: 1, selector: { matchLabels: { "rpcstack.io/layer": "l1" } } }],
+        ["l2-nodes", { maxUnavailable: 1, selector: { matchLabels: { "rpcstack.io/layer": "l2" } } }],
+      ]),
+    );
+    expect(objects(kubeStack("testnet")).filter((o) => o.kind === "PodDisruptionBudget").map((o) => o.metadata.name)).toEqual(["gateway"]);
   });
 
   it("NodePort with a fixed port, or an Ingress that passes TLS through to HAProxy for the domain", () => {
