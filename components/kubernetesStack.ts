@@ -12,7 +12,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { KubernetesHostConfig, L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
 import { keyMap } from "../gateway/build.js";
-import { FILES_DIGEST, ref, renderCluster, GATEWAY_SERVICE, type K8sObject, type Rendered } from "../kubernetes/index.js";
+import { FILES_DIGEST, ref, renderCluster, GATEWAY_SERVICE, type K8sObject } from "../kubernetes/index.js";
 import { configWithExternalL1, endpointsOf, gatewayFiles, keyFiles, planStack, relaysExternalL1, type ChainEndpoints } from "../plan/index.js";
 import { providerManifest, type ProviderManifest } from "../manifest/provider.js";
 import { BadgeSigningKey } from "./badgeSigningKey.js";

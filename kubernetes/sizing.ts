@@ -4,12 +4,11 @@
  * memory; no CPU limit, so a syncing node is never throttled. A claim holds the client's data at
  * sync plus `headroomMonths` of growth. Pure.
  */
-import { stackSizing, type SizedClient, type StackSettings } from "../config/index.js";
+import { stackSizing, type StackSettings } from "../config/index.js";
 import { BUFFER_MEMORY } from "../gateway/limits.js";
 import type { ServiceSpec } from "../services/index.js";
 import type { Resources } from "./pods.js";
 
-const SIZED: readonly string[] = ["geth", "lighthouse", "juno", "pathfinder"] satisfies SizedClient[];
 /** `geth-2` is a geth. */
 const clientOf = (name: string) => name.replace(/-\d+$/, "");
 
@@ -40,5 +39,3 @@ export function claimGiB(s: StackSettings, volumeKey: string): number {
   if (!need) return 10;
   return Math.ceil(need.diskGB + need.growthGBPerMonth * s.headroomMonths);
 }
-
-export const isSizedClient = (svc: ServiceSpec) => SIZED.includes(clientOf(svc.name));
