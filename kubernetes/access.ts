@@ -5,6 +5,7 @@
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import { certificateNames } from "../services/index.js";
 import { PART_OF, WORKLOAD_LABEL, type K8sObject, type Rendered } from "./objects.js";
+import { uniquePorts } from "./pods.js";
 import type { Workload } from "./workloads.js";
 
 export type Meta = (name: string, labels?: Record<string, string>) => K8sObject["metadata"];
@@ -19,13 +20,8 @@ export const GATEWAY_SERVICE = "rpcstack-gateway";
  * API and beacon API stay inside the stack, as on the Docker network.
  */
 export function renderPolicies(all: readonly Workload[], meta: Meta, add: Add) {
-  const ports = (purpose: string) => {
-    const seen = new Set<string>();
-    return all
-      .flatMap((w) => w.containers.flatMap((c) => c.ports))
-      .filter((p) => p.purpose === purpose && !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`))
-      .map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
-  };
+  const ports = (purpose: string) =>
+    uniquePorts(all.flatMap((w) => w.containers.flatMap((c) => c.ports)).filter((p) => p.purpose === purpose)).map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
   const open = [...ports("p2p"), ...ports("metrics")];
   add({
     apiVersion: "networking.k8s.io/v1",

@@ -23,6 +23,12 @@ export const SECRET_FILES_VOLUME = "secret-files";
 /** A Kubernetes port name: at most 15 characters, lowercase letters, digits and '-'. */
 export const portName = (p: Pick<PortSpec, "purpose" | "container" | "protocol">) => `${p.purpose}-${p.container}${p.protocol === "udp" ? "u" : ""}`.slice(0, 15);
 
+/** Each port once: a spec lists a port again where Docker publishes it twice (p2p on several addresses). */
+export function uniquePorts<P extends Pick<PortSpec, "container" | "protocol">>(ports: readonly P[]): P[] {
+  const seen = new Set<string>();
+  return ports.filter((p) => !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`));
+}
+
 /** A ConfigMap or Secret key for a file's path in the container. */
 export const fileKey = (path: string) => path.replace(/^\/+/, "").replace(/[^A-Za-z0-9._-]/g, "_");
 
@@ -49,15 +55,12 @@ export function securityContext(user: string | undefined): Record<string, unknow
  * Docker publishes them on the host.
  */
 export function container(svc: ServiceSpec, o: { volumes: ReadonlyMap<string, string>; files: readonly FileMount[]; resources: Resources; secretName: string }): Record<string, unknown> {
-  const seen = new Set<string>();
-  const ports = svc.ports
-    .filter((p) => !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`))
-    .map((p) => ({
-      name: portName(p),
-      containerPort: p.container,
-      protocol: p.protocol.toUpperCase(),
-      ...(p.purpose === "p2p" && p.publish ? { hostPort: p.publish.port } : {}),
-    }));
+  const ports = uniquePorts(svc.ports).map((p) => ({
+    name: portName(p),
+    containerPort: p.container,
+    protocol: p.protocol.toUpperCase(),
+    ...(p.purpose === "p2p" && p.publish ? { hostPort: p.publish.port } : {}),
+  }));
   const env = [
     ...Object.entries(svc.environment).map(([name, value]) => ({ name, value })),
     ...Object.entries(svc.secretEnvironment ?? {}).map(([name, key]) => ({ name, valueFrom: { secretKeyRef: { name: o.secretName, key } } })),

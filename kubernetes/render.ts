@@ -11,7 +11,7 @@ import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import type { StackPlan } from "../plan/index.js";
 import { GATEWAY_PATHS, placeFiles, type GeneratedFiles, type PlacedFile, type SecretName, type ServiceSpec } from "../services/index.js";
 import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
-import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, type FileMount } from "./pods.js";
+import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, uniquePorts, type FileMount } from "./pods.js";
 import { claimGiB, resourcesFor } from "./sizing.js";
 import { renderPolicies, renderWayIn, type Add, type Meta } from "./access.js";
 import { workloads, type Workload } from "./workloads.js";
@@ -148,8 +148,7 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   // decide which node takes calls.
   const selector = { [WORKLOAD_LABEL]: w.name };
   for (const svc of w.containers.filter((x) => x.networkOf === undefined)) {
-    const seen = new Set<string>();
-    const ports = svc.ports.filter((p) => p.purpose !== "p2p" && !seen.has(`${p.container}/${p.protocol}`) && seen.add(`${p.container}/${p.protocol}`));
+    const ports = uniquePorts(svc.ports.filter((p) => p.purpose !== "p2p"));
     if (!ports.length) continue;
     add({
       apiVersion: "v1",
