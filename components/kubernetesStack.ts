@@ -109,9 +109,8 @@ export class KubernetesStack extends pulumi.ComponentResource {
     );
     const byRef = new Map<string, Resource>();
     const objectsByRef = new Map(rendered.map((r) => [ref(r.object), r.object]));
-    const namespace = rendered.find((r) => r.object.kind === "Namespace");
     for (const r of rendered) {
-      const dependsOn = [...(namespace && r !== namespace ? [byRef.get(ref(namespace.object))!] : []), ...r.after.map((a) => byRef.get(a)!).filter(Boolean)];
+      const dependsOn = r.after.map((a) => byRef.get(a)!).filter(Boolean);
       const object = r.mounts?.length ? withDigest(r.object, r.mounts.map((m) => objectsByRef.get(m)!)) : r.object;
       const make = MAKE[object.kind];
       if (!make) throw new pulumi.ResourceError(`KubernetesStack: no resource for kind ${object.kind}`, this);

@@ -43,8 +43,11 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
     ...(host.awaitReady ? {} : { annotations: { "pulumi.com/skipAwait": "true" } }),
   });
   const out: Rendered[] = [];
-  const add = (object: K8sObject, o: Omit<Rendered, "object"> = { after: [] }) => out.push({ ...o, object });
-  // The operator's namespace, unless the stack keeps no data (deleting a namespace deletes its claims).
+  // The operator's namespace, unless the stack keeps no data (deleting a namespace deletes its claims);
+  // a namespace of the stack's own comes first.
+  const nsRef = `Namespace/${host.namespace}`;
+  const add = (object: K8sObject, o: Omit<Rendered, "object"> = { after: [] }) =>
+    out.push({ ...o, after: host.createNamespace && object.kind !== "Namespace" ? [nsRef, ...o.after] : o.after, object });
   if (host.createNamespace) {
     const ns = meta(host.namespace);
     add({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels, ...(ns.annotations ? { annotations: ns.annotations } : {}) } });
