@@ -1,6 +1,6 @@
 /** The package's gateway as the benches run it: generated config, loopback ports, its own HAProxy process. */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import type { GatewayChain, ProjectKey } from "../gateway/types.js";
@@ -59,6 +59,24 @@ export function plainBind(config: string, certFile: string): string {
   return config.replace(tls, "");
 }
 
+/**
+ * HAProxy on `cfg` with the environment the gateway container gives it (`env`), its access log
+ * (stdout) appended to `<cfg>.log`: a file, as nginx's access log is. Not a pipe: wrk runs while
+ * the bench's event loop is blocked, so a pipe fills after 64 KiB and HAProxy drops every later
+ * line (writev EAGAIN, seen with strace), and the gateway measured would write almost no log. A
+ * container's log driver keeps reading. An exit other than the bench's own stop says HAProxy's
+ * last words on stderr.
+ */
+export function spawnHaproxy(cfg: string, env: Readonly<Record<string, string>>, name: string): ChildProcess {
+  const log = openSync(`${cfg}.log`, "a");
+  const proc = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", log, "pipe"], detached: true, env: { ...process.env, ...env } });
+  closeSync(log);
+  let err = "";
+  proc.stderr!.on("data", (d) => (err = (err + d).slice(-2000)));
+  proc.on("exit", (code, signal) => (code || (signal && !["SIGTERM", "SIGINT", "SIGKILL"].includes(signal))) && console.error(`${name}: HAProxy exited (${code ?? signal}): ${err}`));
+  return proc;
+}
+
 export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGateway> {
   const opts: GatewayOptions = {
     bindAddress: "127.0.0.1", httpsPort: await freePort(), httpPort: await freePort(), metrics: { address: "127.0.0.1", port: await freePort() },
@@ -73,10 +91,6 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
   writeGatewayFiles(opts.filesDir, build);
   const cfg = join(o.work, `${o.name}.cfg`);
   writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);
-  // With the environment the gateway container gives HAProxy (its buffers' memory behaviour); the
-  // access log goes where a container's stdout goes: to a reader that keeps up.
-  const proc = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
-  proc.stdout!.resume();
-  proc.stderr!.resume();
+  const proc = spawnHaproxy(cfg, build.environment, o.name);
   return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc };
 }

@@ -5,19 +5,19 @@
  * wrk drives HTTP; a ws client drives WebSocket round trips. Cases alternate, figures are the
  * median of the rounds. Writes bench/results/latest.json and bench/results/latest.svg.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
-import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
+import { haproxyBinary } from "../devtools/haproxy.js";
 import { startHardhat } from "../devtools/hardhat.js";
 import { freePort, jsonRpc } from "../devtools/net.js";
 import { chart, type Figures } from "./chart.js";
 import { ratio, show } from "./figures.js";
 import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
-import { BENCH_KEY as KEY, selfSignedCert } from "./gateway.js";
+import { BENCH_KEY as KEY, selfSignedCert, spawnHaproxy } from "./gateway.js";
 import { startBadgeBench } from "./badges.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { benchArgs } from "./args.js";
@@ -88,12 +88,9 @@ async function main() {
   const gw = buildGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }], [{ name: "bench", key: KEY }], gwOpts);
   writeGatewayFiles(gwOpts.filesDir, gw);
   writeFileSync(join(work, "haproxy.cfg"), gw.config);
-  // The access log goes where a container's stdout goes: to a reader that keeps up.
   const startHaproxy = (cfg: string) => {
     // The environment the gateway container has (services/gateway.ts).
-    const p = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...HAPROXY_ENVIRONMENT } });
-    p.stdout!.resume();
-    p.stderr!.resume();
+    const p = spawnHaproxy(cfg, HAPROXY_ENVIRONMENT, cfg);
     procs.adopt(p);
     return p;
   };

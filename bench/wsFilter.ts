@@ -16,18 +16,16 @@
  *     [--lua name=DIR ...]
  * --rounds slices of --seconds each per case (20 of 2 s); --cases: only these (and tunnel).
  */
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
-import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { freePort } from "../devtools/net.js";
 import WebSocket from "ws";
 import { fig, showSpread, spread } from "./figures.js";
 import { cpuMs } from "./measure.js";
-import { BENCH_KEY, BENCH_MAX_BODY_BYTES, selfSignedCert } from "./gateway.js";
+import { BENCH_KEY, BENCH_MAX_BODY_BYTES, selfSignedCert, spawnHaproxy } from "./gateway.js";
 import { benchProcesses, runBench } from "./processes.js";
 
 const { values } = parseArgs({
@@ -83,11 +81,7 @@ async function main() {
     writeGatewayFiles(opts.filesDir, build);
     const cfg = join(work, `${name}.cfg`);
     writeFileSync(cfg, edit(build.config));
-    const p = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, ...build.environment } });
-    let err = "";
-    p.stdout!.resume();
-    p.stderr!.on("data", (d) => (err = (err + d).slice(-2000)));
-    p.on("exit", (code, signal) => (code || signal) && console.error(`${name}: HAProxy exited (${code ?? signal}): ${err}`));
+    const p = spawnHaproxy(cfg, build.environment, name);
     procs.adopt(p);
     cases[name] = { port, pid: p.pid! };
   };
