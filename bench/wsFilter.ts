@@ -12,13 +12,10 @@
  * native-both against tunnel is what a data filter costs; noop-both against native-both, what
  * HAProxy's Lua call itself costs (two a round trip, one each way).
  *
- *   npx tsx bench/wsFilter.ts [--rounds N] [--seconds S] [--connections N] [--cases a,b]
- *     [--lua name=DIR ...]
- * --rounds slices of --seconds each per case (20 of 2 s); --cases: only these (and tunnel).
+ *   npx tsx bench/wsFilter.ts --help   (bench/wsFilterArgs.ts)
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../gateway/build.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { freePort } from "../devtools/net.js";
@@ -27,19 +24,22 @@ import { fig, showSpread, spread } from "./figures.js";
 import { cpuMs } from "./measure.js";
 import { BENCH_KEY, BENCH_MAX_BODY_BYTES, selfSignedCert, spawnHaproxy } from "./gateway.js";
 import { benchProcesses, runBench } from "./processes.js";
+import { parseWsFilterArgs, WS_FILTER_USAGE } from "./wsFilterArgs.js";
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "20" },
-    seconds: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-    lua: { type: "string", multiple: true, default: [] },
-    cases: { type: "string" },
-  },
-});
-const ROUNDS = Number(values.rounds);
-const SECONDS = Number(values.seconds);
-const CONNECTIONS = Number(values.connections);
+const parsed = parseWsFilterArgs(process.argv.slice(2));
+if (parsed === "help") {
+  console.log(WS_FILTER_USAGE);
+  process.exit(0);
+}
+const missing = "error" in parsed ? [] : parsed.lua.filter((l) => !existsSync(l.dir)).map((l) => `--lua ${l.name}: no directory ${l.dir}`);
+if ("error" in parsed || missing.length) {
+  console.error(`bench/wsFilter.ts: ${"error" in parsed ? parsed.error : missing.join("; ")}\n${WS_FILTER_USAGE}`);
+  process.exit(2);
+}
+const args = parsed;
+const ROUNDS = args.rounds;
+const SECONDS = args.seconds;
+const CONNECTIONS = args.connections;
 const REQUEST = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
 // Filters that read nothing: what a Lua data filter costs before its own code runs.
@@ -95,14 +95,11 @@ async function main() {
   await start("noop-both", swap("filter lua.ws_noop_both"));
   await start("noop-req", swap("filter lua.ws_noop_req"));
   await start("native-both", swap("filter trace name native quiet"));
-  for (const spec of values.lua as string[]) {
-    const [name, dir] = spec.split("=");
-    await start(name, (c) => c, dir);
-  }
+  for (const { name, dir } of args.lua) await start(name, (c) => c, dir);
   await new Promise((r) => setTimeout(r, 1500));
 
   const url = (port: number) => `wss://127.0.0.1:${port}/gateway/eth/rpc/${BENCH_KEY}?secret=null`;
-  const names = Object.keys(cases).filter((n) => !values.cases || n === "tunnel" || values.cases.split(",").includes(n));
+  const names = Object.keys(cases).filter((n) => !args.cases || n === "tunnel" || args.cases.includes(n));
   // Every case's sockets stay open for the whole run (no handshake is measured), and the cases
   // take turns in short slices: the machine's other load falls on all of them alike.
   const sockets: Record<string, WebSocket[]> = {};
