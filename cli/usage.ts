@@ -6,18 +6,23 @@ import { parseArgs } from "node:util";
 import { UsageError } from "../readiness/args.js";
 import { asCsv, asJson, asTable, dayRows, isDay, sumDays, type Period, type UsageRow } from "../usage/report.js";
 import { loadLedger } from "../usage/store.js";
+import { USAGE_PORT } from "../services/usage.js";
 import { systemReason } from "./errors.js";
 
+/** Where a Docker host's gateway container publishes the keeper: its loopback (services/usage.ts). */
+export const DEFAULT_KEEPER_URL = `http://127.0.0.1:${USAGE_PORT}`;
+
 const USAGE = `usage: npm run usage -- --since YYYY-MM-DD [--until YYYY-MM-DD] [--key NAME] [--by day]
-                       [--format table|json|csv] (--url http://HOST:PORT | --file PATH)
+                       [--format table|json|csv] [--url http://HOST:PORT | --file PATH]
 Usage per key name, chain and interface, summed over the period (UTC days, both included).
   --since DAY       first day
   --until DAY       last day (default: today)
   --key NAME        one key name only
   --by day          a row per day instead of one per period
   --format F        table (default, for people), json or csv (for billing)
-  --url URL         the usage keeper (its /usage)
-  --file PATH       the keeper's ledger file
+  --url URL         the usage keeper (its /usage); default: ${DEFAULT_KEEPER_URL}, where the
+                    gateway's host publishes it (run there, or through an SSH tunnel to it)
+  --file PATH       the keeper's ledger file, instead of the keeper
   --help            this text
 Exit: 0 done, 1 the keeper or the file could not be read, 2 bad arguments.`;
 
@@ -27,7 +32,8 @@ export interface ReportOptions {
   readonly period: Required<Pick<Period, "since">> & Period;
   readonly byDay: boolean;
   readonly format: keyof typeof FORMATS;
-  readonly source: { readonly url: string } | { readonly file: string };
+  /** `defaulted`: the URL is DEFAULT_KEEPER_URL because none was given. */
+  readonly source: { readonly url: string; readonly defaulted?: boolean } | { readonly file: string };
 }
 
 export function parseReportArgs(argv: string[]): ReportOptions | "help" {
@@ -47,21 +53,22 @@ export function parseReportArgs(argv: string[]): ReportOptions | "help" {
   const format = values.format ?? "table";
   if (!(format in FORMATS)) throw new UsageError(`--format must be table, json or csv (got "${format}")`);
   if (values.by !== undefined && values.by !== "day") throw new UsageError(`--by accepts only "day" (got "${values.by}")`);
-  if (!!values.url === !!values.file) throw new UsageError("give one of --url (the usage keeper) or --file (its ledger)");
+  if (values.url && values.file) throw new UsageError("give --url (the usage keeper) or --file (its ledger), not both");
   if (values.url && !/^https?:\/\/[^\s/]+/.test(values.url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${values.url}")`);
   return {
     period: { since: values.since, until: values.until ?? new Date().toISOString().slice(0, 10), key: values.key },
     byDay: values.by === "day",
     format: format as keyof typeof FORMATS,
-    source: values.url ? { url: values.url } : { file: values.file! },
+    source: values.file ? { file: values.file } : values.url ? { url: values.url } : { url: DEFAULT_KEEPER_URL, defaulted: true },
   };
 }
 
-async function fetchRows(base: string, p: ReportOptions["period"]): Promise<UsageRow[]> {
+async function fetchRows({ url: base, defaulted }: { url: string; defaulted?: boolean }, p: ReportOptions["period"]): Promise<UsageRow[]> {
   const q = new URLSearchParams({ since: p.since, ...(p.until ? { until: p.until } : {}), ...(p.key ? { key: p.key } : {}) });
   const url = `${base.replace(/\/+$/, "")}/usage?${q}`;
   const res = await fetch(url).catch((e) => {
-    throw new Error(`the usage keeper at ${base} did not answer: ${systemReason((e as { cause?: unknown }).cause ?? e)}`);
+    const hint = defaulted ? " (no --url was given: run this on the gateway's host, or give --url through a tunnel to it, or --file)" : "";
+    throw new Error(`the usage keeper at ${base} did not answer: ${systemReason((e as { cause?: unknown }).cause ?? e)}${hint}`);
   });
   if (!res.ok) throw new Error(`the usage keeper at ${base} answered ${res.status}: ${(await res.text()).trim().slice(0, 200)}`);
   return ((await res.json()) as { rows: UsageRow[] }).rows;
@@ -69,7 +76,7 @@ async function fetchRows(base: string, p: ReportOptions["period"]): Promise<Usag
 
 /** The report's text. */
 export async function report(o: ReportOptions): Promise<string> {
-  const rows = "url" in o.source ? await fetchRows(o.source.url, o.period) : dayRows(loadLedger(o.source.file), o.period);
+  const rows = "url" in o.source ? await fetchRows(o.source, o.period) : dayRows(loadLedger(o.source.file), o.period);
   return FORMATS[o.format](o.byDay ? rows : sumDays(rows, o.period));
 }
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { main, parseReportArgs } from "../cli/usage.js";
+import { DEFAULT_KEEPER_URL, main, parseReportArgs, report } from "../cli/usage.js";
 import { type LedgerState } from "../usage/ledger.js";
 import { labelValue, usageMetrics } from "../usage/metrics.js";
 import { asCsv, asTable, dayRows, isDay, sumDays } from "../usage/report.js";
@@ -108,8 +108,7 @@ describe("npm run usage", () => {
     [["--since", "2026-11-02", "--until", "2026-11-01", "--file", "x"], "--until (2026-11-01) is before --since (2026-11-02)"],
     [["--since", "2026-11-01", "--format", "xml", "--file", "x"], '--format must be table, json or csv (got "xml")'],
     [["--since", "2026-11-01", "--by", "week", "--file", "x"], '--by accepts only "day" (got "week")'],
-    [["--since", "2026-11-01"], "give one of --url (the usage keeper) or --file (its ledger)"],
-    [["--since", "2026-11-01", "--url", "u", "--file", "x"], "give one of --url"],
+    [["--since", "2026-11-01", "--url", "u", "--file", "x"], "give --url (the usage keeper) or --file (its ledger), not both"],
     [["--since", "2026-11-01", "--file", "x", "--fromat", "csv"], "Unknown option '--fromat'"],
   ])("refuses %j with exit 2 and says why", async (argv, why) => {
     const r = await run(argv);
@@ -142,6 +141,19 @@ describe("npm run usage", () => {
     const f = await run(["--since", "2026-11-01", "--file", dir]);
     expect(f.code).toBe(1);
     expect(f.err).toContain(`cannot read the usage ledger ${dir}`);
+  });
+
+  it("without --url or --file asks the keeper where the gateway's host publishes it, and says so when it does not answer", async () => {
+    expect(DEFAULT_KEEPER_URL).toBe("http://127.0.0.1:9107");
+    const o = parseReportArgs(["--since", "2026-11-01"]);
+    expect(o).toMatchObject({ source: { url: DEFAULT_KEEPER_URL, defaulted: true } });
+    // The same options against a port where nothing listens (9107 may be taken on this machine).
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const err = await report({ ...(o as Exclude<typeof o, "help">), source: { url: closed, defaulted: true } }).catch((e: Error) => e.message);
+    expect(err).toContain(`the usage keeper at ${closed} did not answer`);
+    expect(err).toContain("no --url was given: run this on the gateway's host, or give --url through a tunnel to it, or --file");
+    const given = await report({ ...(o as Exclude<typeof o, "help">), source: { url: closed } }).catch((e: Error) => e.message);
+    expect(given).not.toContain("no --url was given");
   });
 
   it("defaults: the table format, summed over the period", () => {
