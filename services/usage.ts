@@ -12,6 +12,8 @@ export const USAGE_PORT = 9107;
  */
 export const usagePort = { container: USAGE_PORT, protocol: "tcp", purpose: "metrics", publish: { address: "127.0.0.1", port: USAGE_PORT } } as const;
 const DATA_DIR = "/var/lib/rpcstack-usage";
+/** The user the keeper runs as once its volume is its own (the image's `node`, as the badge service). */
+export const KEEPER_USER = "1000:1000";
 const PROGRAM = { from: "bundle", path: "/usage/keeper.js", source: "usage/cli.ts" } as const;
 
 /** Counted usage is what a provider bills from: kept like chain data. */
@@ -32,7 +34,7 @@ export function usageService(image: string, adminPort: number, quotaUsedMap: str
     // Past 10 s (two readings) without HAProxy it exits and is restarted (restart below) into the
     // network namespace of HAProxy's restarted container: a running container keeps the one it
     // joined, where nothing answers any more.
-    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10", "--quota-used-map", quotaUsedMap],
+    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10", "--quota-used-map", quotaUsedMap, "--run-as", KEEPER_USER],
     environment: {},
     // On HAProxy's address, whose network namespace it shares: HAProxy's container publishes it.
     ports: [],
@@ -40,7 +42,8 @@ export function usageService(image: string, adminPort: number, quotaUsedMap: str
     files: [PROGRAM],
     healthcheck: nodeHttpGet(USAGE_PORT, "/healthz", 10),
     restart: "unless-stopped",
-    // A new named volume belongs to root: the keeper writes there.
+    // Started as root only to hand its volume (root-owned when Docker creates it, and ledgers kept
+    // by keepers that ran as root) to KEEPER_USER; it then runs as that user (--run-as).
     user: "root",
     // Its last reading is taken and saved on SIGTERM.
     stopGraceSeconds: 30,

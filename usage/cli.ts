@@ -2,10 +2,12 @@
  * rpcstack-usage: the usage keeper the usage container runs.
  *   node usage.js --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N]
  */
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { systemReason } from "../cli/errors.js";
 import { numberArg, UsageError } from "../readiness/args.js";
 import { startKeeper, type KeeperOptions } from "./keeper.js";
+import { parseRunAs, runAs, type RunAs } from "./runAs.js";
 import { LedgerFileError } from "./store.js";
 
 const USAGE = `usage: rpcstack-usage --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N] [--give-up-seconds N]
@@ -23,13 +25,16 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
                            the new one after HAProxy's restarts (0, the default: never)
   --quota-used-map PATH    HAProxy's quota_used.map: seeded from the ledger when a new HAProxy
                            process answers, so a restart does not give quotas back
+  --run-as UID:GID         started as root: hand the ledger's folder and its files to this user,
+                           then run as it (a new Docker volume, and a ledger kept by an older
+                           keeper, belong to root)
   --help                   this text
 SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not be saved).`;
 
-export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "help" {
+export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log"> & { readonly runAs?: RunAs }) | "help" {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, help: { type: "boolean" } } }));
+    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, "run-as": { type: "string" }, help: { type: "boolean" } } }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -41,7 +46,14 @@ export function parseKeeperArgs(argv: string[]): Omit<KeeperOptions, "log"> | "h
   const intervalMs = numberArg("interval-seconds", values["interval-seconds"], 5, { min: 0.1, max: 3600 }) * 1000;
   const giveUpMs = numberArg("give-up-seconds", values["give-up-seconds"], 0, { min: 0, max: 86400 }) * 1000;
   const quotaUsedMap = values["quota-used-map"];
-  return { admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}) };
+  let who: RunAs | undefined;
+  try {
+    who = values["run-as"] === undefined ? undefined : parseRunAs(values["run-as"]);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return {
+    ...(who ? { runAs: who } : {}), admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}) };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -60,6 +72,12 @@ export async function main(argv: string[]): Promise<number> {
   const log = (line: string) => console.log(`rpcstack-usage: ${line}`);
   let keeper;
   let giveUp = () => {};
+  try {
+    if (options.runAs) runAs(dirname(options.file), options.runAs);
+  } catch (e) {
+    console.error(`rpcstack-usage: ${(e as Error).message}`);
+    return 1;
+  }
   try {
     keeper = startKeeper({ ...options, log, onGiveUp: () => giveUp() });
   } catch (e) {
