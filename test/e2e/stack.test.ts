@@ -189,6 +189,9 @@ if (missing) {
       });
       await counted(before + 5 + answered);
       expect(run("docker", ["logs", c("usage")]).stdout).not.toContain(key);
+      // Its container starts as root; the keeper itself runs as 1000 and owns its ledger.
+      expect(must("docker", ["exec", c("usage"), "cat", "/proc/1/status"])).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
+      expect(must("docker", ["exec", c("usage"), "stat", "-c", "%u:%g %a", "/var/lib/rpcstack-usage", "/var/lib/rpcstack-usage/usage.json"]).trim().split("\n")).toEqual(["1000:1000 755", "1000:1000 600"]);
     }, 240_000);
 
     it("stopping the L2 node turns its route to 503 within the health-check window; starting it brings 200 back", async () => {
