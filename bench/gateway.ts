@@ -73,7 +73,7 @@ export function spawnHaproxy(cfg: string, env: Readonly<Record<string, string>>,
   closeSync(log);
   let err = "";
   proc.stderr!.on("data", (d) => (err = (err + d).slice(-2000)));
-  proc.on("exit", (code, signal) => (code || (signal && !["SIGTERM", "SIGINT", "SIGKILL"].includes(signal))) && console.error(`${name}: HAProxy exited (${code ?? signal}): ${err}`));
+  proc.on("exit", (code, signal) => (code || (signal && !["SIGTERM", "SIGINT"].includes(signal))) && console.error(`${name}: HAProxy exited (${code ?? signal}): ${err}`));
   return proc;
 }
 

@@ -53,13 +53,14 @@ export function parseReportArgs(argv: string[]): ReportOptions | "help" {
   const format = values.format ?? "table";
   if (!(format in FORMATS)) throw new UsageError(`--format must be table, json or csv (got "${format}")`);
   if (values.by !== undefined && values.by !== "day") throw new UsageError(`--by accepts only "day" (got "${values.by}")`);
-  if (values.url && values.file) throw new UsageError("give --url (the usage keeper) or --file (its ledger), not both");
-  if (values.url && !/^https?:\/\/[^\s/]+/.test(values.url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${values.url}")`);
+  if (values.url !== undefined && values.file !== undefined) throw new UsageError("give --url (the usage keeper) or --file (its ledger), not both");
+  if (values.url !== undefined && !/^https?:\/\/[^\s/]+/.test(values.url)) throw new UsageError(`--url must be an http:// or https:// URL (got "${values.url}")`);
+  if (values.file === "") throw new UsageError("--file must name the ledger file (got an empty name)");
   return {
     period: { since: values.since, until: values.until ?? new Date().toISOString().slice(0, 10), key: values.key },
     byDay: values.by === "day",
     format: format as keyof typeof FORMATS,
-    source: values.file ? { file: values.file } : values.url ? { url: values.url } : { url: DEFAULT_KEEPER_URL, defaulted: true },
+    source: values.file !== undefined ? { file: values.file } : values.url !== undefined ? { url: values.url } : { url: DEFAULT_KEEPER_URL, defaulted: true },
   };
 }
 

@@ -4,12 +4,13 @@
  * root) to that user, runs as it, and keeps every count. Real HAProxy 3.2 behind its runtime API
  * on TCP, as in the gateway's container.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
 import { runtimeCommand } from "../cli/runtimeApi.js";
+import { ledgerOwnFile } from "../usage/runAs.js";
 import { saveLedger } from "../usage/store.js";
 import type { Counters } from "../usage/table.js";
 import { ROOT } from "./harness.js";
@@ -26,6 +27,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const exitCode = (k: Child) => new Promise<number | null>((r) => (k.proc.exitCode !== null ? r(k.proc.exitCode) : k.proc.once("exit", (x) => r(x))));
 const c = (calls: number): Counters => ({ calls, errors: 0, limited: 0, cacheHits: 0, requests: calls, bytesOut: 10 * calls });
 
 async function haproxyAdmin(): Promise<string> {
@@ -66,17 +68,34 @@ describe("the usage keeper with --run-as", () => {
     expect(k.output()).not.toMatch(/cannot|HAProxy did not answer/);
   }, 60_000);
 
-  it("refuses to change user when not started as root, saying why (exit 1), and leaves the ledger", async () => {
+  it("refuses to change user when not started as root, saying why (exit 1), and leaves the ledger as it was", async () => {
     const data = join(dir, "mine");
-    mkdirSync(data, { mode: 0o755 });
+    mkdirSync(data, { mode: 0o777 });
     const file = join(data, "usage.json");
+    saveLedger(file, { version: 1, days: { "2026-11-02": { "kept/eth/http": c(7) } } });
+    chmodSync(file, 0o644);
+    const text = readFileSync(file, "utf8");
     const k = start("setpriv", ["--reuid=1000", "--regid=1000", "--clear-groups", TSX, CLI, "--admin", "127.0.0.1:9", "--file", file, "--listen", "127.0.0.1:0", "--run-as", "1001:1001"], { cwd: ROOT, env: { ...process.env, HOME: dir } });
     started.push(k);
-    const code = await new Promise<number | null>((r) => (k.proc.exitCode !== null ? r(k.proc.exitCode) : k.proc.once("exit", (x) => r(x))));
-    expect(code).toBe(1);
+    expect(await exitCode(k)).toBe(1);
     expect(k.output()).toContain("rpcstack-usage: cannot run as 1001:1001: started as uid 1000, and only root may change user");
-    expect(statSync(data).uid).toBe(0);
+    expect([readFileSync(file, "utf8"), statSync(file).uid]).toEqual([text, 0]);
   }, 60_000);
+
+  it("refuses a ledger's folder that holds anything else, and gives nothing away (exit 1)", async () => {
+    const shared = join(dir, "shared");
+    mkdirSync(shared, { mode: 0o755 });
+    writeFileSync(join(shared, "other.conf"), "someone else's\n");
+    const k = start(TSX, [CLI, "--admin", "127.0.0.1:9", "--file", join(shared, "usage.json"), "--listen", "127.0.0.1:0", "--run-as", "1000:1000"], { cwd: ROOT });
+    started.push(k);
+    expect(await exitCode(k)).toBe(1);
+    expect(k.output()).toContain(`--run-as: the ledger's folder ${shared} holds "other.conf", not the ledger's: give --file a folder of its own`);
+    expect([statSync(shared).uid, statSync(join(shared, "other.conf")).uid]).toEqual([0, 0]);
+  }, 60_000);
+
+  it("counts as the ledger's own only the ledger and the temporary files saveLedger writes", () => {
+    expect(["usage.json", ".usage.json.42.tmp", ".usage.json.tmp", "usage.json.tmp", ".other.json.42.tmp", "lost+found"].filter((e) => ledgerOwnFile("usage.json", e))).toEqual(["usage.json", ".usage.json.42.tmp"]);
+  });
 
   it.each([
     ["0:0", "--run-as 0:0: that is root"],
@@ -85,8 +104,7 @@ describe("the usage keeper with --run-as", () => {
   ])("--run-as %s: exit 2 saying why", async (value, why) => {
     const k = start(TSX, [CLI, "--admin", "127.0.0.1:9", "--file", join(dir, "x.json"), "--listen", "127.0.0.1:0", "--run-as", value], { cwd: ROOT });
     started.push(k);
-    const code = await new Promise<number | null>((r) => (k.proc.exitCode !== null ? r(k.proc.exitCode) : k.proc.once("exit", (x) => r(x))));
-    expect(code).toBe(2);
+    expect(await exitCode(k)).toBe(2);
     expect(k.output()).toContain(why);
   }, 30_000);
 });

@@ -109,6 +109,8 @@ describe("npm run usage", () => {
     [["--since", "2026-11-01", "--format", "xml", "--file", "x"], '--format must be table, json or csv (got "xml")'],
     [["--since", "2026-11-01", "--by", "week", "--file", "x"], '--by accepts only "day" (got "week")'],
     [["--since", "2026-11-01", "--url", "u", "--file", "x"], "give --url (the usage keeper) or --file (its ledger), not both"],
+    [["--since", "2026-11-01", "--url", ""], '--url must be an http:// or https:// URL (got "")'],
+    [["--since", "2026-11-01", "--file", ""], "--file must name the ledger file (got an empty name)"],
     [["--since", "2026-11-01", "--file", "x", "--fromat", "csv"], "Unknown option '--fromat'"],
   ])("refuses %j with exit 2 and says why", async (argv, why) => {
     const r = await run(argv);

@@ -2,7 +2,6 @@
  * rpcstack-usage: the usage keeper the usage container runs.
  *   node usage.js --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N]
  */
-import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { systemReason } from "../cli/errors.js";
 import { numberArg, UsageError } from "../readiness/args.js";
@@ -25,9 +24,10 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
                            the new one after HAProxy's restarts (0, the default: never)
   --quota-used-map PATH    HAProxy's quota_used.map: seeded from the ledger when a new HAProxy
                            process answers, so a restart does not give quotas back
-  --run-as UID:GID         started as root: hand the ledger's folder and its files to this user,
-                           then run as it (a new Docker volume, and a ledger kept by an older
-                           keeper, belong to root)
+  --run-as UID:GID         started as root: hand the ledger's folder (which must hold nothing
+                           else) and the ledger to this user, then run as it (a new Docker
+                           volume, and a ledger kept by an older keeper, belong to root); an
+                           --admin socket path must then be one that user may open
   --help                   this text
 SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not be saved).`;
 
@@ -73,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
   let keeper;
   let giveUp = () => {};
   try {
-    if (options.runAs) runAs(dirname(options.file), options.runAs);
+    if (options.runAs) runAs(options.file, options.runAs);
   } catch (e) {
     console.error(`rpcstack-usage: ${(e as Error).message}`);
     return 1;

@@ -63,8 +63,13 @@ function fsyncPath(path: string, flags: string): void {
 }
 
 /** Writes `state` to `file` (mode 0600) so that the file is always either the old or the new ledger. */
+/** The temporary file saveLedger writes beside the ledger `name` before renaming it over. */
+const tempName = (name: string, pid: number) => `.${name}.${pid}.tmp`;
+/** Whether `entry` is one of the ledger `name`'s temporary files (of any process). */
+export const isLedgerTemp = (name: string, entry: string) => entry.startsWith(`.${name}.`) && /^\d+\.tmp$/.test(entry.slice(name.length + 2));
+
 export function saveLedger(file: string, state: LedgerState): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  const tmp = join(dirname(file), tempName(basename(file), process.pid));
   let created = false;
   try {
     const fd = openSync(tmp, "w", 0o600);
