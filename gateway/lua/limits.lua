@@ -109,23 +109,39 @@ function WsLimit:over_quota(txn, calls)
   for _ = 1, calls do txn.f:sc_inc_gpc(0, self.quota_sc) end
 end
 
+-- Every close from the filter drops what it holds first. txn:done() erases the buffer, but the
+-- filter's offsets still count the bytes it held as due to the node: HAProxy then schedules them
+-- for sending (the channel's input shows them as negative, -1008 for 1,008 bytes held) and the
+-- stream spins at full CPU for as long as the node side stays open. Before 3.2 a stream whose
+-- buffer the filter held full also outlived txn:done() on both sides.
+local function close(txn, msg, chn)
+  msg:remove(0, chn:input())
+  txn:done()
+end
+
 -- Whether this socket holds part of a message: counted against its address while it does. Past
--- the address's bound, or held longer than a body may take, the socket is closed.
-function WsLimit:unfinished(txn, held)
+-- the address's bound, held longer than a body may take, or once the client has closed its side
+-- (the rest can never come), the socket is closed.
+function WsLimit:unfinished(txn, held, msg, chn)
+  if held and not chn:may_recv() then return close(txn, msg, chn) end
   if held == (self.since ~= nil) then
-    if held and os.time() - self.since > self.unfinished_s then txn:done() end
+    if held and os.time() - self.since > self.unfinished_s then close(txn, msg, chn) end
     return
   end
   local n = (UNFINISHED[self.src] or 0) + (held and 1 or -1)
   UNFINISHED[self.src] = n > 0 and n or nil
   self.since = held and os.time() or nil
-  if held and n > self.unfinished_max then txn:done() end
+  if held and n > self.unfinished_max then close(txn, msg, chn) end
 end
 
 -- The socket is gone: its subscriptions no longer count against the key, nor a message it held
 -- against its address.
-function WsLimit:end_analyze(txn)
-  if self.since then self:unfinished(txn, false) end
+function WsLimit:end_analyze(_txn)
+  if self.since then
+    local n = (UNFINISHED[self.src] or 0) - 1
+    UNFINISHED[self.src] = n > 0 and n or nil
+    self.since = nil
+  end
   if self.subs > 0 then
     local left = (OPEN[self.who] or 0) - self.subs
     OPEN[self.who] = left > 0 and left or nil
@@ -133,12 +149,6 @@ function WsLimit:end_analyze(txn)
   end
 end
 
--- What the filter holds is dropped before the stream ends: on 3.2 a stream whose buffer the
--- filter holds full outlives txn:done() on both sides (a 16 MiB frame left both sockets open).
-local function close(txn, msg, chn)
-  msg:remove(0, chn:input())
-  txn:done()
-end
 
 -- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
@@ -149,13 +159,13 @@ function WsLimit:tcp_payload(txn, chn)
   -- A badge socket past its badge's expiry: anything more from the client (its answer to the close
   -- frame included) ends it.
   local now = self.badge and os.time()
-  if now and now > self.badge.exp + LEDGER.skew then txn:done() end
   local msg = txn.http_req
   msg.__filter = chn.__filter
-  if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn:input()) end
+  if now and now > self.badge.exp + LEDGER.skew then close(txn, msg, chn) end
+  if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn) end
   local avail = chn:input()
   if avail < self.need then
-    self:unfinished(txn, true)
+    self:unfinished(txn, true, msg, chn)
     return 0
   end
   local data = msg:body(0, avail) or ''
@@ -165,7 +175,7 @@ function WsLimit:tcp_payload(txn, chn)
     if stop == false then close(txn, msg, chn) end
     if not stop then
       self.need = frames
-      self:unfinished(txn, true)
+      self:unfinished(txn, true, msg, chn)
       return pos - 1
     end
     if #frames > 0 then
@@ -208,7 +218,7 @@ function WsLimit:tcp_payload(txn, chn)
     pos = stop
   end
   self.need = 0
-  self:unfinished(txn, false)
+  self:unfinished(txn, false, msg, chn)
   return pos - 1
 end
 
@@ -219,8 +229,9 @@ local REVOKED_CLOSE = ws.close(1008, 'project key revoked')
 -- The client's bytes on a socket whose key was revoked go no further. The first time, the node
 -- gets a close frame in their place, so that it answers one: node_payload turns that answer into
 -- the client's close frame with the reason. Once the client has had it, its reply ends the socket.
-function WsLimit:revoked(txn, msg, avail)
-  if self.closing then txn:done() end
+function WsLimit:revoked(txn, msg, chn)
+  if self.closing then close(txn, msg, chn) end
+  local avail = chn:input()
   if self.told then
     msg:remove(0, avail)
     return 0
