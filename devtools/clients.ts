@@ -27,7 +27,13 @@ export function cachedBuild(script: string, name: string, log: (s: string) => vo
   const path = execFileSync("bash", [join(ROOT, script), "--print-path", name], { encoding: "utf8" }).trim();
   if (!existsSync(path)) {
     const t0 = Date.now();
-    execFileSync("bash", [join(ROOT, script), name], { stdio: "pipe", maxBuffer: 64 << 20 });
+    try {
+      execFileSync("bash", [join(ROOT, script), name], { stdio: "pipe", maxBuffer: 64 << 20 });
+    } catch (e) {
+      // The scripts say why on stdout; execFileSync's own message only names the command.
+      const { stdout, stderr } = e as { stdout?: Buffer; stderr?: Buffer };
+      throw new Error(`${script} ${name} failed:\n${String(stdout ?? "").trim().split("\n").slice(-20).join("\n")}\n${String(stderr ?? "").trim().split("\n").slice(-10).join("\n")}`);
+    }
     log(`built ${name} from its registry in ${Math.round((Date.now() - t0) / 1000)} s`);
   }
   return path;

@@ -60,6 +60,8 @@ export function start(cmd: string, args: string[], opts: SpawnOptions = {}): Chi
   let out = "";
   proc.stdout?.on("data", (d) => (out += d));
   proc.stderr?.on("data", (d) => (out += d));
+  // A program that is not installed: said in its output (which the waiting test reports), not thrown outside any test.
+  proc.once("error", (e) => (out += `${cmd} could not be started: ${e.message}\n`));
   return {
     proc,
     output: () => out,

@@ -14,7 +14,8 @@ import { NODE_RUNTIME_IMAGE } from "../config/networks/images.js";
 /** "24.19.0" from "node:24.19.0-alpine3.24". */
 export const NODE_RUNTIME_RELEASE = /^(\d+\.\d+\.\d+)/.exec(parseImageRef(NODE_RUNTIME_IMAGE).tag ?? "")![1];
 
-const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "rpcstack", `node-${NODE_RUNTIME_RELEASE}`);
+// The build scripts' cache (RPCSTACK_CACHE, as in scripts/*/build.sh).
+const CACHE = join(process.env.RPCSTACK_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "rpcstack"), `node-${NODE_RUNTIME_RELEASE}`);
 
 /** Path of the runtime's `node` binary, fetched with `npm pack` on first use. */
 export function nodeRuntime(): string {

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +9,7 @@ import { LUA_FILES } from "../gateway/lua.js";
 import { readStackFile } from "../export/stackFile.js";
 import { gatewayChains, gatewayOptions } from "../plan/index.js";
 import { ROOT, TEST_PROJECT_KEYS, runProgram, type StackName } from "./harness.js";
-import { PACKAGE_LUA_DIR, checkContainerFiles, haproxyBinary, writeGatewayFiles } from "./support/haproxy.js";
+import { PACKAGE_LUA_DIR, checkAsImage, checkContainerFiles, writeGatewayFiles } from "./support/haproxy.js";
 import { issueCert } from "./support/tls.js";
 
 const CONTAINER = "docker:index/container:Container";
@@ -135,7 +134,25 @@ describe.each(["local", "testnet", "mainnet"] as const)("the %s stack's gateway 
     writeFileSync(join(dir, "gateway.pem"), issueCert(["localhost"]));
     writeGatewayFiles(dir, build);
     writeFileSync(join(dir, "haproxy.cfg"), build.config);
-    const out = execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(dir, "haproxy.cfg")], { encoding: "utf8", stdio: "pipe" });
-    expect(out).toContain("Configuration file is valid");
+    expect(checkAsImage(join(dir, "haproxy.cfg"), dir)).toContain("Configuration file is valid");
+  });
+});
+
+describe("the container-view check resolves users and groups as the gateway's image does", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rpcstack-gwuser-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const cfg = (user: string, group: string) => {
+    const path = join(dir, `${user}-${group}.cfg`);
+    writeFileSync(path, `global\n    user ${user}\n    group ${group}\ndefaults\n    mode http\n    timeout client 1s\n    timeout server 1s\n    timeout connect 1s\nfrontend f\n    bind 127.0.0.1:1\n`);
+    return path;
+  };
+
+  it("the image's haproxy user and group pass on any host, with or without such an account", () => {
+    expect(checkAsImage(cfg("haproxy", "haproxy"), dir)).toContain("Configuration file is valid");
+  });
+
+  it("a user or group the image lacks fails, naming it", () => {
+    expect(() => checkAsImage(cfg("haproxyd", "haproxy"), dir)).toThrow(/cannot find user id for 'haproxyd'/);
+    expect(() => checkAsImage(cfg("haproxy", "proxies"), dir)).toThrow(/cannot find group id for 'proxies'/);
   });
 });

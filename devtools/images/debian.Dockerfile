@@ -1,8 +1,8 @@
 # Real software from Debian standing for the public images that cannot be pulled here:
 # certbot 2.1 for `certbot/certbot`, Node.js 18 for `node`; for `haproxy`, the HAProxy release the
 # gateway's image pins, the binary the other tests run (scripts/haproxy/build.sh), placed at the
-# path its loader and libraries were unpacked at (the file `prefix`), with the user Debian's package
-# makes for it.
+# path its loader and libraries were unpacked at (the file `prefix`), with the account the official
+# image makes for it (uid and gid 99: HAPROXY_IMAGE_ACCOUNT in devtools/haproxy.ts).
 ARG BASE
 FROM ${BASE} AS node
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs ca-certificates >/dev/null \
@@ -14,7 +14,7 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-cert
 COPY haproxy /tmp/haproxy
 RUN prefix="$(cat /tmp/haproxy/prefix)" && mkdir -p "$(dirname "$prefix")" && mv /tmp/haproxy/root "$prefix" && rm -rf /tmp/haproxy \
  && ln -s "$prefix/usr/sbin/haproxy" /usr/local/sbin/haproxy && haproxy -v \
- && groupadd --system haproxy && useradd --system --gid haproxy --home-dir /var/lib/haproxy --no-create-home --shell /usr/sbin/nologin haproxy \
+ && groupadd --gid 99 --system haproxy && useradd --uid 99 --system --gid haproxy --home-dir /var/lib/haproxy --no-create-home --shell /usr/sbin/nologin haproxy \
  && mkdir -p /var/lib/haproxy /run/haproxy
 
 FROM ${BASE} AS certbot

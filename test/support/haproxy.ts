@@ -8,7 +8,7 @@ import type { ProjectKey, Quota } from "../../config/index.js";
 import { HAPROXY_ENVIRONMENT } from "../../gateway/limits.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayBuild, type GatewayChain, type GatewayOptions } from "../../gateway/build.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../../devtools/gatewayFiles.js";
-import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary, haproxyVersion } from "../../devtools/haproxy.js";
+import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary, haproxyVersion, imageAccounts } from "../../devtools/haproxy.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 import { issueCert } from "./tls.js";
 
@@ -28,7 +28,8 @@ export { HAPROXY_LOOPBACK_FLAGS, PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion,
 /**
  * `haproxy -c -V` (3.2 says "Configuration file is valid" only when verbose) on the files a gateway container is given (container path -> content), placed
  * under a temporary root: haproxy.cfg's paths into the container are moved there, so every
- * file it loads (Lua programs and the modules they require included) must be among them.
+ * file it loads (Lua programs and the modules they require included) must be among them. Users and
+ * groups are the image's (imageAccounts), whatever accounts this host has.
  */
 export function checkContainerFiles(files: Readonly<Record<string, string>>, configPath = "/usr/local/etc/haproxy/haproxy.cfg"): string {
   const root = mkdtempSync(join(tmpdir(), "rpcstack-gwroot-"));
@@ -45,11 +46,15 @@ export function checkContainerFiles(files: Readonly<Record<string, string>>, con
     mkdirSync(join(root, "var/lib/rpcstack-keys"), { recursive: true });
     for (const map of ["keys.map", "quotas.map"]) writeFileSync(join(root, "var/lib/rpcstack-keys", map), "", { flag: "a" });
     writeFileSync(join(root, "certs/gateway.pem"), issueCert(["localhost"]));
-    return execFileSync(haproxyBinary(), ["-c", "-V", "-f", join(root, configPath)], { encoding: "utf8", stdio: "pipe" });
+    return checkAsImage(join(root, configPath), root);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 }
+
+/** `haproxy -c -V` on a container's configuration, its users and groups resolved as the image has them (the files go in `dir`). */
+export const checkAsImage = (cfg: string, dir: string): string =>
+  execFileSync(haproxyBinary(), ["-c", "-V", "-f", cfg], { encoding: "utf8", stdio: "pipe", env: { ...process.env, ...imageAccounts(dir) } });
 
 /** How a gateway's HAProxy is run (a test may wrap it, e.g. to watch what it is given). */
 export interface HaproxyRunner {
