@@ -49,7 +49,8 @@ export function decide(origin: string | undefined, body: unknown, projects: Read
   // An unknown project and a known one asked from the wrong page read alike to the page.
   if (!project) return refuse(404, `unknown project "${projectId.slice(0, 64)}"`);
   if (!project.origins.includes(origin)) return refuse(403, `origin ${origin.slice(0, 200)} may not ask for badges of project ${projectId}`);
-  const outside = (chainIds as string[]).filter((c) => !(c in project.chains));
+  // Own chains only: `in` would take an inherited name (constructor, __proto__) for a chain.
+  const outside = (chainIds as string[]).filter((c) => !Object.hasOwn(project.chains, c));
   if (outside.length) return refuse(403, `chain ${outside[0].slice(0, 32)} is outside project ${projectId}'s scope (${Object.keys(project.chains).join(", ")})`);
   const chains = Object.fromEntries((chainIds as string[]).map((c) => [project.chains[c], 1 as const]));
   return { status: 200, claims: { iss: "rpcstack-badges", sub: projectId, chains, alw: project.allowance, jti, iat: now, exp: now + project.lifetimeSeconds } };

@@ -28,6 +28,10 @@ describe("decide", () => {
     ["another origin", "https://app.example.org.evil.net", { projectId: "web", chainIds: ["ETH1"] }, 403, /may not ask for badges of project web/],
     ["an unknown project", "https://app.example.org", { projectId: "other", chainIds: ["ETH1"] }, 404, /unknown project "other"/],
     ["a chain outside the project", "https://app.example.org", { projectId: "web", chainIds: ["ETH1", "COSMOSHUB"] }, 403, /chain COSMOSHUB is outside project web's scope \(ETH1, STRK\)/],
+    // Names every object inherits are no chain of the project's.
+    ["an inherited property taken for a chain", "https://app.example.org", { projectId: "web", chainIds: ["constructor"] }, 403, /chain constructor is outside project web's scope/],
+    ["the prototype taken for a chain", "https://app.example.org", { projectId: "web", chainIds: ["STRK", "__proto__"] }, 403, /chain __proto__ is outside project web's scope/],
+    ["toString taken for a chain", "https://app.example.org", { projectId: "web", chainIds: ["toString"] }, 403, /chain toString is outside/],
   ])("refuses %s", (_label, origin, body, status, why) => {
     const d = decide(origin, body, projects, 1000, "x");
     expect(d.status).toBe(status);
