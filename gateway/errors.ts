@@ -15,10 +15,12 @@ const ERROR_STATUSES: Record<number, [string, number, string]> = {
   408: ["Request Timeout", -32008, "request timeout"],
   410: ["Gone", -32010, "gone"],
   413: ["Payload Too Large", -32013, "request body too large"],
+  414: ["URI Too Long", -32014, "URI too long"],
   421: ["Misdirected Request", -32021, "misdirected request"],
   422: ["Unprocessable Content", -32022, "unprocessable request"],
   425: ["Too Early", -32025, "too early"],
   429: ["Too Many Requests", -32029, "rate limit exceeded for this project key"],
+  431: ["Request Header Fields Too Large", -32031, "request headers too large"],
   500: ["Internal Server Error", -32603, "internal gateway error"],
   501: ["Not Implemented", -32601, "not implemented"],
   502: ["Bad Gateway", -32002, "upstream node returned an invalid response"],
@@ -26,12 +28,7 @@ const ERROR_STATUSES: Record<number, [string, number, string]> = {
   504: ["Gateway Timeout", -32054, "upstream node timed out"],
 };
 
-/** Statuses only the gateway's own rules answer: HAProxy has no error file for them. */
-const RULE_STATUSES: Record<number, [string, number, string]> = {
-  414: ["URI Too Long", -32014, "URI too long"],
-  431: ["Request Header Fields Too Large", -32031, "request headers too large"],
-};
-const STATUSES = { ...ERROR_STATUSES, ...RULE_STATUSES };
+const STATUSES = ERROR_STATUSES;
 
 export const ERROR_STATUS_CODES = Object.keys(ERROR_STATUSES);
 export const JSON_TYPE = "application/json";

@@ -2,7 +2,7 @@
  * Routes: which request goes to which backend, per chain and interface, and the gates in front
  * of them (node health, WebSocket upgrade, methods on public hostnames).
  *
- *   POST /gateway/<chain>/rpc-http/<KEY>              JSON-RPC to the chain's rpcHttp upstream
+ *   POST /gateway/<chain>/rpc-http/<KEY>              JSON-RPC to the chain's rpcHttp upstream (query dropped)
  *   GET  /gateway/<chain>/rpc-http/<KEY>/<uri>        Tendermint URI (cosmos: /status, ...)
  *   GET  /gateway/<chain>/rest/<KEY>/<rest_path>      REST upstream, prefix stripped, query kept
  *   WS   /gateway/<chain>/rpc/<KEY>?secret=...        the chain's WebSocket upstream (query dropped)
@@ -63,7 +63,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
-    const toNode = toNodePath("set-path", u.basePath);
+    // The whole URI: a client's query string is no part of a JSON-RPC call, and never reaches the node.
+    const toNode = toNodePath("set-uri", u.basePath);
     // Several nodes: reads pass a hop that sends again one a node's mark-down ended unsent (failover.ts).
     const reads = hasNodes(c) ? be.addReads(RPC_BACKEND, c.upstreams.rpcHttp, toNode) : undefined;
     const post = reads?.hop ?? be.add(RPC_BACKEND, c.upstreams.rpcHttp, toNode, [], "rpcHttp");

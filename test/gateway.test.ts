@@ -185,6 +185,22 @@ describe(`gateway on ${haproxyVersion()}`, () => {
     expect((await tx.json()).tx_response.code).toBe(0);
   });
 
+  it("what reaches the node: a request in absolute form arrives in origin form, and a JSON-RPC POST's query string is dropped", async () => {
+    const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "status", params: {} });
+    const origin = "https://localhost";
+    for (const target of [`${origin}/gateway/cosmoshub/rpc-http/${KEY}?debug=1&x=2`, `/gateway/cosmoshub/rpc-http/${KEY}?debug=1`]) {
+      const res = await hostRequest(gw.httpsPort, "localhost", target, "POST", call);
+      expect(res.status, target).toBe(200);
+      expect(cosmos.seen.at(-1)!.url, target).toBe("/");
+    }
+    const rest = await hostRequest(gw.httpsPort, "localhost", `${origin}/gateway/cosmoshub/rest/${KEY}/cosmos/base/tendermint/v1beta1/blocks/latest?pagination.limit=1`);
+    expect(rest.status).toBe(200);
+    expect(cosmos.seen.at(-1)!.url).toBe("/cosmos/base/tendermint/v1beta1/blocks/latest?pagination.limit=1");
+    const uri = await hostRequest(gw.httpsPort, "localhost", `${origin}/gateway/cosmoshub/rpc-http/${KEY}/block?height=42`);
+    expect(JSON.parse(uri.body).result.height).toBe("42");
+    expect(cosmos.seen.at(-1)!.url).toBe("/block?height=42");
+  });
+
   it("Cosmos public hostnames: Tendermint RPC (and /websocket), REST, and gRPC over HTTP/2 to an h2c upstream", async () => {
     const rpc = await hostRequest(gw.httpsPort, HOSTS.tendermintRpc, "/status");
     expect(rpc.status).toBe(200);

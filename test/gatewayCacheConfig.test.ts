@@ -44,7 +44,7 @@ describe("the cache in the generated configuration", () => {
 
   it("an https upstream's URL (a secret when it holds a provider key) stays in haproxy.cfg; the budgets reach the Lua", () => {
     const b = buildGateway([{ path: "ext", chainId: "EXT", kind: "evm", upstreams: { rpcHttp: "https://rpc.example.net/v1/s3cret" } }], [], OPTS);
-    expect(b.config).toContain("http-request set-path /v1/s3cret");
+    expect(b.config).toContain("http-request set-uri /v1/s3cret");
     const data = b.files["gateway_data.lua"];
     expect(data).not.toContain("rpc.example.net");
     expect(data).not.toContain("s3cret");
