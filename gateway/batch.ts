@@ -12,6 +12,7 @@
  */
 import { statusErrors } from "./errors.js";
 import { hasNodes } from "./failover.js";
+import { internalGate } from "./internal.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { rpcBackend } from "./routes.js";
@@ -66,7 +67,7 @@ export function batchSections(chains: readonly GatewayChain[], o: GatewayOptions
       comment: "The allowed calls of batches holding refused ones, each chain's to the backend that relays its JSON-RPC.",
       // The client's request is logged by the https frontend already.
       directives: [["bind", batchAddress(o)], ["no", "log"]],
-      rules: [...rpc.map((c) => useBackend(splitBackend(c), anon("path", `/${c.path}`))), { phase: "default_backend", action: ["be_unrouted"] }],
+      rules: [...internalGate(), ...rpc.map((c) => useBackend(splitBackend(c), anon("path", `/${c.path}`))), { phase: "default_backend", action: ["be_unrouted"] }],
     },
   ];
 }

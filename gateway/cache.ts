@@ -10,6 +10,7 @@ import { CHECK_AGENT, hostHeader, parseUpstream } from "./upstreams.js";
 import { afterResponse, anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { NODE_DOWN, exactPath, on, rpcBackend } from "./routes.js";
 import { hasNodes } from "./failover.js";
+import { internalGate } from "./internal.js";
 import { OTHER_VERSION } from "./specVersions.js";
 import { statusBody } from "./errors.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
@@ -205,6 +206,7 @@ export function cacheSections(chains: readonly GatewayChain[], o: GatewayOptions
       // The client's request is logged by the https frontend already.
       directives: [["bind", cacheFetchAddress(o)], ["no", "log"]],
       rules: [
+        ...internalGate(),
         // Only cacheable reads and finality polls come this way: where a chain has several nodes,
         // one whose node fails is sent to another (failover.ts).
         ...(cached.some(hasNodes) ? [req(["set-var(txn.rpc_read)", "bool(true)"])] : []),

@@ -2,6 +2,7 @@
 import { headProbe } from "./heads.js";
 import { JSON_TYPE } from "./errors.js";
 import type { Directive, Section } from "./model.js";
+import { internalGate, internalSign } from "./internal.js";
 import { failoverDirectives, hasNodes, hopLogFormat, hopSocket, readHopDirectives, sendHopDirectives, wsGoneFilter, type HopKind } from "./failover.js";
 import type { ChainNode, GatewayChain, GatewayOptions } from "./types.js";
 
@@ -153,9 +154,9 @@ export class ChainBackends {
       {
         header: ["backend", hop],
         comment: kind === "send" ? `${this.c.chainId}: sends (and calls the gateway cannot vouch for as reads), through the send listener` : `${this.c.chainId}: reads, through the read listener`,
-        directives: [...rewrite, ...(kind === "send" ? sendHopDirectives(socket) : readHopDirectives(socket))],
+        directives: [...rewrite, internalSign(), ...(kind === "send" ? sendHopDirectives(socket) : readHopDirectives(socket))],
       },
-      { header: ["frontend", `fe_${this.c.path}_${kind}`], directives: [["bind", socket], ["log-format", hopLogFormat(kind)], ["default_backend", nodes]] },
+      { header: ["frontend", `fe_${this.c.path}_${kind}`], directives: [["bind", socket], ["log-format", hopLogFormat(kind)], ["default_backend", nodes]], rules: internalGate() },
       { header: ["backend", nodes], directives: [...failoverDirectives(kind === "send"), ...this.nodeServers(url, "rpcHttp")] },
     );
     return { hop, nodes };

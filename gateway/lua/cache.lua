@@ -32,6 +32,7 @@ local Flights = require 'rpcstack.cache_flights'
 local Poll = require 'rpcstack.cache_poll'
 local Merge = require 'rpcstack.cache_merge'
 local metrics = require 'rpcstack.cache_metrics'
+local sign = require('rpcstack.internal').signer(core.get_var)
 
 local CHAINS, RULES, BUDGET, REPLY_MAX = DATA.chains, DATA.rules, DATA.budget, DATA.replyMax
 local POLL_MS, FETCH = DATA.pollMs, DATA.fetch
@@ -68,7 +69,7 @@ local JSON_HEADERS = { ['content-type'] = { 'application/json' } }
 
 -- A request to a chain's node, through HAProxy's listener for the cache.
 local function fetch(chain, body, headers, timeout)
-  local req = { url = FETCH.url .. chain, dst = FETCH.dst, body = body, headers = headers, timeout = timeout }
+  local req = { url = FETCH.url .. chain, dst = FETCH.dst, body = body, headers = sign(headers), timeout = timeout }
   return core.httpclient():post(req)
 end
 

@@ -12,6 +12,7 @@ local POLICY, BATCH = DATA.policy, DATA.batch
 local answers = require 'rpcstack.answers'
 local policy = require 'rpcstack.policy'
 local json = require 'rpcstack.json'
+local sign = require('rpcstack.internal').signer(core.get_var)
 
 core.register_action('rpc_refusal', { 'http-req' }, function(txn)
   local body = txn.f:req_body() or ''
@@ -33,7 +34,8 @@ local function relay(chain, sub, host)
   local headers = { ['content-type'] = { 'application/json' } }
   if host then headers.host = { host } end
   local ok, res = pcall(function()
-    local req = { url = BATCH.url .. chain, dst = BATCH.dst, body = sub, headers = headers, timeout = BATCH.timeout }
+    local req = { url = BATCH.url .. chain, dst = BATCH.dst, body = sub, headers = sign(headers),
+                  timeout = BATCH.timeout }
     return core.httpclient():post(req)
   end)
   if not ok or not res or not res.status then return 0, nil end
