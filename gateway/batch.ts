@@ -15,7 +15,7 @@ import { hasNodes } from "./failover.js";
 import { internalGate } from "./internal.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import { anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
-import { rpcBackend } from "./routes.js";
+import { SPEC_PATH, rpcBackend } from "./routes.js";
 import { backendName } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
 
@@ -33,6 +33,8 @@ const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
 /** What refusals.lua reads from the stack's data (gateway_data.lua). */
 export const batchData = (o: GatewayOptions) => ({
   url: BATCH_URL,
+  // A versioned path's node path (specVersions.ts), sent after the chain's: the relayed calls reach the version asked for.
+  spec_var: SPEC_PATH,
   dst: batchAddress(o),
   timeout: BATCH_TIMEOUT_MS,
   errors: statusErrors(),
@@ -67,7 +69,13 @@ export function batchSections(chains: readonly GatewayChain[], o: GatewayOptions
       comment: "The allowed calls of batches holding refused ones, each chain's to the backend that relays its JSON-RPC.",
       // The client's request is logged by the https frontend already.
       directives: [["bind", batchAddress(o)], ["no", "log"]],
-      rules: [...internalGate(), ...rpc.map((c) => useBackend(splitBackend(c), anon("path", `/${c.path}`))), { phase: "default_backend", action: ["be_unrouted"] }],
+      rules: [
+        ...internalGate(),
+        // `/<chain>/<node path>`: a version other than the pinned one, as the client's request asked (specVersions.ts).
+        ...rpc.filter((c) => c.specVersions).map((c) => req([`set-var(${SPEC_PATH})`, `path,regsub(^/${c.path},)`], anon("path", "-m", "beg", `/${c.path}/`))),
+        ...rpc.map((c) => useBackend(splitBackend(c), [...anon("path", `/${c.path}`), "or", ...anon("path", "-m", "beg", `/${c.path}/`)])),
+        { phase: "default_backend", action: ["be_unrouted"] },
+      ],
     },
   ];
 }

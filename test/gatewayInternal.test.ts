@@ -42,7 +42,7 @@ for (const threads of [1, 2]) {
     const reached = () => a.seen.length + b.seen.length;
     beforeAll(async () => {
       [a, b] = [await startRecorder(), await startRecorder()];
-      const nodes = [a, b].map((n, i) => ({ name: `n${i}`, rpcHttp: n.url, rpcWs: n.wsUrl }));
+      const nodes = [a, b].map((n, i) => ({ name: `n${i}`, rpcHttp: n.url, rpcWs: n.wsUrl, healthUrl: n.url }));
       const chains: GatewayChain[] = [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: a.url, rpcWs: a.wsUrl }, nodes }];
       gw = await startGateway(chains, [{ name: "t", key: KEY }], { threads, cache: { maxBytes: 8 * 1024 * 1024, ...CACHE_DEFAULTS } });
       o = { httpsPort: gw.httpsPort } as GatewayOptions;
@@ -53,7 +53,7 @@ for (const threads of [1, 2]) {
       const listeners = [batchAddress(o), cacheFetchAddress(o), hopSocket("eth", "read", o), hopSocket("eth", "send", o)];
       const before = reached();
       for (const address of listeners) {
-        for (const headers of [{}, { [INTERNAL_HEADER]: "00000000-0000-4000-8000-000000000000" }, { [INTERNAL_HEADER]: "" }]) {
+        for (const headers of <Record<string, string>[]>[{}, { [INTERNAL_HEADER]: "00000000-0000-4000-8000-000000000000" }, { [INTERNAL_HEADER]: "" }]) {
           const res = await internalRequest(address, "/eth", headers);
           expect(res.status, `${address} ${JSON.stringify(headers)}`).toBe(403);
           expect(JSON.parse(res.body).error.message).toBe("internal listener");

@@ -90,6 +90,24 @@ describe("Starknet spec versions on the gateway's paths", () => {
     expect(pf.calls.some((c) => c.method === "starknet_getEvents")).toBe(false);
   });
 
+  it("a batch holding a refused call keeps its version: its allowed calls reach the version's node path, on one node and on several", async () => {
+    // starknet_getEvents is denied on strk (its denyMethods), devnet_mint on every Starknet chain.
+    const batch = (path: string, denied: string) => fetch(`${gw.base}/gateway/${path.replace("KEY", KEY)}`, {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "starknet_specVersion", params: [] }, { jsonrpc: "2.0", id: 2, method: denied, params: [] }]),
+    }).then((r) => r.json() as Promise<any[]>);
+    // Answers in a batch come in any order (JSON-RPC 2.0): each is found by its id.
+    const byId = (answers: any[], id: number) => answers.find((a) => a.id === id);
+    const one = await batch("strk/rpc-http/KEY/v0_9", "starknet_getEvents");
+    expect(byId(one, 1), JSON.stringify(one)).toMatchObject({ result: "0.9.0" });
+    expect(byId(one, 2)).toMatchObject({ error: { code: -32601 } });
+    const before = junos.map((j) => j.calls.length);
+    const several = await batch("strks/rpc-http/KEY/v0_8", "devnet_mint");
+    expect(byId(several, 1), JSON.stringify(several)).toMatchObject({ result: "0.8.1" });
+    const reached = junos.flatMap((j, i) => j.calls.slice(before[i])).filter((c) => c.path !== "/v0_10");
+    expect(reached.map((c) => `${c.path} ${c.method}`), JSON.stringify(reached)).toEqual(["/v0_8 starknet_specVersion"]);
+  });
+
   it("a versioned path is closed while the chain's node is not synced, as the unversioned one is", async () => {
     // HAProxy counts a node in until its first checks have failed.
     await eventually("STRKD's node out of rotation", async () => (await call("strkd/rpc-http/KEY", "starknet_chainId")).status, (s) => s === 503);

@@ -30,11 +30,11 @@ local function failed(status)
 end
 
 -- The allowed calls, relayed; status 0 when the node could not be reached.
-local function relay(chain, sub, host)
+local function relay(chain, spec, sub, host)
   local headers = { ['content-type'] = { 'application/json' } }
   if host then headers.host = { host } end
   local ok, res = pcall(function()
-    local req = { url = BATCH.url .. chain, dst = BATCH.dst, body = sub, headers = sign(headers),
+    local req = { url = BATCH.url .. chain .. (spec or ''), dst = BATCH.dst, body = sub, headers = sign(headers),
                   timeout = BATCH.timeout }
     return core.httpclient():post(req)
   end)
@@ -51,7 +51,7 @@ core.register_service('rpc_batch', 'http', function(applet)
     status, text = 500, BATCH.internal
   elseif p.sub then
     local host = applet.headers.host and applet.headers.host[0]
-    local got, reply = relay(chain, p.sub, host)
+    local got, reply = relay(chain, applet:get_var(BATCH.spec_var), p.sub, host)
     status, text = answers.join(p, got, reply, failed)
   else
     status, text = answers.join(p, 200, '', failed)

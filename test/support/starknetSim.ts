@@ -115,9 +115,11 @@ export async function startStarknetSim(opts: StarknetSimOptions): Promise<Starkn
         res.writeHead(400, { "Content-Type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }));
         return;
       }
+      // A batch is answered call by call, as Juno and Pathfinder answer one.
+      const each: any[] = Array.isArray(msg) ? msg : [msg];
       if (req.headers["user-agent"] === "rpcstack-gateway-healthcheck") checks++;
-      else calls.push({ method: msg.method, params: msg.params, path, agent: req.headers["user-agent"] });
-      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(answer(msg, path)));
+      else for (const m of each) calls.push({ method: m?.method, params: m?.params, path, agent: req.headers["user-agent"] });
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(Array.isArray(msg) ? each.map((m) => answer(m, path)) : answer(msg, path)));
     });
   });
   const answer = (msg: any, path: string): object => {
