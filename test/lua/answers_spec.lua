@@ -100,6 +100,26 @@ describe('plan and join', function()
     assert.same({ 200, '' }, { answers.join(answers.plan('[{"method":"admin_peers"}]', EVM), 200, '', failed) })
   end)
 
+  it('answers each item that is no call (a nested batch, a number, a string) with Invalid Request '
+    .. 'in its place, and never relays it', function()
+    local body = '[{"id":1,"method":"eth_chainId"},[{"id":2,"method":"admin_addPeer"}],5,"x"]'
+    local p = answers.plan(body, EVM)
+    assert.equal('[{"id":1,"method":"eth_chainId"}]', p.sub)
+    local status, text = answers.join(p, 200, '[{"jsonrpc":"2.0","id":1,"result":"0x1"}]', failed)
+    assert.equal(200, status)
+    local invalid = '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}'
+    assert.equal(invalid, answers.INVALID)
+    local three = invalid .. ',' .. invalid .. ',' .. invalid
+    assert.equal('[{"jsonrpc":"2.0","id":1,"result":"0x1"},' .. three .. ']', text)
+    -- Alone, as the JSON-RPC 2.0 examples have it ([1,2,3]): no node is asked.
+    local only = answers.plan('[1,2,3]', EVM)
+    assert.is_nil(only.sub)
+    assert.same({ 200, '[' .. three .. ']' }, { answers.join(only, 200, '', failed) })
+    -- And when the node fails, they keep their answer.
+    local _, failed_text = answers.join(p, 503, nil, failed)
+    assert.matches(invalid, failed_text, 1, true)
+  end)
+
   it('is nil for anything but a JSON array', function()
     assert.is_nil(answers.plan('{"id":1,"method":"admin_peers"}', EVM))
     assert.is_nil(answers.plan('[{"id":1,"method":"admin_peers"}', EVM))

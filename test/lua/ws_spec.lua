@@ -117,6 +117,20 @@ describe('check', function()
     assert.same({ answers.refusal('"x"', 'Admin_Peers') }, kept)
   end)
 
+  it('with mark, sends an item that is no call (a nested batch, a number) as a call no node serves, '
+    .. 'answered Invalid Request', function()
+    local kept = {}
+    local mark = function(answer) kept[#kept + 1] = answer; return '"m-' .. #kept .. '"' end
+    local text = '[' .. call('eth_chainId', 1) .. ',[{"id":2,"method":"admin_addPeer"}],7]'
+    local _, n, out = ws.check(text, RULES, subs(), mark)
+    assert.equal(3, n)
+    local denied = '"method":"' .. ws.DENIED .. '","params":[]}'
+    local marked = function(i) return '{"jsonrpc":"2.0","id":"m-' .. i .. '",' .. denied end
+    assert.equal('[' .. call('eth_chainId', 1) .. ',' .. marked(1) .. ',' .. marked(2) .. ']', out)
+    assert.same({ answers.INVALID, answers.INVALID }, kept)
+    assert.not_matches('admin_addPeer', out, 1, true)
+  end)
+
   it('reanswer replaces the node\'s answers to marked calls, alone or in a batch, and nothing else', function()
     local mine = answers.refusal('"x"', 'admin_peers')
     local pending = { ['"m-1"'] = mine, n = 1 }

@@ -64,7 +64,7 @@ export async function startRecorder(): Promise<Recorder> {
       try {
         call = JSON.parse(String(d));
       } catch {}
-      ws.send(JSON.stringify(reply(call)));
+      ws.send(JSON.stringify(Array.isArray(call) ? call.map(reply) : reply(call)));
     });
   });
   const url = await listenLoopback(server);

@@ -6,10 +6,12 @@
 --   refusal(id, method) -> the error answer (-32601) to a refused call: id as sent (raw JSON text;
 --       null when missing or not a string, number or null), the method as sent, JSON-escaped and
 --       cut to MAX_METHOD characters
+--   INVALID: the answer to a batch item that is no call object (JSON-RPC 2.0, 6: -32600, id null)
 --   plan(body, lists) -> { calls = {...}, sub = text | nil } | nil
 --       a batch read as the node will (nil: not a JSON array). calls: each item in order as
---       { id = raw | nil, answer = refusal text | nil }; sub: the allowed items as a smaller
---       batch, in their order and as sent, nil when every call is refused
+--       { id = raw | nil, answer = refusal text | nil, always = true for an item that is no call,
+--       whose answer is due though it has no id }; sub: the allowed items as a smaller batch, in
+--       their order and as sent, nil when every call is refused
 --   join(p, status, body, failed) -> status, text
 --       the answer to the whole batch: each refused call's error in its place, the node's answers
 --       (status, body: its reply to p.sub, or status 0 when there was none) matched to the allowed
@@ -75,18 +77,24 @@ local function refusal(id, method)
   return answer(id, NOT_SERVED, 'method ' .. escaped(method, MAX_METHOD) .. ' is not served by this gateway')
 end
 
+local INVALID = answer(nil, -32600, 'Invalid Request')
+
 local function plan(body, lists)
   local start = json.skip(body, 1)
   if byte(body, start) ~= 91 then return nil end
   local ok, items = pcall(json.elements, body, start)
-  local calls = policy.read(body)
+  local calls, invalid = policy.read(body)
   if not ok or not items or not calls then return nil end
   local out, sub = {}, {}
   for i, it in ipairs(items) do
-    local id = id_of(body, it.a)
-    local m = policy.denied(calls[i] or {}, lists)
-    out[i] = { id = id, answer = m and refusal(id, m) }
-    if not m then sub[#sub + 1] = body:sub(it.a, it.b) end
+    if invalid and invalid[i] then
+      out[i] = { answer = INVALID, always = true }
+    else
+      local id = id_of(body, it.a)
+      local m = policy.denied(calls[i] or {}, lists)
+      out[i] = { id = id, answer = m and refusal(id, m) }
+      if not m then sub[#sub + 1] = body:sub(it.a, it.b) end
+    end
   end
   return { calls = out, sub = #sub > 0 and '[' .. concat(sub, ',') .. ']' or nil }
 end
@@ -120,7 +128,7 @@ local function join(p, status, body, failed)
     local used = {}
     for _, c in ipairs(p.calls) do
       if c.answer then
-        if c.id then out[#out + 1] = c.answer end
+        if c.id or c.always then out[#out + 1] = c.answer end
       elseif c.id and by[c.id] and #by[c.id] > 0 then
         local i = table.remove(by[c.id], 1)
         used[i] = true
@@ -132,11 +140,12 @@ local function join(p, status, body, failed)
     status = (status == 200 or not status or status == 0) and 502 or status
     local code, message = failed(status)
     for _, c in ipairs(p.calls) do
-      if c.id then out[#out + 1] = c.answer or answer(c.id, code, escaped(message, 200)) end
+      if c.always then out[#out + 1] = c.answer
+      elseif c.id then out[#out + 1] = c.answer or answer(c.id, code, escaped(message, 200)) end
     end
   end
   status = got and 200 or status
   return status, #out > 0 and '[' .. concat(out, ',') .. ']' or ''
 end
 
-return { id_of = id_of, refusal = refusal, plan = plan, join = join, MAX_METHOD = MAX_METHOD }
+return { id_of = id_of, refusal = refusal, plan = plan, join = join, MAX_METHOD = MAX_METHOD, INVALID = INVALID }

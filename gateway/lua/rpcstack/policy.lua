@@ -4,8 +4,9 @@
 -- duplicate, JavaScript keeps the last, others the first.
 --
 --   decide(body, lists, max_batch) -> verdict, calls, method, send
---     verdict  nil (allowed) | "denied" | "batch" (more than max_batch calls) | "invalid" (not
---              JSON it can check); calls: the number of calls (a single call is one), when
+--     verdict  nil (allowed) | "denied" (a denied call, or a batch item that is no call) | "batch"
+--              (more than max_batch calls) | "invalid" (not JSON it can check); calls: the
+--              number of calls (a single call is one), when
 --              the body was read; method: the first denied method, as sent (decoded); send:
 --              with lists.reads, whether an allowed body holds a call that is not known to be a
 --              read (then it is never sent to a second node)
@@ -13,8 +14,10 @@
 --              allow entry ending in "_" is a family; reads (chains with several nodes have it)
 --              is the chain kind's set of read methods (gateway/methods.ts)
 --   denied(methods, lists) -> the first of a call's methods the lists deny, as sent, or nil
---   read(body) -> calls   each call's methods (every string under a "method" key, in any case),
---     a single call being one; nil when the body is not JSON it can read whole
+--   read(body) -> calls, invalid   each call's methods (every string under a "method" key, in any
+--     case), a single call being one; nil when the body is not JSON it can read whole. invalid:
+--     the positions of a batch's items that are no object (a nested batch, a number, a string):
+--     invalid requests (JSON-RPC 2.0, 6) that never reach a node; nil when there are none
 local json = require 'rpcstack.json'
 local skip, str = json.skip, json.str
 
@@ -100,15 +103,19 @@ end
 local function read(body)
   local ok, parsed, rest = pcall(value, body, 1, 0)
   if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then return nil end
-  local calls = {}
+  local calls, invalid = {}, nil
   for i, call in ipairs(parsed.items or { parsed }) do
     local methods = {}
+    if type(call) ~= 'table' or not call.methods then
+      invalid = invalid or {}
+      invalid[i] = true
+    end
     for _, m in ipairs(type(call) == 'table' and call.methods or {}) do
       if type(m) == 'string' then methods[#methods + 1] = m end
     end
     calls[i] = methods
   end
-  return calls
+  return calls, invalid
 end
 
 -- The first of a call's methods the lists deny, as sent; nil when none is.
@@ -121,7 +128,7 @@ local function denied(methods, lists)
 end
 
 local function decide(body, lists, max_batch)
-  local calls = read(body)
+  local calls, invalid = read(body)
   if not calls then return 'invalid' end
   if #calls > max_batch then return 'batch' end
   local send = false
@@ -134,6 +141,8 @@ local function decide(body, lists, max_batch)
       if lists.reads and not lists.reads[lm] then send = true end
     end
   end
+  -- Items that are no call are answered in place by the gateway, as denied calls are (rpcstack/answers.lua).
+  if invalid then return 'denied', #calls end
   if lists.reads then return nil, #calls, nil, send end
   return nil, #calls
 end

@@ -156,7 +156,11 @@ end
 -- A denied notification is dropped (nil): no answer is due, and nothing need reach the node.
 local function replaced(text, a, r, mark)
   local id = answers.id_of(text, a)
-  if not id and r.method then return nil end
+  -- A batch item that is no call: the gateway's Invalid Request answers it, in its place (id null).
+  if r.invalid then
+    if not mark then return nil end
+    id = mark(answers.INVALID)
+  elseif not id and r.method then return nil end
   if id and r.method and mark then id = mark(answers.refusal(id, r.method)) end
   return '{"jsonrpc":"2.0",' .. (id and ('"id":' .. id .. ',') or '') .. '"method":"' .. r.name .. '","params":[]}'
 end
@@ -177,13 +181,13 @@ end
 local ONE = { {} }
 
 local function check(text, rules, subs, mark)
-  local calls
+  local calls, invalid
   local m1 = simple(text)
   if m1 then
     ONE[1][1] = m1
     calls = ONE
   else
-    calls = policy.read(text)
+    calls, invalid = policy.read(text)
   end
   if not calls then return 'invalid' end
   if #calls > rules.max_batch then return 'batch', #calls end
@@ -191,7 +195,9 @@ local function check(text, rules, subs, mark)
   for i, methods in ipairs(calls) do
     local k, m = kind(methods, rules)
     local r
-    if k == 'denied' then
+    if invalid and invalid[i] then
+      r = { name = DENIED, invalid = true }
+    elseif k == 'denied' then
       r = { name = DENIED, method = m }
     elseif k == 'subscribe' then
       if subs.socket + opened < subs.socket_max and subs.key + opened < subs.key_max then
