@@ -52,6 +52,8 @@ export const batchGlobal = (chains: readonly GatewayChain[], o: GatewayOptions):
  */
 export const refusalRules = (): Rule[] => [
   req(["lua.rpc_refusal"], verdict("denied")),
+  // A notification (no id) gets no JSON-RPC answer (JSON-RPC 2.0, 4.1): the 403 alone, with no body.
+  { phase: "http-request", action: ["return", "status", "403"], cond: [...verdict("denied"), ...anon("var(txn.rpc_refusal)", "-m", "len", "0")] },
   { phase: "http-request", action: ["return", "status", "403", "content-type", "application/json", "lf-string", "%[var(txn.rpc_refusal)]"], cond: verdict("denied") },
 ];
 

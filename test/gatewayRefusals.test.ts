@@ -53,6 +53,16 @@ describe("a refused call", () => {
     expect((await bad.json()).id).toBeNull();
   });
 
+  it("as a notification (no id) gets the 403 with no body: JSON-RPC 2.0 answers a notification with nothing; an id of null is an id", async () => {
+    for (const body of ['{"jsonrpc":"2.0","method":"hardhat_setBalance","params":[]}', String.raw`{"jsonrpc":"2.0","method":"hardhat_setBalance","params":[]}`]) {
+      const res = await post(body);
+      expect(res.status, body).toBe(403);
+      expect(await res.text(), body).toBe("");
+    }
+    const nullId = await post('{"jsonrpc":"2.0","id":null,"method":"hardhat_setBalance","params":[]}');
+    expect(await nullId.json()).toEqual(notServed(null, "hardhat_setBalance"));
+  });
+
   it("names a method sent with escapes or odd characters JSON-escaped, and cut when long", async () => {
     const odd = await post(String.raw`{"jsonrpc":"2.0","id":2,"method":"debug_\u0022x\\y\u0001","params":[]}`);
     expect(await odd.json()).toEqual(notServed(2, 'debug_"x\\y\u0001'));

@@ -1,7 +1,8 @@
 -- The gateway's answers to JSON-RPC calls its method policy refuses (see gateway/batch.ts),
 -- loaded by HAProxy's lua-load. The texts come from rpcstack/answers.lua.
 -- - action rpc_refusal (http-req, a single refused call): sets txn.rpc_refusal, the error answer
---   with the call's id and method as sent, which the frontend returns with 403.
+--   with the call's id and method as sent, which the frontend returns with 403; empty for a
+--   notification, which gets the 403 with no body.
 -- - service rpc_batch (a batch holding refused calls, after the rate and allowance checks): answers
 --   the refused calls itself and relays the others to the chain's node as a smaller batch with the
 --   httpclient, through HAProxy's own listener for it (fetch.dst), which hands each chain's to the
@@ -21,7 +22,9 @@ core.register_action('rpc_refusal', { 'http-req' }, function(txn)
   local method = calls and calls[1] and policy.denied(calls[1], POLICY[txn:get_var('txn.rpc')])
     or txn:get_var('txn.rpc_method') or ''
   local ok, id = pcall(answers.id_of, body, json.skip(body, 1))
-  txn:set_var('txn.rpc_refusal', answers.refusal(ok and id or nil, method))
+  -- A notification (an object with no id) is answered with nothing: the rule returns the 403 alone.
+  local notification = ok and not id and body:find('^%s*{')
+  txn:set_var('txn.rpc_refusal', notification and '' or answers.refusal(ok and id or nil, method))
 end, 0)
 
 local function failed(status)
