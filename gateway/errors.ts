@@ -41,14 +41,17 @@ export const statusErrors = (): Record<string, { code: number; message: string }
 /** The body of the gateway's own answer with this status, as its error file has it. */
 export const statusBody = (status: number) => errorBody(STATUSES[status][1], STATUSES[status][2]);
 
-/** The words of an `http-request return` of a JSON-RPC style error. */
-export function jsonReturnAction(status: number, message: string): string[] {
-  const [, code] = STATUSES[status];
+/** The words of an `http-request return` of a JSON-RPC style error (its code the status's, unless given). */
+export function jsonReturnAction(status: number, message: string, code = STATUSES[status][1]): string[] {
   return ["return", "status", String(status), "content-type", JSON_TYPE, "string", errorBody(code, message)];
 }
 
 /** A rule refusing with a JSON error when `cond` holds. */
-export const refuse = (status: number, message: string, cond?: Cond, why?: string): Rule => ({ phase: "http-request", action: jsonReturnAction(status, message), cond, why });
+export const refuse = (status: number, message: string, cond?: Cond, why?: string, code?: number): Rule => ({ phase: "http-request", action: jsonReturnAction(status, message, code), cond, why });
+
+/** JSON-RPC 2.0's own codes (5.1) for a body that is not JSON, and for JSON that is no request. */
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
 
 /**
  * Refusals decided before the body is waited for become `deny` with the same answer. HAProxy

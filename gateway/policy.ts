@@ -16,7 +16,7 @@
  * A refused call is answered with its own id and method, a batch holding one as an array (batch.ts).
  */
 import { refusalRules } from "./batch.js";
-import { refuse } from "./errors.js";
+import { INVALID_REQUEST, PARSE_ERROR, refuse } from "./errors.js";
 import { hasNodes } from "./failover.js";
 import { FILTER_CREATOR, SUBSCRIPTION, readSet } from "./methods.js";
 import { anon, req, type Cond, type Rule } from "./model.js";
@@ -109,7 +109,8 @@ export function policyRules(chains: readonly GatewayChain[], maxBatch: number): 
   const verdict = (v: string) => anon("var(txn.rpc_verdict)", "-m", "str", v);
   rules.push(
     refuse(413, `batch longer than ${maxBatch} calls`, verdict("batch")),
-    refuse(400, "body is not JSON the gateway can check", verdict("invalid")),
+    refuse(400, "Parse error: the body is not JSON", verdict("parse"), undefined, PARSE_ERROR),
+    refuse(400, "Invalid Request: the body is no JSON-RPC call or batch the gateway can check", verdict("invalid"), undefined, INVALID_REQUEST),
     // A refused call is answered with its own id and method (batch.ts); a batch, after the rate checks.
     ...refusalRules(),
   );

@@ -1,7 +1,8 @@
 -- The Lua half of the method policy (see gateway/policy.ts), loaded by HAProxy's lua-load. The
 -- action rpc_policy reads the whole JSON-RPC body (rpcstack/policy.lua decides) and sets:
 --   txn.rpc_verdict  "denied" (a single call) | "split" (a batch holding denied calls: answered
---                    by refusals.lua) | "batch" (too many calls) | "invalid" (not JSON it can check)
+--                    by refusals.lua) | "batch" (too many calls) | "parse" (not JSON) | "invalid"
+--                    (JSON, but no call it can check)
 --   txn.rpc_read     true for an allowed body whose every call is a known read, on a chain
 --                    with several nodes (its lists hold the reads): it may go to a second node
 --   txn.rpc_calls    a batch's number of calls (a badge's allowance counts them: badges.lua)
@@ -12,7 +13,7 @@ local decide = require('rpcstack.policy').decide
 core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batch)
   local body = txn.f:req_body() or ''
   local verdict, calls, _, send = decide(body, POLICY[chain], tonumber(max_batch))
-  if verdict == 'invalid' or verdict == 'batch' then
+  if verdict == 'invalid' or verdict == 'parse' or verdict == 'batch' then
     txn:set_var('txn.rpc_verdict', verdict)
     return
   end

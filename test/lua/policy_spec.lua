@@ -39,8 +39,13 @@ describe('decide', function()
     assert.same({ 'denied', 3, 'admin_peers' }, { decide(mixed, EVM, 5) })
   end)
 
-  it('refuses as invalid what it cannot read whole: broken JSON, trailing text, a bare value, too deep', function()
-    for _, body in ipairs({ '', '{', '{"method":"eth_call"', call('eth_call') .. ' x', '"eth_call"', 'null',
+  it('refuses what it cannot read whole: broken JSON and trailing text as a parse error, a bare value '
+    .. 'or nesting too deep to check as invalid', function()
+    for _, body in ipairs({ '', '{', '{"method":"eth_call"', call('eth_call') .. ' x',
+      '{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]' }) do
+      assert.equal('parse', (decide(body, EVM, 10)), body)
+    end
+    for _, body in ipairs({ '"eth_call"', 'null', '5',
       '{"method":"a","params":' .. string.rep('[', 70) .. string.rep(']', 70) .. '}' }) do
       assert.equal('invalid', (decide(body, EVM, 10)), body)
     end

@@ -5,8 +5,9 @@
 --
 --   decide(body, lists, max_batch) -> verdict, calls, method, send
 --     verdict  nil (allowed) | "denied" (a denied call, or a batch item that is no call) | "batch"
---              (more than max_batch calls) | "invalid" (not JSON it can check); calls: the
---              number of calls (a single call is one), when
+--              (more than max_batch calls) | "parse" (not JSON: JSON-RPC's parse error) |
+--              "invalid" (JSON, but no call or batch it can check: a bare value, or nested past
+--              64 levels); calls: the number of calls (a single call is one), when
 --              the body was read; method: the first denied method, as sent (decoded); send:
 --              with lists.reads, whether an allowed body holds a call that is not known to be a
 --              read (then it is never sent to a second node)
@@ -17,7 +18,8 @@
 --   read(body) -> calls, invalid   each call's methods (every string under a "method" key, in any
 --     case), a single call being one; nil when the body is not JSON it can read whole. invalid:
 --     the positions of a batch's items that are no object (a nested batch, a number, a string):
---     invalid requests (JSON-RPC 2.0, 6) that never reach a node; nil when there are none
+--     invalid requests (JSON-RPC 2.0, 6) that never reach a node; nil when there are none.
+--     When calls is nil, a third value says why: "parse" (not JSON) or "invalid"
 local json = require 'rpcstack.json'
 local skip, str = json.skip, json.str
 
@@ -102,7 +104,9 @@ end
 
 local function read(body)
   local ok, parsed, rest = pcall(value, body, 1, 0)
-  if not ok or type(parsed) ~= 'table' or skip(body, rest) <= #body then return nil end
+  if not ok then return nil, nil, tostring(parsed):find('too deep', 1, true) and 'invalid' or 'parse' end
+  if skip(body, rest) <= #body then return nil, nil, 'parse' end
+  if type(parsed) ~= 'table' then return nil, nil, 'invalid' end
   local calls, invalid = {}, nil
   for i, call in ipairs(parsed.items or { parsed }) do
     local methods = {}
@@ -128,8 +132,8 @@ local function denied(methods, lists)
 end
 
 local function decide(body, lists, max_batch)
-  local calls, invalid = read(body)
-  if not calls then return 'invalid' end
+  local calls, invalid, why = read(body)
+  if not calls then return why end
   if #calls > max_batch then return 'batch' end
   local send = false
   for _, methods in ipairs(calls) do
