@@ -56,6 +56,29 @@ describe(`HAProxy's own answers, on ${haproxyVersion()}`, () => {
     }
   }, 30_000);
 
+  it("malformed HTTP/1.1 requests that 3.2's parser refuses get a JSON 400 and reach no node; two that announce a body are closed unanswered", async () => {
+    const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+    const path = `/gateway/eth/rpc-http/${KEY}`;
+    const head = (lines: string) => `POST ${path} HTTP/1.1\r\nHost: localhost\r\n${lines}Content-Length: ${body.length}\r\n\r\n${body}`;
+    const before = up.seen.length;
+    const answered = await Promise.all([
+      head(Array.from({ length: 120 }, (_, i) => `X-Header-${i}: a\r\n`).join("")),
+      head("Transfer-Encoding : chunked\r\n"),
+      head("Transfer-Encoding: chunked, identity\r\n"),
+    ].map((r) => rawExchange(gw.httpsPort, "localhost", [r])));
+    for (const a of answered) {
+      expect(a.status).toBe(400);
+      expect(JSON.parse(a.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    }
+    // HAProxy's HTTP/1 layer logs these as 400 but closes without sending it (docs/gateway.md).
+    const closed = await Promise.all([
+      `POST https://localhost:1${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      head("Connection: Upgrade\r\nUpgrade: websocket\r\n"),
+    ].map((r) => rawExchange(gw.httpsPort, "localhost", [r])));
+    expect(closed.map((a) => a.status)).toEqual([0, 0]);
+    expect(up.seen.length).toBe(before);
+  });
+
   it(`a TCP connection that never starts TLS is closed after the handshake timeout (${HANDSHAKE_TIMEOUT}), not held for timeout client`, async () => {
     const t0 = Date.now();
     const closedAfter = await new Promise<number>((resolve) => {
