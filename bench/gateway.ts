@@ -42,6 +42,8 @@ export interface BenchGatewayOptions {
   readonly plain?: boolean;
   /** Accept badges of project "bench" signed with this key's private half (PEM public key). */
   readonly badgePublicKey?: string;
+  /** Options over the bench's own (e.g. the production per-address bounds, which wrk's one address would hit). */
+  readonly over?: Partial<GatewayOptions>;
 }
 
 export interface BenchGateway {
@@ -50,6 +52,8 @@ export interface BenchGateway {
   readonly metricsPort: number;
   readonly pid: number;
   readonly proc: ChildProcess;
+  /** HAProxy's runtime API socket (level admin). */
+  readonly adminSocket: string;
 }
 
 /** Edits the generated public bind line to plain HTTP; throws if the generated form changed. */
@@ -86,11 +90,13 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
     ...GATEWAY_LIMIT_DEFAULTS, maxConnectionsPerAddress: 4000, wsMaxConnectionsPerKey: 4000, cache: o.cache,
     // No badge service runs: the bench signs its badge itself.
     ...(o.badgePublicKey ? { badges: { service: "127.0.0.1:9", projects: ["bench"], perAddressPerMinute: 20 } } : {}),
+    adminSocket: join(o.work, `${o.name}.sock`),
+    ...o.over,
   };
   const build = buildGateway(o.chains, o.keys ?? [{ name: "bench", key: BENCH_KEY }], opts, o.badgePublicKey);
   writeGatewayFiles(opts.filesDir, build);
   const cfg = join(o.work, `${o.name}.cfg`);
   writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);
   const proc = spawnHaproxy(cfg, build.environment, o.name);
-  return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc };
+  return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc, adminSocket: opts.adminSocket! };
 }

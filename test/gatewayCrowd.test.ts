@@ -1,6 +1,6 @@
 /**
  * Many addresses together, on the real HAProxy with the production buffer size (1 MiB bodies):
- * 64 attacking addresses on loopback (test/support/crowd.js, a process of its own), each holding
+ * 64 attacking addresses on loopback (devtools/crowd.js, a process of its own, which the bench bench/crowd.ts runs too), each holding
  * WebSockets with an unfinished message, HTTP/2 streams with slow bodies and connections that
  * never read, and reopening what the gateway closes. Another address's calls must all be answered
  * meanwhile, and no node may be marked down.
@@ -120,7 +120,7 @@ describe("what one address may hold while it is slow", () => {
 
 describe("64 addresses together", () => {
   it("another address's calls are all answered, and no node is marked down", async () => {
-    const crowd = start(process.execPath, [join(__dirname, "support/crowd.js"), String(gw.httpsPort), String(ADDRESSES), PREFIX]);
+    const crowd = start(process.execPath, [join(__dirname, "../devtools/crowd.js"), String(gw.httpsPort), String(ADDRESSES), PREFIX]);
     const agent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: VICTIM } as any);
     const times: number[] = [];
     const failures: string[] = [];
