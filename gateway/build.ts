@@ -11,8 +11,8 @@ import { batchData, batchGlobal, batchRules, batchSections } from "./batch.js";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { endBeforeBody, errorFiles, refuse, refuseDirective } from "./errors.js";
-import { internalData, internalSecretGlobal } from "./internal.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
+import { internalData, internalSecretGlobal, internalStrip } from "./internal.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
@@ -79,6 +79,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...connectionRules(opts),
     ...headerRules(),
     ...normalizeRules(),
+    internalStrip(),
     ...corsRules(opts.corsOrigins, served),
     req(["set-var(txn.chain)", "path,field(3,/)"], gw),
     req(["set-var(txn.iface)", "path,field(4,/)"], gw),
@@ -153,7 +154,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), ...badgeData(opts) }),
     ...badgeFiles(opts),
     // Never empty: the docker provider refuses an upload without content.
     [QUOTA_USED_FILE]: "# <name>/<period> <calls counted before this HAProxy process>, filled by the usage keeper\n",

@@ -27,5 +27,8 @@ export const internalGate = (): Rule[] => [
   req(["del-header", INTERNAL_HEADER]),
 ];
 
+/** A client's own copy of the header goes no further than the public listener: nodes never see the name. */
+export const internalStrip = (): Rule => req(["del-header", INTERNAL_HEADER], anon(`req.hdr(${INTERNAL_HEADER})`, "-m", "found"));
+
 /** A backend line that sends the secret with each request, to the internal listener it relays to. */
 export const internalSign = (): Directive => ["http-request", "set-header", INTERNAL_HEADER, `%[var(${INTERNAL_SECRET_VAR})]`];

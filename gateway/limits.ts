@@ -16,6 +16,8 @@ const MAX_REWRITE = 8192;
 export const BODY_TIMEOUT = "10s";
 
 export const bufferSize = (maxBodyBytes: number) => Math.max(16384, maxBodyBytes + HEADER_ROOM);
+/** What the WebSocket filter (limits.lua) reads of the buffers: their size and HAProxy's reserve in them. */
+export const bufferData = (o: GatewayOptions) => ({ size: bufferSize(o.maxBodyBytes), reserve: MAX_REWRITE });
 
 /** What all of HAProxy's buffers together may take: requests wait for a buffer beyond it. */
 export const BUFFER_MEMORY = 1024 * 1024 * 1024;

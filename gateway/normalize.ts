@@ -18,7 +18,8 @@ export const normalizeRules = (): Rule[] => [
   refuse(414, `URI longer than ${MAX_URI_BYTES} bytes`, anon("url,length", "gt", String(MAX_URI_BYTES)), "No URI longer than the headers' bound reaches a node."),
   // HTTP/2 requests reach a node in origin form already; HTTP/1.1 ones sent in absolute form
   // (`POST https://host/gateway/...`, which servers must accept) are relayed as sent otherwise.
-  req(["set-uri", "%[pathq]"], [...anon("url", "-m", "beg", "-i", "http://", "https://"), ...anon("req.ver", "1.1", "1.0")], "Absolute-form requests reach the nodes in origin form."),
+  // `http://host?x` has no path: left as it is (a set-uri to `?x` would fail, a 500), it reaches no route.
+  req(["set-uri", "%[pathq]"], [...anon("url", "-m", "beg", "-i", "http://", "https://"), ...anon("req.ver", "1.1", "1.0"), ...anon("pathq", "-m", "beg", "/")], "Absolute-form requests reach the nodes in origin form."),
   // Each pass only where it can change something: a rewrite costs more than the test.
   req(["normalize-uri", "path-merge-slashes"], anon("path", "-m", "sub", "//"), "Paths are normalised before routing: no //, /./ or .. (plain or %2e) reaches an upstream's base path."),
   // `strict` also makes the conditional form work: without it, `percent-decode-unreserved if ...`

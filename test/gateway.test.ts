@@ -199,6 +199,9 @@ describe(`gateway on ${haproxyVersion()}`, () => {
     const uri = await hostRequest(gw.httpsPort, "localhost", `${origin}/gateway/cosmoshub/rpc-http/${KEY}/block?height=42`);
     expect(JSON.parse(uri.body).result.height).toBe("42");
     expect(cosmos.seen.at(-1)!.url).toBe("/block?height=42");
+    // No path at all, only a query: no route, and no gateway error (a 5xx would feed the error-rate alert).
+    const bare = await hostRequest(gw.httpsPort, "localhost", `${origin}?x=1`, "POST", call);
+    expect(bare.status).toBe(404);
   });
 
   it("Cosmos public hostnames: Tendermint RPC (and /websocket), REST, and gRPC over HTTP/2 to an h2c upstream", async () => {

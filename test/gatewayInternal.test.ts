@@ -70,6 +70,9 @@ for (const threads of [1, 2]) {
       expect(answers.map((x: { id: number; result?: unknown; error?: unknown }) => [x.id, "result" in x])).toEqual([[1, true], [2, false]]);
       expect((await post({ jsonrpc: "2.0", id: 3, method: "eth_getBlockByNumber", params: ["0x1", false] })).status).toBe(200);
       expect((await post({ jsonrpc: "2.0", id: 4, method: "eth_sendRawTransaction", params: ["0x00"] })).status).toBe(200);
+      // A client's own header of that name goes no further than the public listener.
+      const forged = await fetch(`${gw.base}/gateway/eth/rpc-http/${KEY}`, { method: "POST", headers: { "Content-Type": "application/json", [INTERNAL_HEADER]: "guess" }, body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "eth_chainId", params: [] }) });
+      expect(forged.status).toBe(200);
       const seen = [...a.seen, ...b.seen].slice(0);
       expect(reached()).toBeGreaterThanOrEqual(before + 3);
       for (const r of seen) expect(r.headers[INTERNAL_HEADER], "the secret never reaches a node").toBeUndefined();

@@ -6,8 +6,11 @@
  * the node side stayed open, and one its client dropped stayed until a timeout. Checked through
  * HAProxy's runtime API (show info), on one and two threads.
  */
+import { createHash } from "node:crypto";
+import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeCommand } from "../cli/runtimeApi.js";
 import { BODY_TIMEOUT, UNFINISHED_MESSAGES_PER_ADDRESS } from "../gateway/limits.js";
@@ -137,3 +140,65 @@ for (const threads of [1, 2]) {
     });
   });
 }
+
+/**
+ * A WebSocket node that completes the handshake and then stops reading until `resume()`: the
+ * gateway's buffer toward it fills while the client sends on.
+ */
+async function startSlowNode() {
+  let received = 0;
+  const held: Socket[] = [];
+  const server = createServer((s) => {
+    let head = Buffer.alloc(0);
+    const onData = (d: Buffer) => {
+      head = Buffer.concat([head, d]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      s.off("data", onData);
+      const key = /sec-websocket-key: *(\S+)/i.exec(head.subarray(0, end).toString())?.[1];
+      if (!key) return void s.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+      const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+      s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+      received += head.length - end - 4;
+      s.on("data", (more: Buffer) => (received += more.length));
+      s.pause();
+      held.push(s);
+    };
+    s.on("data", onData);
+    s.on("error", () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return {
+    url: `ws://127.0.0.1:${(server.address() as { port: number }).port}`,
+    received: () => received,
+    resume: () => held.forEach((s) => s.resume()),
+    stop: () => new Promise<void>((r) => (held.forEach((s) => s.destroy()), server.close(() => r()))),
+  };
+}
+
+describe("a node that reads slowly", () => {
+  it("does not make the gateway take its client for gone: the socket stays open while the buffer is full, and the messages flow once the node reads", async () => {
+    const slow = await startSlowNode();
+    const g = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: slow.url } }], [{ name: "spin", key: KEY }], { maxBodyBytes: 64 * 1024 });
+    const ws = new WebSocket(`wss://localhost:${g.httpsPort}/gateway/eth/rpc/${KEY}?secret=null`, { rejectUnauthorized: false });
+    ws.on("error", () => {});
+    try {
+      await new Promise((r, j) => (ws.once("open", r), ws.once("unexpected-response", () => j(new Error("no upgrade")))));
+      const big = "a".repeat(50_000);
+      for (let i = 0; i < 100; i++) ws.send(JSON.stringify({ jsonrpc: "2.0", id: i, method: "eth_call", params: [big] }));
+      // Long enough for the buffers toward the node to fill, and the client's next reads with them.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(ws.readyState).toBe(WebSocket.OPEN);
+      const before = slow.received();
+      slow.resume();
+      const t0 = Date.now();
+      while (slow.received() < before + 1_000_000 && ws.readyState === WebSocket.OPEN && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 100));
+      expect(ws.readyState).toBe(WebSocket.OPEN);
+      expect(slow.received()).toBeGreaterThan(before + 1_000_000);
+    } finally {
+      ws.terminate();
+      await g.stop();
+      await slow.stop();
+    }
+  });
+});

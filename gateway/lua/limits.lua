@@ -47,6 +47,8 @@ local UNFINISHED = {}
 
 -- Frame headers cost bytes too: a message cut into tiny frames must still fit the buffer.
 local FRAMING_ROOM = 4096
+-- HAProxy's buffer (tune.bufsize) and its reserve (tune.maxrewrite), from the generated data.
+local BUFFER = DATA.buffer
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
@@ -120,10 +122,8 @@ local function close(txn, msg, chn)
 end
 
 -- Whether this socket holds part of a message: counted against its address while it does. Past
--- the address's bound, held longer than a body may take, or once the client has closed its side
--- (the rest can never come), the socket is closed.
+-- the address's bound, or held longer than a body may take, the socket is closed.
 function WsLimit:unfinished(txn, held, msg, chn)
-  if held and not chn:may_recv() then return close(txn, msg, chn) end
   if held == (self.since ~= nil) then
     if held and os.time() - self.since > self.unfinished_s then close(txn, msg, chn) end
     return
@@ -150,6 +150,26 @@ function WsLimit:end_analyze(_txn)
 end
 
 
+-- Whether the client has closed its side. A channel that may not receive says so, but it says the
+-- same once the buffer reaches its reserve (a node reading slowly, the client sending on): only a
+-- buffer clearly below the reserve, input and output together (the request channel itself, not
+-- the filter's view of it), means the client is gone.
+local function client_gone(txn, chn)
+  if chn:may_recv() then return false end
+  local req = txn.req
+  return req:input() + req:output() + 2 * BUFFER.reserve < BUFFER.size
+end
+
+-- The client is gone holding part of a message, which can never be finished: that part is dropped
+-- and the whole messages before it (the first `keep` bytes) go on. The stream then ends as any
+-- tunnel whose client closed it does; a txn:done() here would cut those messages too.
+function WsLimit:drop_unfinished(txn, msg, chn, keep, avail)
+  if avail > keep then msg:remove(keep, avail - keep) end
+  self.need = 0
+  self:unfinished(txn, false, msg, chn)
+  return keep
+end
+
 -- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
 -- for every piece. HAProxy calls this for every read of the client's bytes, so the common
@@ -165,6 +185,7 @@ function WsLimit:tcp_payload(txn, chn)
   if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn) end
   local avail = chn:input()
   if avail < self.need then
+    if client_gone(txn, chn) then return self:drop_unfinished(txn, msg, chn, 0, avail) end
     self:unfinished(txn, true, msg, chn)
     return 0
   end
@@ -174,6 +195,7 @@ function WsLimit:tcp_payload(txn, chn)
     local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
     if stop == false then close(txn, msg, chn) end
     if not stop then
+      if client_gone(txn, chn) then return self:drop_unfinished(txn, msg, chn, pos - 1, #data) end
       self.need = frames
       self:unfinished(txn, true, msg, chn)
       return pos - 1

@@ -11,8 +11,9 @@ local function signer(get_var)
   return function(headers)
     -- Read at the first request: the global set-var may follow the lua-load lines.
     secret = secret or { get_var(NAMES.var) }
-    local signed = { [NAMES.header] = secret }
+    local signed = {}
     for k, v in pairs(headers or {}) do signed[k] = v end
+    signed[NAMES.header] = secret
     return signed
   end
 end
