@@ -21,9 +21,16 @@ export const internalSecretGlobal = (): Directive => ["set-var", INTERNAL_SECRET
 /** What rpcstack/internal.lua reads from the stack's data (gateway_data.lua). */
 export const internalData = () => ({ header: INTERNAL_HEADER, var: INTERNAL_SECRET_VAR });
 
+/**
+ * What uuid(4) gives where HAProxy seeds its generator only after the configuration is parsed
+ * (3.2.0; upstream moved the seeding earlier in 2025): a secret anyone could guess, so the
+ * listeners then refuse everything rather than take it.
+ */
+export const UNSEEDED_UUID = "00000000-0000-4000-8000-000000000000";
+
 /** The first rules of every internal listener: no secret, no relay; the header goes no further. */
 export const internalGate = (): Rule[] => [
-  refuse(403, "internal listener", ["!", ...anon(`req.hdr(${INTERNAL_HEADER}),strcmp(${INTERNAL_SECRET_VAR})`, "eq", "0")], "Only the gateway's own requests: they carry the secret HAProxy drew at start (internal.ts)."),
+  refuse(403, "internal listener", ["!", ...anon(`req.hdr(${INTERNAL_HEADER}),strcmp(${INTERNAL_SECRET_VAR})`, "eq", "0"), "or", ...anon(`var(${INTERNAL_SECRET_VAR})`, "-m", "str", UNSEEDED_UUID)], "Only the gateway's own requests: they carry the secret HAProxy drew at start (internal.ts)."),
   req(["del-header", INTERNAL_HEADER]),
 ];
 
