@@ -64,7 +64,7 @@ const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, 
 
 runBench(procs, async () => {
   const m = machine();
-  console.log(`crowd bench: ${m.haproxy}; ${m.cores} cores (${m.cpu ?? "?"}); ${args.addresses} addresses, ${args.calls} calls every ${args.intervalMs} ms`);
+  console.log(`crowd bench: ${m.haproxy}; ${m.cores} cores (${m.cpu ?? "?"}); ${args.addresses} addresses, ${args.calls} calls every ${args.intervalMs} ms; maxBodyKiB ${args.maxBodyKiB}`);
   selfSignedCert(procs.work);
   const [upPort, wsPort] = [await freePort(), await freePort()];
   procs.start("upstream", process.execPath, [join(__dirname, "upstream.js"), String(upPort), String(wsPort)]);
@@ -75,7 +75,7 @@ runBench(procs, async () => {
       work: procs.work, name: `gw${threads}`, threads, keys,
       chains: [{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${upPort}`, rpcWs: `ws://127.0.0.1:${wsPort}` } }],
       // The production bounds per address and key (the bench's own lifts them for wrk's one address).
-      over: { ...GATEWAY_LIMIT_DEFAULTS, maxConnections: 6000, wsMaxConnectionsPerKey: 64, rateLimitPerSecond: 100_000 },
+      over: { ...GATEWAY_LIMIT_DEFAULTS, maxConnections: 6000, wsMaxConnectionsPerKey: 64, rateLimitPerSecond: 100_000, maxBodyBytes: args.maxBodyKiB * 1024 },
     });
     procs.adopt(gw.proc);
     for (let i = 0; i < 50; i++) {
@@ -109,11 +109,18 @@ runBench(procs, async () => {
       await new Promise((r) => setTimeout(r, 250));
       after = await info(gw.adminSocket);
     }
+    // What is left, by frontend and backend, when the crowd's sessions did not all end.
+    let left = "";
+    if (after.currConns > 0) {
+      const counts: Record<string, number> = {};
+      for (const m of (await runtimeCommand(gw.adminSocket, "show sess")).matchAll(/ fe=(\S+) be=(\S+) srv=(\S+)/g)) counts[`${m[1]}/${m[2]}`] = (counts[`${m[1]}/${m[2]}`] ?? 0) + 1;
+      left = ` (sessions left: ${JSON.stringify(counts)})`;
+    }
     const sorted = [...times].sort((a, b) => a - b);
     const ms = (v: number | undefined) => (v === undefined ? "-" : `${Math.round(v)} ms`);
     console.log(`${threads} thread${threads > 1 ? "s" : ""}: other client ${times.length}/${args.calls} answered, p50 ${ms(pct(sorted, 0.5))}, p99 ${ms(pct(sorted, 0.99))}, max ${ms(sorted.at(-1))}` +
       `${failures.length ? `, failed: ${JSON.stringify(failures.slice(0, 5))}` : ""}; load average ${loadBefore.join(" ")} -> ${loadAfter.join(" ")}; ` +
-      `during: ${during.currConns} connections, idle ${during.idlePct}%; after the crowd: ${after.currConns} connections, idle ${after.idlePct}% within ${Math.round((Date.now() - t0) / 1000)} s`);
+      `during: ${during.currConns} connections, idle ${during.idlePct}%; after the crowd: ${after.currConns} connections${left}, idle ${after.idlePct}% within ${Math.round((Date.now() - t0) / 1000)} s`);
     process.kill(-gw.pid, "SIGTERM");
     await new Promise((r) => setTimeout(r, 500));
   }
