@@ -28,8 +28,6 @@ const ERROR_STATUSES: Record<number, [string, number, string]> = {
   504: ["Gateway Timeout", -32054, "upstream node timed out"],
 };
 
-const STATUSES = ERROR_STATUSES;
-
 export const ERROR_STATUS_CODES = Object.keys(ERROR_STATUSES);
 export const JSON_TYPE = "application/json";
 export const ERRORS_SECTION = "json-errors";
@@ -37,12 +35,12 @@ export const ERRORS_SECTION = "json-errors";
 export const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
 /** Each status's JSON-RPC style code and message, as its error file has them. */
 export const statusErrors = (): Record<string, { code: number; message: string }> =>
-  Object.fromEntries(Object.entries(STATUSES).map(([s, [, code, message]]) => [s, { code, message }]));
+  Object.fromEntries(Object.entries(ERROR_STATUSES).map(([s, [, code, message]]) => [s, { code, message }]));
 /** The body of the gateway's own answer with this status, as its error file has it. */
-export const statusBody = (status: number) => errorBody(STATUSES[status][1], STATUSES[status][2]);
+export const statusBody = (status: number) => errorBody(ERROR_STATUSES[status][1], ERROR_STATUSES[status][2]);
 
 /** The words of an `http-request return` of a JSON-RPC style error (its code the status's, unless given). */
-export function jsonReturnAction(status: number, message: string, code = STATUSES[status][1]): string[] {
+export function jsonReturnAction(status: number, message: string, code = ERROR_STATUSES[status][1]): string[] {
   return ["return", "status", String(status), "content-type", JSON_TYPE, "string", errorBody(code, message)];
 }
 

@@ -31,6 +31,7 @@
 -- HTTP mode the Channel functions refuse to read. Loaded by lua-load; the backends name the
 -- filters (gateway/limits.ts); each chain's rules come from the generated gateway_data.lua.
 local ws = require 'rpcstack.ws'
+local held = require 'rpcstack.held'
 local DATA = require('gateway_data')
 local RULES = DATA.ws
 local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badges.max_held, DATA.badges.skew)
@@ -41,14 +42,8 @@ local KEYS = DATA.key_map and Map.new(DATA.key_map, Map._str)
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address):
 -- one Lua state serves every thread (lua-load), so this is the whole gateway's count.
 local OPEN = {}
--- Sockets of each client address holding part of a message: each holds a whole buffer until the
--- rest comes, so an address holds few at once, and none for longer than a body may take.
-local UNFINISHED = {}
-
 -- Frame headers cost bytes too: a message cut into tiny frames must still fit the buffer.
 local FRAMING_ROOM = 4096
--- HAProxy's buffer (tune.bufsize) and its reserve (tune.maxrewrite), from the generated data.
-local BUFFER = DATA.buffer
 
 local WsLimit = { id = 'rpcstack ws_limit', flags = filter.FLT_CFG_FL_HTX }
 WsLimit.__index = WsLimit
@@ -111,37 +106,31 @@ function WsLimit:over_quota(txn, calls)
   for _ = 1, calls do txn.f:sc_inc_gpc(0, self.quota_sc) end
 end
 
--- Every close from the filter drops what it holds first. txn:done() erases the buffer, but the
--- filter's offsets still count the bytes it held as due to the node: HAProxy then schedules them
--- for sending (the channel's input shows them as negative, -1008 for 1,008 bytes held) and the
--- stream spins at full CPU for as long as the node side stays open. Before 3.2 a stream whose
--- buffer the filter held full also outlived txn:done() on both sides.
+-- Every close drops what the filter holds first: txn:done() erases the buffer, but the filter's
+-- offsets still count the held bytes as due to the node, which HAProxy then schedules (a channel
+-- input of -1008 for 1,008 bytes held), and the stream spins while the node side stays open.
 local function close(txn, msg, chn)
   msg:remove(0, chn:input())
   txn:done()
 end
 
--- Whether this socket holds part of a message: counted against its address while it does. Past
--- the address's bound, or held longer than a body may take, the socket is closed.
-function WsLimit:unfinished(txn, held, msg, chn)
-  if held == (self.since ~= nil) then
-    if held and os.time() - self.since > self.unfinished_s then close(txn, msg, chn) end
+-- Whether this socket holds part of a message: counted against its address while it does (each
+-- holds a whole buffer until the rest comes, rpcstack/held.lua). Past the address's bound, or held
+-- longer than a body may take, the socket is closed (msg and chn are needed only while it holds one).
+function WsLimit:unfinished(txn, holds, msg, chn)
+  if holds == (self.since ~= nil) then
+    if holds and os.time() - self.since > self.unfinished_s then close(txn, msg, chn) end
     return
   end
-  local n = (UNFINISHED[self.src] or 0) + (held and 1 or -1)
-  UNFINISHED[self.src] = n > 0 and n or nil
-  self.since = held and os.time() or nil
-  if held and n > self.unfinished_max then close(txn, msg, chn) end
+  local n = held.count(self.src, holds and 1 or -1)
+  self.since = holds and os.time() or nil
+  if holds and n > self.unfinished_max then close(txn, msg, chn) end
 end
 
 -- The socket is gone: its subscriptions no longer count against the key, nor a message it held
 -- against its address.
-function WsLimit:end_analyze(_txn)
-  if self.since then
-    local n = (UNFINISHED[self.src] or 0) - 1
-    UNFINISHED[self.src] = n > 0 and n or nil
-    self.since = nil
-  end
+function WsLimit:end_analyze(txn)
+  self:unfinished(txn, false)
   if self.subs > 0 then
     local left = (OPEN[self.who] or 0) - self.subs
     OPEN[self.who] = left > 0 and left or nil
@@ -150,19 +139,8 @@ function WsLimit:end_analyze(_txn)
 end
 
 
--- Whether the client has closed its side. A channel that may not receive says so, but it says the
--- same once the buffer reaches its reserve (a node reading slowly, the client sending on): only a
--- buffer clearly below the reserve, input and output together (the request channel itself, not
--- the filter's view of it), means the client is gone.
-local function client_gone(txn, chn)
-  if chn:may_recv() then return false end
-  local req = txn.req
-  return req:input() + req:output() + 2 * BUFFER.reserve < BUFFER.size
-end
-
--- The client is gone holding part of a message, which can never be finished: that part is dropped
--- and the whole messages before it (the first `keep` bytes) go on. The stream then ends as any
--- tunnel whose client closed it does; a txn:done() here would cut those messages too.
+-- The client is gone holding part of a message it can never finish: that part is dropped, the whole
+-- messages before it (`keep` bytes) go on, and the stream ends as a tunnel its client closed does.
 function WsLimit:drop_unfinished(txn, msg, chn, keep, avail)
   if avail > keep then msg:remove(keep, avail - keep) end
   self.need = 0
@@ -185,7 +163,7 @@ function WsLimit:tcp_payload(txn, chn)
   if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn) end
   local avail = chn:input()
   if avail < self.need then
-    if client_gone(txn, chn) then return self:drop_unfinished(txn, msg, chn, 0, avail) end
+    if held.client_gone(txn.req, chn, DATA.buffer) then return self:drop_unfinished(txn, msg, chn, 0, avail) end
     self:unfinished(txn, true, msg, chn)
     return 0
   end
@@ -195,7 +173,7 @@ function WsLimit:tcp_payload(txn, chn)
     local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
     if stop == false then close(txn, msg, chn) end
     if not stop then
-      if client_gone(txn, chn) then return self:drop_unfinished(txn, msg, chn, pos - 1, #data) end
+      if held.client_gone(txn.req, chn, DATA.buffer) then return self:drop_unfinished(txn, msg, chn, pos - 1, #data) end
       self.need = frames
       self:unfinished(txn, true, msg, chn)
       return pos - 1
