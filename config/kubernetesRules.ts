@@ -35,7 +35,7 @@ export function kubernetesProblems(raw: RawConfig, secretsAvailable: boolean): s
     out.push(problem(["gateway", "quotas"], "cannot be honoured on kubernetes yet: each gateway replica counts calls on its own, so a key would get its allowance once per replica"));
   }
   if (isObj(raw.monitoring) && raw.monitoring.enabled === true) {
-    out.push(problem(["monitoring", "enabled"], "does not apply on kubernetes: the pods carry prometheus.io scrape annotations for the cluster's own Prometheus"));
+    out.push(problem(["monitoring", "enabled"], "does not apply on kubernetes: the Services carry prometheus.io scrape annotations for the cluster's own Prometheus"));
   }
   if (gw.domain !== undefined && host.tlsSecret === undefined) {
     out.push(problem(["host", "tlsSecret"], "is required with rpcstack:gateway.domain on kubernetes: a kubernetes.io/tls Secret in the namespace with its certificate (cert-manager makes one); no ACME client runs in the cluster"));

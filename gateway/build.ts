@@ -8,11 +8,11 @@
 import { createHash } from "node:crypto";
 import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeConds, badgeData, badgeFiles, badgeRefusals, badgeScopeRules, badgeSections, badgeServiceRules } from "./badges.js";
 import { batchData, batchGlobal, batchRules, batchSections } from "./batch.js";
-import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheRules, cacheSections } from "./cache.js";
+import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheMetricsPath, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
 import { endBeforeBody, errorFiles, refuse, refuseDirective } from "./errors.js";
 import { internalData, internalSecretGlobal, internalStrip } from "./internal.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, gatewayMemoryMiB, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
@@ -26,7 +26,7 @@ import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
 import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
 import { requestCalls, usageAnswers, usageCalls, usageTracking } from "./usage.js";
-import { certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
+import { EXPORTER_PATH, certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
 
 export { ERROR_STATUS_CODES, errorBody } from "./errors.js";
@@ -189,6 +189,11 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     unrouted,
     ...tables(),
   ];
-  return { config: serialize({ sections }), files, routes, environment: HAPROXY_ENVIRONMENT };
+  const cacheMetrics = cacheMetricsPath(chains, opts);
+  return {
+    config: serialize({ sections }), files, routes, environment: HAPROXY_ENVIRONMENT,
+    metricsPaths: { exporter: EXPORTER_PATH, ...(cacheMetrics ? { cache: cacheMetrics } : {}) },
+    memoryMiB: gatewayMemoryMiB(opts),
+  };
 }
 

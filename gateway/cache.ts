@@ -244,6 +244,9 @@ export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): 
   ];
 }
 
-/** The cache's counters on the private metrics listener (HAProxy's exporter takes no Lua metrics). */
-export const cacheMetricsDirectives = (chains: readonly GatewayChain[], o: GatewayOptions): Directive[] =>
-  cachedChains(chains, o).length ? [["http-request", "use-service", "lua.rpc_cache_metrics", "if", ...anon("path", "/metrics/cache")]] : [];
+/** The cache's counters on the private metrics listener (HAProxy's exporter takes no Lua metrics), where a chain is cached. */
+export const cacheMetricsPath = (chains: readonly GatewayChain[], o: GatewayOptions): string | undefined => (cachedChains(chains, o).length ? "/metrics/cache" : undefined);
+export function cacheMetricsDirectives(chains: readonly GatewayChain[], o: GatewayOptions): Directive[] {
+  const path = cacheMetricsPath(chains, o);
+  return path ? [["http-request", "use-service", "lua.rpc_cache_metrics", "if", ...anon("path", path)]] : [];
+}

@@ -21,6 +21,14 @@ export const bufferData = (o: GatewayOptions) => ({ size: bufferSize(o.maxBodyBy
 
 /** What all of HAProxy's buffers together may take: requests wait for a buffer beyond it. */
 export const BUFFER_MEMORY = 1024 * 1024 * 1024;
+/**
+ * HAProxy's memory in MiB: the response cache lives in its memory, so it asks for the cache's budget
+ * plus its own; under load the buffers it may allocate (BUFFER_MEMORY) come on top.
+ */
+export function gatewayMemoryMiB(o: Pick<GatewayOptions, "cache">): { request: number; limit: number } {
+  const request = Math.ceil((o.cache?.maxBytes ?? 0) / 2 ** 20) + 256;
+  return { request, limit: request + Math.ceil(BUFFER_MEMORY / 2 ** 20) + 256 };
+}
 /** At most BUFFER_MEMORY in buffers (two per busy connection), never fewer than 256 buffers. */
 export const bufferLimit = (o: GatewayOptions) => Math.min(2 * o.maxConnections + 2, Math.max(256, Math.floor(BUFFER_MEMORY / bufferSize(o.maxBodyBytes))));
 /** Buffers each thread keeps for reuse (tune.memory.hot-size). */

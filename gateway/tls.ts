@@ -136,6 +136,8 @@ export const certSections = (o: GatewayOptions): Section[] => {
   }];
 };
 
+/** Where HAProxy's own Prometheus exporter answers on the metrics listener. */
+export const EXPORTER_PATH = "/metrics";
 /** `relayed`: paths answered by another service's metrics, through a backend. */
 export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = [], relayed: readonly { path: string; backend: string }[] = []): Section => ({
   header: ["frontend", "metrics"],
@@ -143,7 +145,7 @@ export const metricsSection = (o: GatewayOptions, extra: readonly Directive[] = 
   directives: [
     ["bind", `${o.metrics.address}:${o.metrics.port}`],
     ["no", "log"],
-    ["http-request", "use-service", "prometheus-exporter", "if", ...anon("path", "/metrics")],
+    ["http-request", "use-service", "prometheus-exporter", "if", ...anon("path", EXPORTER_PATH)],
     ...extra,
     relayed.length
       ? [...refuseDirective(404, "only the /metrics paths are served here"), "unless", ...anon("path", ...relayed.map((r) => r.path))]

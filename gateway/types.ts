@@ -158,6 +158,10 @@ export interface GatewayCompiled {
   readonly routes: readonly Route[];
   /** Environment the HAProxy process needs for the buffers this config asks for. */
   readonly environment: Readonly<Record<string, string>>;
+  /** What the private metrics listener serves: HAProxy's exporter, and the cache's counters where a chain is cached. */
+  readonly metricsPaths: { readonly exporter: string; readonly cache?: string };
+  /** HAProxy's memory in MiB: what it asks for (its own and the cache's budget), and what it may reach with every buffer allocated. */
+  readonly memoryMiB: { readonly request: number; readonly limit: number };
 }
 
 /** The compiled configuration with the key map among its files (keys.map holds hashed project keys). */

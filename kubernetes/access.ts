@@ -3,7 +3,7 @@
  * gateway's way in from outside the cluster. Pure.
  */
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
-import { certificateNames } from "../services/index.js";
+import { certificateNames, type PortSpec } from "../services/index.js";
 import { PART_OF, WORKLOAD_LABEL, type K8sObject, type Rendered } from "./objects.js";
 import { uniquePorts } from "./pods.js";
 import type { Workload } from "./workloads.js";
@@ -20,9 +20,9 @@ export const GATEWAY_SERVICE = "rpcstack-gateway";
  * API and beacon API stay inside the stack, as on the Docker network.
  */
 export function renderPolicies(all: readonly Workload[], meta: Meta, add: Add) {
-  const ports = (purpose: string) =>
-    uniquePorts(all.flatMap((w) => w.containers.flatMap((c) => c.ports)).filter((p) => p.purpose === purpose)).map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
-  const open = [...ports("p2p"), ...ports("metrics")];
+  const ports = (which: (p: PortSpec) => boolean) =>
+    uniquePorts(all.flatMap((w) => w.containers.flatMap((c) => c.ports)).filter(which)).map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
+  const open = [...ports((p) => p.purpose === "p2p"), ...ports((p) => (p.metrics ?? []).length > 0)];
   add({
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",

@@ -9,7 +9,7 @@
 import { dirname } from "node:path";
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import type { StackPlan } from "../plan/index.js";
-import { GATEWAY_PATHS, placeFiles, type GeneratedFiles, type PlacedFile, type SecretName, type ServiceSpec } from "../services/index.js";
+import { GATEWAY_PATHS, placeFiles, type GeneratedFiles, type MetricsEndpoint, type PlacedFile, type PortSpec, type SecretName, type ServiceSpec } from "../services/index.js";
 import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
 import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, uniquePorts, type FileMount } from "./pods.js";
 import { claimGiB, resourcesFor } from "./sizing.js";
@@ -150,18 +150,23 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   // pod is not ready (Lighthouse must reach a geth that is still syncing); the gateway's own checks
   // decide which node takes calls.
   const selector = { [WORKLOAD_LABEL]: w.name };
-  for (const svc of w.containers.filter((x) => x.networkOf === undefined)) {
-    const ports = uniquePorts(svc.ports.filter((p) => p.purpose !== "p2p"));
-    if (!ports.length) continue;
+  const service = (name: string, ports: readonly PortSpec[], scrape?: Scrape) =>
     add({
       apiVersion: "v1",
       kind: "Service",
-      metadata: meta(svc.name, labels),
+      metadata: { ...meta(name, labels), ...(scrape ? { annotations: { ...meta(name).annotations, ...scrapeAnnotations(scrape) } } : {}) },
       spec: { type: "ClusterIP", publishNotReadyAddresses: true, selector, ports: ports.map((p) => ({ name: portName(p), port: p.container, targetPort: p.container, protocol: p.protocol.toUpperCase() })) },
     });
+  for (const svc of w.containers.filter((x) => x.networkOf === undefined)) {
+    const ports = uniquePorts(svc.ports.filter((p) => p.purpose !== "p2p"));
+    if (!ports.length) continue;
+    // The prometheus.io annotations name one port and path per Service: the first of what the
+    // container serves goes on its own Service, each further one on a Service of its own.
+    const [first, ...further] = scrapes(ports);
+    service(svc.name, ports, first);
+    for (const x of further) service(`${svc.name}-${x.job}`, [x.port], x);
   }
 
-  const metricsPort = w.containers.flatMap((x) => x.ports).find((p) => p.purpose === "metrics");
   const spread = w.layer ?? (w.replicas > 1 ? w.name : undefined);
   const podSpec = {
     automountServiceAccountToken: false,
@@ -184,10 +189,7 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
       : {}),
   };
   const template = {
-    metadata: {
-      labels: { ...PART_OF, ...labels },
-      ...(metricsPort ? { annotations: { "prometheus.io/scrape": "true", "prometheus.io/port": String(metricsPort.container), "prometheus.io/path": "/metrics" } } : {}),
-    },
+    metadata: { labels: { ...PART_OF, ...labels } },
     spec: podSpec,
   };
   // After every Service so far, its own among them: a name HAProxy cannot resolve when it starts stays
@@ -241,6 +243,14 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     add({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta(w.name, labels), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } });
   }
 }
+
+/** One metrics endpoint of a container, as the service's port and the job it is scraped as. */
+interface Scrape extends MetricsEndpoint {
+  readonly port: PortSpec;
+}
+const scrapes = (ports: readonly PortSpec[]): Scrape[] => ports.flatMap((port) => (port.metrics ?? []).map((m) => ({ ...m, port })));
+/** What a cluster's Prometheus reads on a Service (its kubernetes-service-endpoints job). */
+const scrapeAnnotations = (x: Scrape) => ({ "prometheus.io/scrape": "true", "prometheus.io/port": String(x.port.container), "prometheus.io/path": x.path });
 
 /** A pod whose containers run as a non-root group writes its claims as that group. */
 function fsGroup(w: Workload): number | undefined {

@@ -9,7 +9,7 @@ import { QUOTA_MAP_FILE, quotaMap } from "../gateway/quotas.js";
 import type { GatewayChain, GatewayCompiled, GatewayOptions } from "../gateway/types.js";
 import { buildServices, type GeneratedFile, type StackServices } from "../services/index.js";
 import { badgeServiceProjects } from "./badges.js";
-import { GATEWAY_HOSTING } from "./gatewayHosting.js";
+import { gatewayHosting } from "./gatewayHosting.js";
 import { gatewayOptions } from "./gatewayOptions.js";
 import { monitoringPlan, type MonitoringPlan } from "./monitoring.js";
 import { compilerChains, servedSurface, type Surface } from "./surface.js";
@@ -39,7 +39,7 @@ export function planStack(settings: StackSettings): StackPlan {
   const options = gatewayOptions(settings);
   const compiled = compileGateway(chains, options);
   // The compiled config decides the buffers, so it also says what HAProxy's process environment needs.
-  const services = buildServices(settings, GATEWAY_HOSTING, compiled.environment, badgeServiceProjects(settings, surface));
+  const services = buildServices(settings, gatewayHosting(compiled.metricsPaths), compiled.environment, badgeServiceProjects(settings, surface));
   const monitoring = monitoringPlan(settings, services);
   return { ...services, surface, gatewayConfig: { chains, options, compiled }, ...(monitoring ? { monitoring } : {}) };
 }

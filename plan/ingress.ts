@@ -7,7 +7,7 @@
 import type { StackSettings } from "../config/index.js";
 import type { StackServices } from "../services/index.js";
 import { buildServices, nodesOn, type ServiceSpec } from "../services/index.js";
-import { GATEWAY_HOSTING } from "./gatewayHosting.js";
+import { gatewayHosting } from "./gatewayHosting.js";
 
 export interface Ingress {
   readonly port: number;
@@ -24,7 +24,7 @@ export function hostServices(services: StackServices, host: string): ServiceSpec
   return [...nodes, ...(own ? [own] : [])];
 }
 
-export function furtherHostIngress(settings: StackSettings, host: string, services: StackServices = buildServices(settings, GATEWAY_HOSTING)): Ingress[] {
+export function furtherHostIngress(settings: StackSettings, host: string, services: StackServices = buildServices(settings, gatewayHosting())): Ingress[] {
   const gateway = settings.host.privateAddress;
   const seen = new Set<string>();
   return hostServices(services, host).flatMap((s) =>

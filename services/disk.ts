@@ -8,7 +8,7 @@
 import { MAIN_HOST, type StackSettings } from "../config/index.js";
 import { dataVolumeMounts, dataVolumes, volumeArgs } from "./dataVolumes.js";
 import { placedNodes, servedBySeveral, type PlacedNode } from "./nodes.js";
-import { SYNC_HEALTH_PORT } from "./ports.js";
+import { SYNC_HEALTH_PORT, scrapedAs } from "./ports.js";
 import { nodeHttpGet } from "./health.js";
 import type { FileSpec, PortSpec, ServiceSpec } from "./types.js";
 
@@ -55,7 +55,7 @@ function checkArgs(settings: StackSettings, health: SyncHealthUrls, host: string
 /** A further host's watcher is reached by the gateway's host on its private address. */
 const watcherPort = (settings: Pick<StackSettings, "hosts">, host: string): PortSpec =>
   host === MAIN_HOST
-    ? { container: DISK_WATCH.port, protocol: "tcp", purpose: "metrics" }
+    ? { container: DISK_WATCH.port, protocol: "tcp", purpose: "metrics", metrics: scrapedAs("disk") }
     : { container: DISK_WATCH.port, protocol: "tcp", purpose: "health", publish: { address: settings.hosts[host].privateAddress, port: DISK_WATCH.port } };
 
 /** The disk watcher of one host (the stack's own unless named); undefined where nothing is kept on disk (devnet: both chains live in memory). */

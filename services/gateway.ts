@@ -115,7 +115,7 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
     ports: [
       { container: 443, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 443 } },
       { container: 80, protocol: "tcp", purpose: "rpc", publish: { address: "0.0.0.0", port: 80 } },
-      { container: METRICS_PORT, protocol: "tcp", purpose: "metrics" },
+      { container: METRICS_PORT, protocol: "tcp", purpose: "metrics", metrics: hosting.metrics },
       usagePort,
     ],
     volumes: [

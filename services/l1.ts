@@ -1,7 +1,7 @@
 /** Ethereum L1: a one-shot JWT init, geth (execution) and Lighthouse (consensus), per node. */
 import type { NodeSlot, StackSettings } from "../config/index.js";
 import { bashHttpGet, wgetJsonRpc } from "./health.js";
-import { PORTS } from "./ports.js";
+import { GETH_METRICS_PATH, PORTS, scrapedAs } from "./ports.js";
 import { FIRST, named, reach, rpcPort } from "./slots.js";
 import { groupOf, type PortSpec, type Role, type ServiceGroup, type ServiceSpec, type VolumeSpec } from "./types.js";
 
@@ -82,7 +82,7 @@ function gethDev(settings: StackSettings, blockSeconds: number): ServiceSpec {
     image: settings.l1.executionImage,
     command: ["--dev", `--dev.period=${blockSeconds}`, ...RPC_FLAGS, "--metrics", "--metrics.addr=0.0.0.0", `--metrics.port=${P.geth.metrics}`],
     environment: {},
-    ports: [...rpcPorts(settings, FIRST.l1), { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" }],
+    ports: [...rpcPorts(settings, FIRST.l1), { container: P.geth.metrics, protocol: "tcp", purpose: "metrics", metrics: scrapedAs("geth", GETH_METRICS_PATH) }],
     volumes: [],
     files: [],
     healthcheck: wgetJsonRpc(P.geth.http, "eth_blockNumber", 30),
@@ -152,7 +152,7 @@ export function l1Role(settings: StackSettings, slot: NodeSlot = FIRST.l1): L1Ro
       p2p(gethP2p, "udp"),
       ...rpcPorts(settings, slot),
       { container: P.geth.engine, protocol: "tcp", purpose: "engine" },
-      { container: P.geth.metrics, protocol: "tcp", purpose: "metrics" },
+      { container: P.geth.metrics, protocol: "tcp", purpose: "metrics", metrics: scrapedAs("geth", GETH_METRICS_PATH) },
     ],
     volumes: [
       { volume: n("geth"), path: "/root/.ethereum" },
@@ -191,7 +191,7 @@ export function l1Role(settings: StackSettings, slot: NodeSlot = FIRST.l1): L1Ro
       p2p(lhP2p, "udp"),
       p2p(lhQuic, "udp"),
       { container: P.lighthouse.api, protocol: "tcp", purpose: "api" },
-      { container: P.lighthouse.metrics, protocol: "tcp", purpose: "metrics" },
+      { container: P.lighthouse.metrics, protocol: "tcp", purpose: "metrics", metrics: scrapedAs("lighthouse") },
     ],
     volumes: [
       { volume: n("lighthouse"), path: "/root/.lighthouse" },

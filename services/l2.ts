@@ -2,7 +2,7 @@
 import { describeJunoPoll, l1SlotFor, type L2Settings, type NodeSlot, type StackSettings } from "../config/index.js";
 import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
-import { PORTS, SYNC_HEALTH_PORT } from "./ports.js";
+import { PORTS, SYNC_HEALTH_PORT, scrapedAs } from "./ports.js";
 import { FIRST, named, privatePort, reach, rpcPort } from "./slots.js";
 import { l2Restore, RESTORE_SERVICE } from "./restore.js";
 import type { Role, ServiceSpec, VolumeSpec } from "./types.js";
@@ -107,7 +107,7 @@ function juno(settings: StackSettings, l2: JunoSettings, slot: NodeSlot): Servic
     ports: [
       rpcPort(settings, slot, P.juno.http, "rpc"),
       privatePort(settings, slot, P.juno.ws, "ws"),
-      { container: P.juno.metrics, protocol: "tcp", purpose: "metrics" },
+      { container: P.juno.metrics, protocol: "tcp", purpose: "metrics", metrics: scrapedAs("juno") },
     ],
     volumes: [{ volume: named("juno", slot), path: "/var/lib/juno" }],
     files: [],
@@ -135,7 +135,7 @@ function pathfinder(settings: StackSettings, slot: NodeSlot): ServiceSpec {
       PATHFINDER_DATA_DIRECTORY: "/usr/share/pathfinder/data",
     },
     ...(settings.l1.external ? { secretEnvironment: { PATHFINDER_ETHEREUM_API_URL: "RPCSTACK_L1_WS_URL" as const } } : {}),
-    ports: [rpcPort(settings, slot, P.pathfinder.rpc, "rpc"), privatePort(settings, slot, P.pathfinder.monitor, "health")],
+    ports: [rpcPort(settings, slot, P.pathfinder.rpc, "rpc"), { ...privatePort(settings, slot, P.pathfinder.monitor, "health"), metrics: scrapedAs("pathfinder") }],
     volumes: [{ volume: named("pathfinder", slot), path: "/usr/share/pathfinder/data" }],
     files: [],
     // /ready: started and serving (not necessarily synced; the gateway checks /ready/synced).

@@ -1,3 +1,5 @@
+import type { MetricsEndpoint, MetricsJob } from "./types.js";
+
 /** Container ports of the clients, as their own documentation gives them (geth, Lighthouse, Juno, Pathfinder). */
 export const PORTS = {
   geth: { http: 8545, ws: 8546, engine: 8551, p2p: 30303, metrics: 6060 },
@@ -11,3 +13,7 @@ export const PORTS = {
 
 /** The readiness program's live health endpoint (/ready/l1, /ready/l2) on the private network. */
 export const SYNC_HEALTH_PORT = 8080;
+
+/** What Prometheus scrapes on a port: `job` at `path`; geth's metrics server serves /debug/metrics/prometheus (go-ethereum metrics/exp). */
+export const scrapedAs = (job: MetricsJob, path = "/metrics"): readonly MetricsEndpoint[] => [{ job, path }];
+export const GETH_METRICS_PATH = "/debug/metrics/prometheus";

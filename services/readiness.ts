@@ -3,7 +3,7 @@ import { LAYERS, spansHosts, type StackSettings } from "../config/index.js";
 import { l1Urls } from "./l1.js";
 import { l2Urls } from "./l2.js";
 import { placedNodes, servedBySeveral } from "./nodes.js";
-import { SYNC_HEALTH_PORT } from "./ports.js";
+import { SYNC_HEALTH_PORT, scrapedAs } from "./ports.js";
 import { dataVolumeMounts, externalDataVolumes, volumeArgs } from "./dataVolumes.js";
 import { diskWatch, type SyncHealthUrls } from "./disk.js";
 import type { FileSpec, HealthCheckSpec, Role, ServiceSpec } from "./types.js";
@@ -129,6 +129,8 @@ export function syncHealth(settings: StackSettings): ServiceSpec {
         container: SYNC_HEALTH_PORT,
         protocol: "tcp",
         purpose: "health",
+        // Its gauges carry layer, node and chain themselves.
+        metrics: scrapedAs("rotation"),
         ...(spansHosts(settings) ? { publish: { address: settings.host.privateAddress!, port: SYNC_HEALTH_PORT } } : {}),
       },
     ],

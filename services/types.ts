@@ -2,6 +2,19 @@
 
 export type PortPurpose = "p2p" | "rpc" | "ws" | "engine" | "metrics" | "health" | "api";
 
+/**
+ * The scrape jobs of a stack, in the order Prometheus is given them: the `job` label that alert
+ * rules and dashboard panels select by (monitoring/), and what a cluster's Prometheus is told.
+ */
+export const METRICS_JOBS = ["geth", "lighthouse", "juno", "pathfinder", "rotation", "disk", "gateway", "usage", "gateway-cache"] as const;
+export type MetricsJob = (typeof METRICS_JOBS)[number];
+
+/** Prometheus text a port serves: the job it is scraped as, at this path. */
+export interface MetricsEndpoint {
+  readonly job: MetricsJob;
+  readonly path: string;
+}
+
 export interface PortSpec {
   readonly container: number;
   readonly protocol: "tcp" | "udp";
@@ -9,6 +22,8 @@ export interface PortSpec {
   /** Published on the host; absent: reachable only on the private Docker network. */
   /** `address`: every interface (p2p), loopback (RPC on the stack's host) or a further host's private address. */
   readonly publish?: { readonly address: string; readonly port: number };
+  /** What Prometheus scrapes on this port, where it serves metrics (several paths on one port: the gateway's). */
+  readonly metrics?: readonly MetricsEndpoint[];
 }
 
 export interface VolumeMount {
@@ -137,4 +152,6 @@ export interface GatewayHosting {
   readonly luaFiles: readonly string[];
   /** Seconds from a node fit again to the gateway sending it calls (its rising checks). */
   readonly nodeBackSeconds: number;
+  /** What its private metrics listener serves, as Prometheus scrapes it. */
+  readonly metrics: readonly MetricsEndpoint[];
 }

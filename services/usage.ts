@@ -3,6 +3,7 @@
  * runtime API every few seconds and keeps the counts per day on a volume. Pure data.
  */
 import { nodeHttpGet } from "./health.js";
+import { scrapedAs } from "./ports.js";
 import type { ServiceSpec, VolumeSpec } from "./types.js";
 
 export const USAGE_PORT = 9107;
@@ -10,7 +11,7 @@ export const USAGE_PORT = 9107;
  * The keeper's port as HAProxy's container publishes it: on the host's loopback, for `npm run
  * usage -- --url http://127.0.0.1:9107` there (an SSH tunnel from elsewhere), and for Prometheus.
  */
-export const usagePort = { container: USAGE_PORT, protocol: "tcp", purpose: "metrics", publish: { address: "127.0.0.1", port: USAGE_PORT } } as const;
+export const usagePort = { container: USAGE_PORT, protocol: "tcp", purpose: "metrics", publish: { address: "127.0.0.1", port: USAGE_PORT }, metrics: scrapedAs("usage") } as const;
 const DATA_DIR = "/var/lib/rpcstack-usage";
 /** The user the keeper runs as once its volume is its own (the image's `node`, as the badge service). */
 export const KEEPER_USER = "1000:1000";

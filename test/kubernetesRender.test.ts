@@ -100,7 +100,7 @@ describe("the testnet stack on a cluster", () => {
     expect(one(os, "PodDisruptionBudget", "gateway").spec).toEqual({ maxUnavailable: 1, selector: gw.spec.selector });
     const term = gw.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term).toEqual({ topologyKey: "kubernetes.io/hostname", labelSelector: gw.spec.selector });
-    expect(gw.spec.template.metadata.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "8405" });
+    expect(one(os, "Service", "haproxy").metadata.annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "8405", "prometheus.io/path": "/metrics" });
     expect(gw.spec.template.spec.containers.map((c: any) => c.name)).toEqual(["haproxy", "usage"]);
   });
 
