@@ -3,7 +3,7 @@
  * and the nodes' own view (head, peers, disk). A panel is drawn only where its job is scraped,
  * so every query names series the stack exports. Pure.
  */
-import type { Dashboard, Panel, ScrapeJob } from "./model.js";
+import { jobIs, type Dashboard, type Panel, type ScrapeJob } from "./model.js";
 
 const RELAYS: readonly Panel[] = [
   { title: "Calls per second, per chain backend", job: "gateway", unit: "reqps", legend: "{{proxy}}", expr: "sum by (proxy) (rate(haproxy_backend_http_requests_total[5m]))" },
@@ -24,9 +24,9 @@ const RELAYS: readonly Panel[] = [
 
 const NODES: readonly Panel[] = [
   { title: "Head block, per node (as polled)", job: "rotation", unit: "short", legend: "{{chain}} {{node}}", expr: "max by (chain, node) (rpcstack_node_head_block)" },
-  { title: "geth: head block", job: "geth", unit: "short", legend: "{{node}}", expr: 'max by (node) (chain_head_block{job="geth"})' },
-  { title: "geth: peers", job: "geth", unit: "short", legend: "{{node}}", expr: 'max by (node) (p2p_peers{job="geth"})' },
-  { title: "Lighthouse: peers", job: "lighthouse", unit: "short", legend: "{{node}}", expr: 'max by (node) (libp2p_peers{job="lighthouse"})' },
+  { title: "geth: head block", job: "geth", unit: "short", legend: "{{node}}", expr: `max by (node) (chain_head_block{${jobIs("geth")}})` },
+  { title: "geth: peers", job: "geth", unit: "short", legend: "{{node}}", expr: `max by (node) (p2p_peers{${jobIs("geth")}})` },
+  { title: "Lighthouse: peers", job: "lighthouse", unit: "short", legend: "{{node}}", expr: `max by (node) (libp2p_peers{${jobIs("lighthouse")}})` },
   { title: "Data volume use", job: "disk", unit: "percentunit", legend: "{{volume}}", expr: "max by (volume) (rpcstack_volume_used_ratio)" },
 ];
 

@@ -1,4 +1,8 @@
 /** What Prometheus is told, as typed data: scrape jobs, alert rules, dashboards. render.ts writes it. */
+import type { MetricsJob } from "../services/index.js";
+
+/** A PromQL matcher on the job label: the job's name is one the compiler knows. */
+export const jobIs = (job: MetricsJob) => `job="${job}"`;
 
 export interface ScrapeTarget {
   /** host:port on the stack's private network. */
@@ -9,7 +13,7 @@ export interface ScrapeTarget {
 
 /** One kind of exporter; its name is the `job` label alerts and panels select by. */
 export interface ScrapeJob {
-  readonly name: string;
+  readonly name: MetricsJob;
   readonly metricsPath: string;
   readonly targets: readonly ScrapeTarget[];
 }
@@ -42,7 +46,7 @@ export interface Panel {
   readonly unit: string;
   readonly legend: string;
   /** The scrape job whose metrics the query reads: a panel is drawn only where that job is scraped. */
-  readonly job: string;
+  readonly job: MetricsJob;
 }
 
 export interface Dashboard {

@@ -2,11 +2,12 @@
  * rpcstack's alert rules, for the parts a stack runs: each names the chain, node or volume in its
  * labels (from the series, never a key) and says what to do. Tested with `promtool test rules`. Pure.
  */
-import type { AlertRule, ScrapeJob } from "./model.js";
+import type { MetricsJob } from "../services/index.js";
+import { jobIs, type AlertRule, type ScrapeJob } from "./model.js";
 
 /** `jobs`: what is scraped; a rule is written only where its series can exist. */
 export function alertRules(jobs: readonly ScrapeJob[], opts: { readonly p2p: boolean }): AlertRule[] {
-  const has = (job: string) => jobs.some((j) => j.name === job);
+  const has = (job: MetricsJob) => jobs.some((j) => j.name === job);
   return [
     {
       alert: "RpcstackTargetDown",
@@ -61,7 +62,7 @@ export function alertRules(jobs: readonly ScrapeJob[], opts: { readonly p2p: boo
       ? [
           {
             alert: "RpcstackNoPeers",
-            expr: 'p2p_peers{job="geth"} == 0 or libp2p_peers{job="lighthouse"} == 0',
+            expr: `p2p_peers{${jobIs("geth")}} == 0 or libp2p_peers{${jobIs("lighthouse")}} == 0`,
             forMinutes: 10,
             severity: "warning" as const,
             summary: "{{ $labels.job }} of node {{ $labels.node }} has no peers",
