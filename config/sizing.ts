@@ -85,6 +85,15 @@ export function sizingProblems(s: StackSettings): string[] {
   return hostsInUse(s).flatMap((host) => hostSizingProblem(s, host));
 }
 
+/**
+ * The GB one client's chain data must hold on its host: its data at sync (or the restored
+ * snapshot's) plus `headroomMonths` of growth. Undefined where no table sizes it (devnet).
+ */
+export function chainDataGB(s: StackSettings, client: SizedClient, host = MAIN_HOST): number | undefined {
+  const need = stackSizing(s, host)?.nodes.find((n) => n.client === client);
+  return need && Math.ceil(need.diskGB + need.growthGBPerMonth * s.headroomMonths);
+}
+
 /** "geth 1006 GB (history postmerge)", or "2 × geth ..." for a client a host runs twice. */
 function nodeParts(s: StackSettings, nodes: readonly NodeNeed[]): string[] {
   const counts = new Map<SizedClient, number>();

@@ -12,7 +12,7 @@ import type { StackPlan } from "../plan/index.js";
 import { GATEWAY_PATHS, placeFiles, type GeneratedFiles, type MetricsEndpoint, type PlacedFile, type PortSpec, type SecretName, type ServiceSpec } from "../services/index.js";
 import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
 import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, uniquePorts, type FileMount } from "./pods.js";
-import { claimGiB, resourcesFor } from "./sizing.js";
+import { SMALL, claimStorage, gatewayResources, nodeResources } from "./sizing.js";
 import { renderPolicies, renderWayIn, type Add, type Meta } from "./access.js";
 import { workloads, type Workload } from "./workloads.js";
 
@@ -143,8 +143,9 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     ...(Object.keys(plain).length ? [{ name: FILES_VOLUME, configMap: { name: filesName, items: items(plain), defaultMode: 0o644 } }] : []),
     ...(Object.keys(secret).length ? [{ name: SECRET_FILES_VOLUME, secret: { secretName: secretFilesName, items: items(secret), defaultMode: 0o644 } }] : []),
   ];
-  const role = (svc: ServiceSpec) => (svc.restart === "no" ? "other" : w.component === "l1" || w.component === "l2" ? "node" : w.component === "gateway" && svc === w.containers[0] ? "gateway" : "other");
-  const toContainer = (svc: ServiceSpec) => container(svc, { volumes, files: mounts.get(svc.name) ?? [], resources: resourcesFor(s, svc, role(svc)), secretName: SECRETS_NAME });
+  const resources = (svc: ServiceSpec) =>
+    svc.restart === "no" ? SMALL : w.component === "l1" || w.component === "l2" ? nodeResources(s, svc) : w.component === "gateway" && svc === w.containers[0] ? gatewayResources(input.plan.gatewayConfig.compiled.memoryMiB) : SMALL;
+  const toContainer = (svc: ServiceSpec) => container(svc, { volumes, files: mounts.get(svc.name) ?? [], resources: resources(svc), secretName: SECRETS_NAME });
 
   // Services: each long-running service's name resolves as on the Docker network, also while its
   // pod is not ready (Lighthouse must reach a geth that is still syncing); the gateway's own checks
@@ -214,7 +215,7 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
             ? {
                 volumeClaimTemplates: w.claims.map((v) => ({
                   metadata: { name: v.key, labels: { ...PART_OF, "rpcstack.io/purpose": v.key } },
-                  spec: { accessModes: ["ReadWriteOnce"], ...(host.storageClass ? { storageClassName: host.storageClass } : {}), resources: { requests: { storage: `${claimGiB(s, v.key)}Gi` } } },
+                  spec: { accessModes: ["ReadWriteOnce"], ...(host.storageClass ? { storageClassName: host.storageClass } : {}), resources: { requests: { storage: claimStorage(v) } } },
                 })),
               }
             : {}),

@@ -1,5 +1,6 @@
 /** Ethereum L1: a one-shot JWT init, geth (execution) and Lighthouse (consensus), per node. */
 import type { NodeSlot, StackSettings } from "../config/index.js";
+import { chainData } from "./chainData.js";
 import { bashHttpGet, wgetJsonRpc } from "./health.js";
 import { GETH_METRICS_PATH, PORTS, scrapedAs } from "./ports.js";
 import { FIRST, named, reach, rpcPort } from "./slots.js";
@@ -48,8 +49,8 @@ export function l1Volumes(settings: StackSettings, slot: NodeSlot = FIRST.l1): V
   const v = (key: string) => ({ key: named(key, slot), name: `rpcstack-${net}-${named(key, slot)}` });
   return [
     { ...v("jwt"), purpose: "engine API JWT secret shared by geth and Lighthouse", retain },
-    { ...v("geth"), purpose: "geth chain data (/root/.ethereum)", retain },
-    { ...v("lighthouse"), purpose: "Lighthouse beacon data (/root/.lighthouse)", retain },
+    { ...v("geth"), purpose: "geth chain data (/root/.ethereum)", retain, ...chainData(settings, "geth", slot) },
+    { ...v("lighthouse"), purpose: "Lighthouse beacon data (/root/.lighthouse)", retain, ...chainData(settings, "lighthouse", slot) },
   ];
 }
 
@@ -78,6 +79,7 @@ const rpcPorts = (settings: Pick<StackSettings, "hosts">, slot: NodeSlot): PortS
 function gethDev(settings: StackSettings, blockSeconds: number): ServiceSpec {
   return {
     name: "geth",
+    client: "geth",
     containerName: "rpcstack-geth",
     image: settings.l1.executionImage,
     command: ["--dev", `--dev.period=${blockSeconds}`, ...RPC_FLAGS, "--metrics", "--metrics.addr=0.0.0.0", `--metrics.port=${P.geth.metrics}`],
@@ -128,6 +130,7 @@ export function l1Role(settings: StackSettings, slot: NodeSlot = FIRST.l1): L1Ro
   };
   const geth: ServiceSpec = {
     name: n("geth"),
+    client: "geth",
     containerName: `rpcstack-${n("geth")}`,
     image: settings.l1.executionImage,
     command: [
@@ -166,6 +169,7 @@ export function l1Role(settings: StackSettings, slot: NodeSlot = FIRST.l1): L1Ro
   };
   const lighthouse: ServiceSpec = {
     name: n("lighthouse"),
+    client: "lighthouse",
     containerName: `rpcstack-${n("lighthouse")}`,
     image: consensusImage,
     command: [

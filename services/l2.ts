@@ -1,5 +1,6 @@
 /** Starknet L2 (Juno or Pathfinder) and the indexer that follows it. */
 import { describeJunoPoll, l1SlotFor, type L2Settings, type NodeSlot, type StackSettings } from "../config/index.js";
+import { chainData } from "./chainData.js";
 import { bashHttpGet, curlJsonRpc, wgetJsonRpc } from "./health.js";
 import { l1Urls } from "./l1.js";
 import { PORTS, SYNC_HEALTH_PORT, scrapedAs } from "./ports.js";
@@ -62,7 +63,7 @@ export function l2Volumes(settings: StackSettings, slot: NodeSlot = FIRST.l2): V
   // Starknet Devnet keeps its chain in memory: nothing to keep on disk.
   if (client === "starknet-devnet") return [];
   const net = settings.network.l2.junoNetwork;
-  return [{ key: named(client, slot), name: `rpcstack-${net}-${named(client, slot)}`, purpose: `${client} chain data`, retain: settings.retainData }];
+  return [{ key: named(client, slot), name: `rpcstack-${net}-${named(client, slot)}`, purpose: `${client} chain data`, retain: settings.retainData, ...chainData(settings, client, slot) }];
 }
 
 const JUNO_FIRST_START_SECONDS = 900;
@@ -81,6 +82,7 @@ const ethNode = (settings: StackSettings, slot: NodeSlot) => l1Urls(l1SlotFor(se
 function juno(settings: StackSettings, l2: JunoSettings, slot: NodeSlot): ServiceSpec {
   return {
     name: named("juno", slot),
+    client: "juno",
     containerName: `rpcstack-${named("juno", slot)}`,
     image: settings.l2.image,
     command: [
@@ -122,6 +124,7 @@ function juno(settings: StackSettings, l2: JunoSettings, slot: NodeSlot): Servic
 function pathfinder(settings: StackSettings, slot: NodeSlot): ServiceSpec {
   return {
     name: named("pathfinder", slot),
+    client: "pathfinder",
     containerName: `rpcstack-${named("pathfinder", slot)}`,
     image: settings.l2.image,
     command: [],

@@ -28,8 +28,8 @@ export const REVISION_VARIABLE = "RPCSTACK_ROLLOUT_AFTER";
 /** The node's long-running containers (what a new image or flag replaces). */
 const longRunning = (n: PlacedNode): ServiceSpec[] => Object.values(n.role.services).filter((s): s is ServiceSpec => s !== undefined && s.restart !== "no" && s.name !== "indexer");
 
-/** What reaches the container: what the spec tells Prometheus changes no container, so it runs no step again. */
-const deployed = (s: ServiceSpec) => ({ ...s, ports: s.ports.map(({ metrics: _, ...p }) => p) });
+/** What reaches the container: what the spec tells Prometheus and the sizing changes no container, so it runs no step again. */
+const deployed = ({ client: _, ...s }: ServiceSpec) => ({ ...s, ports: s.ports.map(({ metrics: _m, ...p }) => p) });
 
 /** A digest of the node's containers as they are specified. */
 export const revision = (n: PlacedNode): string => createHash("sha256").update(JSON.stringify(longRunning(n).map(deployed))).digest("hex").slice(0, 16);

@@ -1,4 +1,5 @@
 /** What each container runs, as plain data. Pulumi components and the compose exporter translate it. */
+import type { SizedClient } from "../config/index.js";
 
 export type PortPurpose = "p2p" | "rpc" | "ws" | "engine" | "metrics" | "health" | "api";
 
@@ -92,6 +93,8 @@ export interface ServiceSpec {
    * the key sync reaches HAProxy's runtime API on 127.0.0.1 this way, and nothing else can.
    */
   readonly networkOf?: string;
+  /** The node client it runs, where it is one: its needs are that client's row of the sizing table. */
+  readonly client?: SizedClient;
 }
 
 export interface VolumeSpec {
@@ -103,6 +106,8 @@ export interface VolumeSpec {
   readonly retain: boolean;
   /** Created by another group (compose: another file), only mounted here. */
   readonly external?: boolean;
+  /** Chain data: the client that writes it and the GB it must hold (config/sizing.ts chainDataGB). */
+  readonly chainData?: { readonly client: SizedClient; readonly sizeGB: number };
 }
 
 /** One compose file's worth: the services and the volumes they mount. */

@@ -3,7 +3,7 @@
  * file contents and secrets are markers here, so a test can see where each one lands.
  */
 import { describe, expect, it } from "vitest";
-import type { RpcStackConfig } from "../config/index.js";
+import { chainDataGB, type RpcStackConfig } from "../config/index.js";
 import { GATEWAY_SERVICE, renderCluster, type K8sObject } from "../kubernetes/index.js";
 import { planStack } from "../plan/index.js";
 import { kubeStack } from "./support/kubeStack.js";
@@ -48,6 +48,23 @@ describe("the testnet stack on a cluster", () => {
     expect(geth.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: "Retain", whenScaled: "Retain" });
     const juno = one(os, "StatefulSet", "juno");
     expect(juno.spec.volumeClaimTemplates.map((t: any) => t.metadata.name)).toEqual(["juno"]);
+  });
+
+  it("each claim is the size the plan gives its volume, which is the sizing table's figure for the volume's client, also for a second node", () => {
+    const s = kubeStack("testnet", { extra: { nodes: { l1: ["main", "main"], l2: ["main", "main"] } } });
+    const plan = planStack(s);
+    const volumes = [...plan.nodes.l1, ...plan.nodes.l2].flatMap((n) => n.dataVolumes);
+    expect(volumes.map((v) => `${v.key}:${v.chainData?.client}`)).toEqual(["geth:geth", "lighthouse:lighthouse", "geth-2:geth", "lighthouse-2:lighthouse", "juno:juno", "juno-2:juno"]);
+    for (const v of volumes) expect(v.chainData!.sizeGB, v.key).toBe(chainDataGB(s, v.chainData!.client));
+    const claims = objects(s).filter((o) => o.kind === "StatefulSet").flatMap((o: any) => o.spec.volumeClaimTemplates.map((t: any) => [`${o.metadata.name}/${t.metadata.name}`, t.spec.resources.requests.storage]));
+    expect(Object.fromEntries(claims)).toEqual({
+      "geth/geth": `${chainDataGB(s, "geth")}Gi`, "geth/lighthouse": `${chainDataGB(s, "lighthouse")}Gi`,
+      "geth-2/geth-2": `${chainDataGB(s, "geth")}Gi`, "geth-2/lighthouse-2": `${chainDataGB(s, "lighthouse")}Gi`,
+      "juno/juno": `${chainDataGB(s, "juno")}Gi`, "juno-2/juno-2": `${chainDataGB(s, "juno")}Gi`,
+    });
+    // Geth and Lighthouse ask for their own rows' memory, found by the client the spec names.
+    const [geth2, lighthouse2] = one(objects(s), "StatefulSet", "geth-2").spec.template.spec.containers;
+    expect([geth2.resources.requests.memory, lighthouse2.resources.requests.memory]).toEqual(["8Gi", "8Gi"]);
   });
 
   it("the JWT shared by geth and Lighthouse is made in the pod by an init container, never in a claim or a ConfigMap", () => {
