@@ -12,7 +12,7 @@ import { projectKeyProblems } from "../config/gatewayRules.js";
 import { configSchema } from "../config/schema.js";
 import { keyDigest, KEY_MAP_FILE, type ProjectKey } from "../gateway/build.js";
 import { GATEWAY_PATHS } from "../services/gateway.js";
-import { systemReason } from "./errors.js";
+import { systemReason } from "../kit/errors.js";
 import { applyKeys, runtimeCommand } from "./runtimeApi.js";
 import { parseShowMap } from "../gateway/keySync.js";
 

@@ -7,7 +7,7 @@ import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { keyMap, type ProjectKey } from "../gateway/build.js";
 import { keyChanges, parseShowMap, type KeyChanges } from "../gateway/keySync.js";
-import { systemReason } from "./errors.js";
+import { systemReason } from "../kit/errors.js";
 
 /** `host:port` for a TCP socket, anything else a Unix socket's path. */
 export function runtimeCommand(socket: string, command: string, timeoutMs = 10_000): Promise<string> {

@@ -3,11 +3,11 @@
  * its ledger file (--file).
  */
 import { parseArgs } from "node:util";
-import { UsageError } from "../readiness/args.js";
+import { UsageError } from "../kit/args.js";
 import { asCsv, asJson, asTable, dayRows, isDay, sumDays, type Period, type UsageRow } from "../usage/report.js";
 import { loadLedger } from "../usage/store.js";
 import { USAGE_PORT } from "../services/usage.js";
-import { systemReason } from "./errors.js";
+import { systemReason } from "../kit/errors.js";
 
 /** Where a Docker host's gateway container publishes the keeper: its loopback (services/usage.ts). */
 export const DEFAULT_KEEPER_URL = `http://127.0.0.1:${USAGE_PORT}`;

@@ -12,7 +12,7 @@ import { OPEN_FILES_SCRIPT, fitConnections, parseOpenFiles } from "../hosts/open
 import { reportEntries } from "../hosts/preflight.js";
 import { exportCompose, type ExportOptions } from "./compose.js";
 import { readSigningKey } from "../badges/token.js";
-import { systemReason } from "../cli/errors.js";
+import { systemReason } from "../kit/errors.js";
 import { FileProblem, readFlagFile, readStackFile, readStackFilePath } from "./stackFile.js";
 
 const ROOT = join(__dirname, "..");

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { systemReason } from "../cli/errors.js";
+import { systemReason } from "../kit/errors.js";
 
 export const encodeConfigValue = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 

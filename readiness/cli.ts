@@ -7,7 +7,8 @@
  * upgrade's step).
  */
 import { RESULT_PREFIX } from "./result.js";
-import { serveUntilSignal, UsageError } from "./args.js";
+import { UsageError } from "../kit/args.js";
+import { serveUntilSignal } from "../kit/serve.js";
 import { HelpRequested, parseCli, USAGE, type CliOptions } from "./readyArgs.js";
 import { runWait } from "./waitSynced.js";
 import { runAwait } from "./awaitRotation.js";

@@ -4,6 +4,7 @@
  * would serve stale answers).
  */
 import { statfs } from "node:fs/promises";
+import { numberArg, UsageError } from "../kit/args.js";
 
 export interface DiskThresholds {
   readonly warnPercent: number;
@@ -73,4 +74,11 @@ export function parseCheckArg(v: string): { name: string; volumes: string[]; url
 export function parseVolumeArg(v: string): { name: string; path: string } | undefined {
   const m = /^([a-z0-9-]+)=(\/.*)$/.exec(v);
   return m ? { name: m[1], path: m[2] } : undefined;
+}
+
+/** Warn and stop percentages from their two options (85 and 95 by default); warn above stop is refused. */
+export function thresholdArgs(warnName: string, warn: string | undefined, stopName: string, stop: string | undefined): DiskThresholds {
+  const t = { warnPercent: numberArg(warnName, warn, 85, { min: 1, max: 100, integer: true }), stopPercent: numberArg(stopName, stop, 95, { min: 1, max: 100, integer: true }) };
+  if (t.warnPercent > t.stopPercent) throw new UsageError(`--${warnName} must not be above --${stopName}`);
+  return t;
 }

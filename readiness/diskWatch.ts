@@ -8,9 +8,10 @@
  */
 import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
-import { systemReason } from "../cli/errors.js";
-import { numberArg, serveUntilSignal, thresholdArgs, UsageError } from "./args.js";
-import { describeUse, metricsText, parseCheckArg, parseVolumeArg, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
+import { systemReason } from "../kit/errors.js";
+import { numberArg, UsageError } from "../kit/args.js";
+import { serveUntilSignal } from "../kit/serve.js";
+import { describeUse, metricsText, parseCheckArg, parseVolumeArg, thresholdArgs, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
 import { describeProgress, readProgress, type RestoreProgress } from "../restore/status.js";
 import { errorBody } from "../gateway/errors.js";
 

@@ -2,8 +2,8 @@
 import { createServer, type Server, type ServerResponse } from "node:http";
 import { rotationMetrics } from "./rotation.js";
 import { NodeWatch } from "./watch.js";
-import { systemReason } from "../cli/errors.js";
-import { UsageError } from "./args.js";
+import { systemReason } from "../kit/errors.js";
+import { UsageError } from "../kit/args.js";
 import type { CliOptions } from "./readyArgs.js";
 
 const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));

@@ -2,8 +2,8 @@
 import { parseArgs } from "node:util";
 import type { PollOptions, Target } from "./poll.js";
 import type { RotationRules } from "./rotation.js";
-import { numberArg, thresholdArgs, UsageError } from "./args.js";
-import { parseVolumeArg, type DiskThresholds } from "./disk.js";
+import { numberArg, UsageError } from "../kit/args.js";
+import { parseVolumeArg, thresholdArgs, type DiskThresholds } from "./disk.js";
 
 export const USAGE = `usage: rpcstack-ready [--l1 URL] [--l2 URL] [options]
   --l1 [NODE=]URL            execution client JSON-RPC (eth_syncing, eth_blockNumber); repeat

@@ -5,7 +5,7 @@ import { RESULT_PREFIX } from "./result.js";
 import type { NodeState, Observation } from "./syncState.js";
 import { nodeKey } from "./watch.js";
 import { barDisplay, describeAll, plainDisplay, shownAs } from "./display.js";
-import { systemReason } from "../cli/errors.js";
+import { systemReason } from "../kit/errors.js";
 import { describeUse, volumeUse } from "./disk.js";
 import type { CliOptions } from "./readyArgs.js";
 

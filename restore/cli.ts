@@ -3,7 +3,7 @@
  * starts (restore/restore.ts says how). Runs as the L2 node's init container, bundled into one file.
  */
 import { parseArgs } from "node:util";
-import { numberArg, UsageError } from "../readiness/args.js";
+import { numberArg, UsageError } from "../kit/args.js";
 import { restore, type RestoreOptions } from "./restore.js";
 import type { ArchiveFormat } from "./unpack.js";
 import { RESTORE_RESULT_PREFIX } from "./status.js";

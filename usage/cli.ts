@@ -3,8 +3,8 @@
  *   node usage.js --admin HOST:PORT|PATH --file PATH --listen ADDR:PORT [--interval-seconds N]
  */
 import { parseArgs } from "node:util";
-import { systemReason } from "../cli/errors.js";
-import { numberArg, UsageError } from "../readiness/args.js";
+import { systemReason } from "../kit/errors.js";
+import { numberArg, UsageError } from "../kit/args.js";
 import { startKeeper, type KeeperOptions } from "./keeper.js";
 import { parseRunAs, runAs, type RunAs } from "./runAs.js";
 import { LedgerFileError } from "./store.js";

@@ -6,7 +6,7 @@
  */
 import { chownSync, lchownSync, readdirSync, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { systemReason } from "../cli/errors.js";
+import { systemReason } from "../kit/errors.js";
 import { isLedgerTemp } from "./store.js";
 
 export interface RunAs {

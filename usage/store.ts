@@ -6,7 +6,7 @@
  */
 import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { systemReason } from "../cli/errors.js";
+import { systemReason } from "../kit/errors.js";
 import { EMPTY_LEDGER, type LedgerState } from "./ledger.js";
 import { COUNTER_NAMES, parseEntryId, type Counters } from "./table.js";
 

@@ -1,4 +1,4 @@
-/** Why a system call failed, in words a user of the package's commands reads instead of an errno. */
+/** Why a system call failed, in words a user of the package's programs reads instead of an errno. */
 
 const WORDS: Readonly<Record<string, string>> = {
   ENOENT: "no such file or folder",
