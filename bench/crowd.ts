@@ -12,7 +12,7 @@
  */
 import { Agent, request } from "node:https";
 import { join } from "node:path";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { GATEWAY_LIMIT_DEFAULTS } from "../gateway/build.js";
 import { freePort } from "../devtools/net.js";
 import { loadAverage, machine } from "./machine.js";

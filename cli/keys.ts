@@ -13,7 +13,7 @@ import { configSchema } from "../config/schema.js";
 import { keyDigest, KEY_MAP_FILE, type ProjectKey } from "../gateway/build.js";
 import { GATEWAY_PATHS } from "../services/gateway.js";
 import { systemReason } from "../kit/errors.js";
-import { applyKeys, runtimeCommand } from "./runtimeApi.js";
+import { applyKeys, runtimeCommand } from "../gateway/runtimeApi.js";
 import { parseShowMap } from "../gateway/keySync.js";
 
 export const USAGE = `usage: npm run keys -- <command> (--stack NAME | --keys-file PATH) [options]

@@ -2,7 +2,7 @@
  * The key map changed live: what the runtime API must be told so that the running HAProxy's map
  * holds exactly the configured keys. Commands go one key at a time (add, del or set), so a key
  * that is not changed is never absent from the map, not even for a moment.
- * Pure: the caller sends the commands (accounts/runtimeApi.ts) and writes the map file.
+ * Pure: the caller sends the commands (runtimeApi.ts) and writes the map file.
  */
 import { keyDigest } from "./build.js";
 import type { ProjectKey } from "./types.js";

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import type { GatewayChain } from "../gateway/build.js";
 import { CACHE_DEFAULTS, MAX_FETCHES } from "../gateway/cache.js";
 import { startCountingRelay, type CountingRelay } from "./support/countingRelay.js";

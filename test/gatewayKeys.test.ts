@@ -1,6 +1,6 @@
 /**
  * Project keys changed live on the real HAProxy while every key has a client running: a key
- * added, one renamed and one revoked through the runtime API (cli/runtimeApi.ts applyKeys). Any
+ * added, one renamed and one revoked through the runtime API (gateway/runtimeApi.ts applyKeys). Any
  * failed call of a key that was not revoked fails the test. The same through the key sync that
  * `pulumi up` runs (gateway/keys/sync.sh), which swaps the whole map in one commit.
  */
@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyKeys, runtimeCommand } from "../cli/runtimeApi.js";
+import { applyKeys, runtimeCommand } from "../gateway/runtimeApi.js";
 import { keyMap, type GatewayChain, type ProjectKey } from "../gateway/build.js";
 import { eventually } from "./support/http.js";
 import { busy, Client } from "./support/keyClients.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { keyMap, type ProjectKey } from "../gateway/build.js";
 import { startKeeper } from "../usage/keeper.js";
 import { ZERO } from "../usage/table.js";

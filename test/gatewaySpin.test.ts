@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { BODY_TIMEOUT, UNFINISHED_MESSAGES_PER_ADDRESS } from "../gateway/limits.js";
 import type { GatewayChain } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 

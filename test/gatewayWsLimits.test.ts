@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";

@@ -4,7 +4,7 @@
  * (/metrics) and to billing (/usage).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { absorb, sameProcess, type LedgerState } from "./ledger.js";
 import { usageMetrics } from "./metrics.js";
 import { dayRows, isDay } from "./report.js";

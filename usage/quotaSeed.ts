@@ -5,7 +5,7 @@
  * (`<name>/<period> <calls>`) that the quota rules add to their own count. What the old process
  * counted after the keeper's last reading of it is not in the ledger, so not in the seed either.
  */
-import { runtimeCommand } from "../cli/runtimeApi.js";
+import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { utcDay, type LedgerState } from "./ledger.js";
 
 /** The map's lines: calls per `<name>/<YYYY-MM-DD>` for `at`'s day and `<name>/<YYYY-MM>` for its month. Pure. */

@@ -1,12 +1,14 @@
 /**
  * HAProxy's runtime API (the `stats socket` at level admin): one command per connection, its
- * answer read whole once HAProxy closes the connection. Used to change the key map live.
+ * answer read whole once HAProxy closes the connection. Used to change the key map live and by
+ * the usage keeper. Unlike the rest of gateway/, this module does I/O (a socket, the key map's
+ * file): only programs that talk to a running gateway import it, never the config model.
  */
 import { renameSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { dirname, join } from "node:path";
-import { keyMap, type ProjectKey } from "../gateway/build.js";
-import { keyChanges, parseShowMap, type KeyChanges } from "../gateway/keySync.js";
+import { keyMap, type ProjectKey } from "./build.js";
+import { keyChanges, parseShowMap, type KeyChanges } from "./keySync.js";
 import { systemReason } from "../kit/errors.js";
 
 /** `host:port` for a TCP socket, anything else a Unix socket's path. */
