@@ -1,7 +1,7 @@
 import * as command from "@pulumi/command";
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
-import { RESTORE_RESULT_PREFIX, type RestoreResult } from "../restore/status.js";
+import { RESTORE_RESULT_PREFIX, type RestoreResult } from "../volumes/restoreStatus.js";
 import { RESTORE_SERVICE } from "../services/restore.js";
 import type { L2Role } from "../services/index.js";
 import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";

@@ -1,34 +1,17 @@
 /**
- * How full a data volume is, and what that means: a warning above `warnPercent`, out of the
+ * What a data volume's use means (volumes/space.ts measures it): a warning above `warnPercent`, out of the
  * gateway's rotation above `stopPercent` (a node whose disk fills stops following the chain and
  * would serve stale answers).
  */
-import { statfs } from "node:fs/promises";
 import { numberArg, UsageError } from "../kit/args.js";
+import type { VolumeUse } from "../volumes/space.js";
 
 export interface DiskThresholds {
   readonly warnPercent: number;
   readonly stopPercent: number;
 }
 
-export interface VolumeUse {
-  readonly name: string;
-  /** Used share of what a non-root writer can use, in percent, as `df` shows it. */
-  readonly usedPercent: number;
-  readonly sizeBytes: number;
-  readonly availableBytes: number;
-}
-
 export type Verdict = "ok" | "warn" | "full";
-
-/** `df`'s arithmetic: blocks reserved for root count neither as used nor as available. */
-export async function volumeUse(name: string, path: string): Promise<VolumeUse> {
-  const s = await statfs(path);
-  const used = (s.blocks - s.bfree) * s.bsize;
-  const available = s.bavail * s.bsize;
-  const usable = used + available;
-  return { name, usedPercent: usable > 0 ? (100 * used) / usable : 100, sizeBytes: s.blocks * s.bsize, availableBytes: available };
-}
 
 export function verdict(use: VolumeUse, t: DiskThresholds): Verdict {
   return use.usedPercent > t.stopPercent ? "full" : use.usedPercent > t.warnPercent ? "warn" : "ok";

@@ -11,8 +11,9 @@ import { parseArgs } from "node:util";
 import { systemReason } from "../kit/errors.js";
 import { numberArg, UsageError } from "../kit/args.js";
 import { serveUntilSignal } from "../kit/serve.js";
-import { describeUse, metricsText, parseCheckArg, parseVolumeArg, thresholdArgs, verdict, volumeUse, type DiskThresholds, type VolumeUse } from "./disk.js";
-import { describeProgress, readProgress, type RestoreProgress } from "../restore/status.js";
+import { describeUse, metricsText, parseCheckArg, parseVolumeArg, thresholdArgs, verdict, type DiskThresholds } from "./disk.js";
+import { volumeUse, type VolumeUse } from "../volumes/space.js";
+import { describeProgress, readProgress, type RestoreProgress } from "../volumes/restoreStatus.js";
 import { errorBody } from "../gateway/errors.js";
 
 const USAGE = `usage: rpcstack-disk --volume NAME=PATH [--volume ...] [--check ...] [options]

@@ -6,7 +6,8 @@ import type { NodeState, Observation } from "./syncState.js";
 import { nodeKey } from "./watch.js";
 import { barDisplay, describeAll, plainDisplay, shownAs } from "./display.js";
 import { systemReason } from "../kit/errors.js";
-import { describeUse, volumeUse } from "./disk.js";
+import { describeUse } from "./disk.js";
+import { volumeUse } from "../volumes/space.js";
 import type { CliOptions } from "./readyArgs.js";
 
 /** One line per data volume; "warning:" above the warn threshold, naming the gateway's stop threshold. */

@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { numberArg, UsageError } from "../kit/args.js";
 import { restore, type RestoreOptions } from "./restore.js";
 import type { ArchiveFormat } from "./unpack.js";
-import { RESTORE_RESULT_PREFIX } from "./status.js";
+import { RESTORE_RESULT_PREFIX } from "../volumes/restoreStatus.js";
 
 const USAGE = `usage: rpcstack-restore --url URL --dest DIR --format FORMAT --need-bytes N [options]
   --url URL               the snapshot archive (https://)

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { RestoreFailure } from "./failure.js";
-import { formatBytes, formatSource } from "./status.js";
+import { formatBytes, formatSource } from "../volumes/restoreStatus.js";
 
 export interface DownloadOptions {
   readonly url: string;

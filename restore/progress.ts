@@ -1,5 +1,5 @@
 /** A running restore's progress, reported as a log line and in the status file, now and then. */
-import { describeProgress, formatSource, writeProgress, type RestoreProgress } from "./status.js";
+import { describeProgress, formatSource, writeProgress, type RestoreProgress } from "../volumes/restoreStatus.js";
 
 export interface ProgressOptions {
   readonly url: string;

@@ -20,7 +20,7 @@ import { pipeline } from "node:stream/promises";
 import { ArchiveDownload, Restart, type DownloadOptions } from "./download.js";
 import { causeOf, RestoreFailure } from "./failure.js";
 import { ProgressReporter } from "./progress.js";
-import { STAGE_DIR, formatBytes, formatDuration, formatSource, type RestoreResult } from "./status.js";
+import { STAGE_DIR, formatBytes, formatDuration, formatSource, type RestoreResult } from "../volumes/restoreStatus.js";
 import { DecompressedBytes, unpacker, zstdDecompressor, type ArchiveFormat } from "./unpack.js";
 import { checkFits, emptyVolume, isVerified, markVerified, moveIntoPlace, stagedDatabase, volumeEntries, type Owner } from "./volume.js";
 

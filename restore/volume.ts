@@ -4,9 +4,9 @@
  */
 import { chown, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { volumeUse } from "../readiness/disk.js";
+import { volumeUse } from "../volumes/space.js";
 import { RestoreFailure } from "./failure.js";
-import { formatBytes } from "./status.js";
+import { formatBytes } from "../volumes/restoreStatus.js";
 
 export interface Owner {
   readonly uid: number;

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
-import { volumeUse } from "../readiness/disk.js";
+import { volumeUse } from "../volumes/space.js";
 import { parseDiskCli, startDiskWatch, type DiskWatch } from "../readiness/diskWatch.js";
 import { haproxyVersion, startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually } from "./support/http.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleSource } from "../components/bundle.js";
-import { RESTORE_RESULT_PREFIX, type RestoreResult } from "../restore/status.js";
+import { RESTORE_RESULT_PREFIX, type RestoreResult } from "../volumes/restoreStatus.js";
 import { nodeRuntime } from "../devtools/nodeRuntime.js";
 import { issueCert } from "./support/tls.js";
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig, PUBLISHED_SNAPSHOTS, RESOURCES } from "../config/index.js";
 import { exportCompose } from "../export/compose.js";
-import { RESTORE_RESULT_PREFIX } from "../restore/status.js";
+import { RESTORE_RESULT_PREFIX } from "../volumes/restoreStatus.js";
 import { TEST_PROJECT_KEYS, encodeConfigValue, runProgram } from "./harness.js";
 
 const CONTAINER = "docker:index/container:Container";

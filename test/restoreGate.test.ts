@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayChain } from "../gateway/build.js";
 import { parseDiskCli, startDiskWatch, type DiskWatch } from "../readiness/diskWatch.js";
-import { STAGE_DIR, STATUS_FILE, type RestoreProgress } from "../restore/status.js";
+import { STAGE_DIR, STATUS_FILE, type RestoreProgress } from "../volumes/restoreStatus.js";
 import { haproxyVersion, startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually } from "./support/http.js";
 import { stopEach } from "./support/net.js";

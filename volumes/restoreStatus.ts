@@ -1,7 +1,8 @@
 /**
  * A restore's progress as it is shared: the status file the restore keeps in the volume while it
  * runs (the disk watcher reads it, so the gateway can say how far it is), the log line, and the
- * tagged result line `pulumi up` reads. Pure, apart from reading and writing the file.
+ * tagged result line `pulumi up` reads. Pure, apart from reading and writing the file. It lives
+ * below restore/ (which writes it) and readiness/ (which reads it), so neither imports the other.
  */
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
