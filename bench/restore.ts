@@ -44,7 +44,7 @@ async function main(): Promise<number> {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `https://localhost:${(server.address() as AddressInfo).port}/plain/db.tar.zst`;
     const program = join(work, "restore.js");
-    writeFileSync(program, bundleSource("restore/cli.ts"));
+    writeFileSync(program, bundleSource("restore/restoreMain.ts"));
     const fresh = () => {
       const d = join(work, "out");
       rmSync(d, { recursive: true, force: true });

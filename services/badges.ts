@@ -5,7 +5,7 @@ import type { ServiceSpec } from "./types.js";
 export const BADGE_SERVICE_PORT = 8480;
 /** The service's address on the stack's private network, as the gateway reaches it. */
 export const BADGE_SERVICE = `badges:${BADGE_SERVICE_PORT}`;
-const PROGRAM = { from: "bundle", path: "/badges/server.js", source: "badges/cli.ts" } as const;
+const PROGRAM = { from: "bundle", path: "/badges/server.js", source: "badges/serverMain.ts" } as const;
 
 /**
  * `image`: one with Node.js. `projects`: the projects as the service reads them

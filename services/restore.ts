@@ -1,8 +1,8 @@
-/** The L2 node's restore-from-snapshot init service (restore/cli.ts), run before the node. Pure data. */
+/** The L2 node's restore-from-snapshot init service (restore/restoreMain.ts), run before the node. Pure data. */
 import type { SnapshotSettings } from "../config/snapshots.js";
 import type { FileSpec, ServiceSpec } from "./types.js";
 
-const PROGRAM = { from: "bundle", path: "/restore/restore.js", source: "restore/cli.ts" } as const satisfies FileSpec;
+const PROGRAM = { from: "bundle", path: "/restore/restore.js", source: "restore/restoreMain.ts" } as const satisfies FileSpec;
 /** Where the restore mounts the node's volume (the node may mount it elsewhere). */
 const DEST = "/data";
 

@@ -15,7 +15,7 @@ export const usagePort = { container: USAGE_PORT, protocol: "tcp", purpose: "met
 const DATA_DIR = "/var/lib/rpcstack-usage";
 /** The user the keeper runs as once its volume is its own (the image's `node`, as the badge service). */
 export const KEEPER_USER = "1000:1000";
-const PROGRAM = { from: "bundle", path: "/usage/keeper.js", source: "usage/cli.ts" } as const;
+const PROGRAM = { from: "bundle", path: "/usage/keeper.js", source: "usage/keeperMain.ts" } as const;
 
 /** Counted usage is what a provider bills from: kept like chain data. */
 export const usageVolume = (retain: boolean): VolumeSpec => ({

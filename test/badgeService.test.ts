@@ -90,10 +90,10 @@ describe("the service over HTTP", () => {
   });
 
   it("the command refuses to start without its projects or key, saying which", () => {
-    const r = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "badges/cli.ts"), "--port", "1"], { encoding: "utf8", env: { PATH: process.env.PATH } });
+    const r = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "badges/serverMain.ts"), "--port", "1"], { encoding: "utf8", env: { PATH: process.env.PATH } });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/^rpcstack-badges: RPCSTACK_BADGE_PROJECTS is not set/);
-    const noPort = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "badges/cli.ts")], { encoding: "utf8", env: { PATH: process.env.PATH } });
+    const noPort = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "badges/serverMain.ts")], { encoding: "utf8", env: { PATH: process.env.PATH } });
     expect(noPort.status).toBe(2);
     expect(noPort.stderr).toMatch(/--port must be a port number/);
   });

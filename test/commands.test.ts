@@ -20,7 +20,7 @@ const COMMANDS = [
   { name: "the disk watcher (rpcstack-disk)", file: "readiness/diskWatch.ts", prefix: "rpcstack-disk: " },
   { name: "the smoke runner", file: "smoke/cli.ts", prefix: "rpcstack smoke: " },
   { name: "npm run up", file: "scripts/up.ts", prefix: "rpcstack up: " },
-  { name: "the badge service (rpcstack-badges)", file: "badges/cli.ts", prefix: "rpcstack-badges: " },
+  { name: "the badge service (rpcstack-badges)", file: "badges/serverMain.ts", prefix: "rpcstack-badges: " },
 ];
 
 const run = (file: string, args: string[]) =>

@@ -65,7 +65,7 @@ beforeAll(async () => {
   // The usage keeper as its container runs it, on the gateway's runtime API.
   const usagePort = await freePort();
   at[`haproxy:${USAGE_PORT}`] = `127.0.0.1:${usagePort}`;
-  usage = start(TSX, [join(ROOT, "usage/cli.ts"), "--admin", join(gw.dir, "admin.sock"), "--file", join(gw.dir, "usage.json"), "--listen", at[`haproxy:${USAGE_PORT}`], "--interval-seconds", "1"], { cwd: ROOT });
+  usage = start(TSX, [join(ROOT, "usage/keeperMain.ts"), "--admin", join(gw.dir, "admin.sock"), "--file", join(gw.dir, "usage.json"), "--listen", at[`haproxy:${USAGE_PORT}`], "--interval-seconds", "1"], { cwd: ROOT });
   dir = writeMonitoringFiles(monitoring, { [PROMETHEUS_CONFIG]: moved(monitoring.files.find((f) => f.name === PROMETHEUS_CONFIG)!.content) });
   prom = await startPrometheus(dir);
   // Traffic as developers make it: answers, a cached read, a refused key.

@@ -90,7 +90,7 @@ const requestsFor = (path: string) => server.requests.filter((r) => r.path === p
 
 beforeAll(async () => {
   node = nodeRuntime();
-  writeFileSync(program, bundleSource("restore/cli.ts"));
+  writeFileSync(program, bundleSource("restore/restoreMain.ts"));
   mkdirSync(srv);
   const db = join(work, "db");
   dbDigests = standInDb(db);

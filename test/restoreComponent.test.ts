@@ -72,6 +72,6 @@ describe("the compose export with l2.snapshot", () => {
     expect(Object.keys(doc.services)).toEqual(["l2-restore", "juno", "indexer"]);
     expect(doc.services.juno.depends_on).toEqual({ "l2-restore": { condition: "service_completed_successfully" } });
     expect(doc.services["l2-restore"]).toMatchObject({ restart: "no", user: "0:0", volumes: ["juno:/data", "./restore/restore.js:/restore/restore.js:ro"] });
-    expect(out.mounted).toContainEqual({ path: "restore/restore.js", from: { bundle: "restore/cli.ts" }, mode: 0o644 });
+    expect(out.mounted).toContainEqual({ path: "restore/restore.js", from: { bundle: "restore/restoreMain.ts" }, mode: 0o644 });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The usage keeper (usage/cli.ts) against the real HAProxy 3.2 with a usage table like the
+ * The usage keeper (usage/keeperMain.ts) against the real HAProxy 3.2 with a usage table like the
  * gateway's: a known mix of requests, HAProxy killed and started again, the keeper stopped and
  * started again; its /usage, `npm run usage` and a real Prometheus scraping /metrics give exactly
  * the counts sent.
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { HAPROXY_LOOPBACK_FLAGS, haproxyBinary } from "../devtools/haproxy.js";
-import { main } from "../usage/cli.js";
+import { main } from "../usage/keeperMain.js";
 import { parseShowTable, type Counters } from "../usage/table.js";
 import { ROOT } from "./harness.js";
 import { eventually } from "./support/http.js";
@@ -119,7 +119,7 @@ interface Keeper {
 }
 
 async function startKeeper(intervalSeconds: number): Promise<Keeper> {
-  const child = start(TSX, [join(ROOT, "usage/cli.ts"), "--admin", sock, "--file", file, "--listen", "127.0.0.1:0", "--interval-seconds", String(intervalSeconds)], { cwd: ROOT });
+  const child = start(TSX, [join(ROOT, "usage/keeperMain.ts"), "--admin", sock, "--file", file, "--listen", "127.0.0.1:0", "--interval-seconds", String(intervalSeconds)], { cwd: ROOT });
   started.push(child);
   const port = await waitFor("the usage keeper", async () => /serving \/metrics and \/usage on 127\.0\.0\.1:(\d+)/.exec(child.output())?.[1], 30_000).catch((e) => {
     throw new Error(`${e.message}\n${child.output()}`);

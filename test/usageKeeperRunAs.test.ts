@@ -17,7 +17,7 @@ import { ROOT } from "./harness.js";
 import { freePort, start, stopEach, waitFor, type Child } from "./support/net.js";
 
 const TSX = join(ROOT, "node_modules/.bin/tsx");
-const CLI = join(ROOT, "usage/cli.ts");
+const KEEPER = join(ROOT, "usage/keeperMain.ts");
 const dir = mkdtempSync(join(tmpdir(), "rpcstack-usage-runas-"));
 // The folder above the volume is readable by anyone, as /var/lib is.
 chmodSync(dir, 0o755);
@@ -52,7 +52,7 @@ describe("the usage keeper with --run-as", () => {
     const before = statSync(file);
     expect([before.uid, statSync(data).uid]).toEqual([0, 0]);
 
-    const k = start(TSX, [CLI, "--admin", admin, "--file", file, "--listen", "127.0.0.1:0", "--interval-seconds", "0.2", "--run-as", "1000:1000"], { cwd: ROOT });
+    const k = start(TSX, [KEEPER, "--admin", admin, "--file", file, "--listen", "127.0.0.1:0", "--interval-seconds", "0.2", "--run-as", "1000:1000"], { cwd: ROOT });
     started.push(k);
     const port = await waitFor("the keeper", async () => /serving \/metrics and \/usage on 127\.0\.0\.1:(\d+)/.exec(k.output())?.[1], 30_000).catch((e) => {
       throw new Error(`${(e as Error).message}\n${k.output()}`);
@@ -75,7 +75,7 @@ describe("the usage keeper with --run-as", () => {
     saveLedger(file, { version: 1, days: { "2026-11-02": { "kept/eth/http": c(7) } } });
     chmodSync(file, 0o644);
     const text = readFileSync(file, "utf8");
-    const k = start("setpriv", ["--reuid=1000", "--regid=1000", "--clear-groups", TSX, CLI, "--admin", "127.0.0.1:9", "--file", file, "--listen", "127.0.0.1:0", "--run-as", "1001:1001"], { cwd: ROOT, env: { ...process.env, HOME: dir } });
+    const k = start("setpriv", ["--reuid=1000", "--regid=1000", "--clear-groups", TSX, KEEPER, "--admin", "127.0.0.1:9", "--file", file, "--listen", "127.0.0.1:0", "--run-as", "1001:1001"], { cwd: ROOT, env: { ...process.env, HOME: dir } });
     started.push(k);
     expect(await exitCode(k)).toBe(1);
     expect(k.output()).toContain("rpcstack-usage: cannot run as 1001:1001: started as uid 1000, and only root may change user");
@@ -86,7 +86,7 @@ describe("the usage keeper with --run-as", () => {
     const shared = join(dir, "shared");
     mkdirSync(shared, { mode: 0o755 });
     writeFileSync(join(shared, "other.conf"), "someone else's\n");
-    const k = start(TSX, [CLI, "--admin", "127.0.0.1:9", "--file", join(shared, "usage.json"), "--listen", "127.0.0.1:0", "--run-as", "1000:1000"], { cwd: ROOT });
+    const k = start(TSX, [KEEPER, "--admin", "127.0.0.1:9", "--file", join(shared, "usage.json"), "--listen", "127.0.0.1:0", "--run-as", "1000:1000"], { cwd: ROOT });
     started.push(k);
     expect(await exitCode(k)).toBe(1);
     expect(k.output()).toContain(`--run-as: the ledger's folder ${shared} holds "other.conf", not the ledger's: give --file a folder of its own`);
@@ -102,7 +102,7 @@ describe("the usage keeper with --run-as", () => {
     ["1000", '--run-as must be UID:GID, two numbers (got "1000")'],
     ["a:b", '--run-as must be UID:GID, two numbers (got "a:b")'],
   ])("--run-as %s: exit 2 saying why", async (value, why) => {
-    const k = start(TSX, [CLI, "--admin", "127.0.0.1:9", "--file", join(dir, "x.json"), "--listen", "127.0.0.1:0", "--run-as", value], { cwd: ROOT });
+    const k = start(TSX, [KEEPER, "--admin", "127.0.0.1:9", "--file", join(dir, "x.json"), "--listen", "127.0.0.1:0", "--run-as", value], { cwd: ROOT });
     started.push(k);
     expect(await exitCode(k)).toBe(2);
     expect(k.output()).toContain(why);
