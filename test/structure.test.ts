@@ -1,6 +1,6 @@
 /** How the package's modules depend on one another. */
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./harness.js";
@@ -11,6 +11,25 @@ function importsWithin(dir: string): Map<string, string[]> {
   return new Map(names.map((n) => [n, ts.preProcessFile(readFileSync(join(ROOT, dir, `${n}.ts`), "utf8")).importedFiles
     .map((f) => /^\.\/([^/]+)\.js$/.exec(f.fileName)?.[1])
     .filter((m): m is string => !!m && names.includes(m))]));
+}
+
+/**
+ * The package's folders that a folder's modules (those of its subfolders too) import, types
+ * included: each relative import resolved to the top-level folder it lands in.
+ */
+function foldersImportedBy(dir: string): string[] {
+  const files = readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+  const found = new Set<string>();
+  for (const f of files) {
+    const file = join(ROOT, dir, f);
+    for (const { fileName } of ts.preProcessFile(readFileSync(file, "utf8")).importedFiles) {
+      if (!fileName.startsWith(".")) continue;
+      const parts = relative(ROOT, resolve(dirname(file), fileName)).split(sep);
+      // A module at the root (index.ts) is no folder; one below the root is in parts[0].
+      if (parts.length > 1 && parts[0] !== dir && parts[0] !== "..") found.add(parts[0]);
+    }
+  }
+  return [...found].sort();
 }
 
 /** A cycle in the graph, as the modules along it, or undefined. */
@@ -40,6 +59,17 @@ function cycleIn(graph: Map<string, string[]>): string[] | undefined {
 describe("module structure", () => {
   it.each(["gateway", "config", "plan", "services", "monitoring"])("the modules of %s/ import one another one way only (no cycle, type imports included)", (dir) => {
     expect(cycleIn(importsWithin(dir))).toBeUndefined();
+  });
+
+  // Shared helpers live below what uses them: a folder never imports one that imports it back.
+  const FOLDERS = ["usage", "cli", "readiness", "restore", "kit", "volumes", "gateway", "services", "plan", "config", "monitoring", "kubernetes"];
+
+  it(`the folders ${FOLDERS.join(", ")} import one another one way only (no cycle, type imports included)`, () => {
+    expect(cycleIn(new Map(FOLDERS.map((d) => [d, foldersImportedBy(d)])))).toBeUndefined();
+  });
+
+  it.each(["kit", "volumes"])("%s/, what programs share, imports no other folder of the package", (dir) => {
+    expect(foldersImportedBy(dir)).toEqual([]);
   });
 
   it("finds a cycle where there is one", () => {
