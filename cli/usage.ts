@@ -3,7 +3,7 @@
  * its ledger file (--file).
  */
 import { parseArgs } from "node:util";
-import { UsageError } from "../kit/args.js";
+import { optionsOrExit, UsageError } from "../kit/args.js";
 import { asCsv, asJson, asTable, dayRows, isDay, sumDays, type Period, type UsageRow } from "../usage/report.js";
 import { loadLedger } from "../usage/store.js";
 import { USAGE_PORT } from "../services/usage.js";
@@ -82,18 +82,8 @@ export async function report(o: ReportOptions): Promise<string> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let options;
-  try {
-    options = parseReportArgs(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`usage: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (options === "help") {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const options = optionsOrExit("usage", USAGE, () => parseReportArgs(argv));
+  if (typeof options === "number") return options;
   try {
     process.stdout.write(await report(options));
     return 0;

@@ -1,4 +1,7 @@
-/** Argument checks every program of the package shares: a bad value is a UsageError (exit 2). */
+/**
+ * Argument checks every program of the package shares: a bad value is a UsageError (exit 2), and
+ * the exit code a command line decides before the program runs (--help, a bad value).
+ */
 
 /** A bad argument: the command prints the message and exits 2. */
 export class UsageError extends Error {}
@@ -13,4 +16,24 @@ export function numberArg(name: string, v: string | undefined, fallback: number,
     throw new UsageError(`--${name} must be ${what} ${max === Infinity ? `>= ${min}` : `${min}-${max}`} (got "${v}")`);
   }
   return n;
+}
+
+/**
+ * A program's options, or the exit code its command line already decides: 2 after a UsageError
+ * (the message, then the usage text, on stderr), 0 after --help (the usage text on stdout).
+ */
+export function optionsOrExit<T extends object>(name: string, usage: string, parse: () => T | "help"): T | number {
+  let parsed;
+  try {
+    parsed = parse();
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${name}: ${e.message}\n${usage}\n`);
+    return 2;
+  }
+  if (parsed === "help") {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  return parsed;
 }

@@ -9,7 +9,7 @@
 import { createServer, type Server } from "node:http";
 import { parseArgs } from "node:util";
 import { systemReason } from "../kit/errors.js";
-import { numberArg, UsageError } from "../kit/args.js";
+import { numberArg, optionsOrExit, UsageError } from "../kit/args.js";
 import { serveUntilSignal } from "../kit/serve.js";
 import { describeUse, metricsText, parseCheckArg, parseVolumeArg, thresholdArgs, verdict, type DiskThresholds } from "./disk.js";
 import { volumeUse, type VolumeUse } from "../volumes/space.js";
@@ -182,18 +182,8 @@ export function restoreMetricsText(volumes: readonly string[], restores: Readonl
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let opts;
-  try {
-    opts = parseDiskCli(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`rpcstack-disk: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (opts === "help") {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const opts = optionsOrExit("rpcstack-disk", USAGE, () => parseDiskCli(argv));
+  if (typeof opts === "number") return opts;
   const w = startDiskWatch(opts);
   const checks = opts.checks.map((c) => c.name).join(",");
   const host = opts.host;

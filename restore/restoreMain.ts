@@ -3,7 +3,7 @@
  * starts (restore/restore.ts says how). Runs as the L2 node's init container, bundled into one file.
  */
 import { parseArgs } from "node:util";
-import { numberArg, UsageError } from "../kit/args.js";
+import { numberArg, optionsOrExit, UsageError } from "../kit/args.js";
 import { restore, type RestoreOptions } from "./restore.js";
 import type { ArchiveFormat } from "./unpack.js";
 import { RESTORE_RESULT_PREFIX } from "../volumes/restoreStatus.js";
@@ -84,18 +84,8 @@ function bad(message: string): never {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let opts;
-  try {
-    opts = parseRestoreCli(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`rpcstack-restore: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (opts === "help") {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const opts = optionsOrExit("rpcstack-restore", USAGE, () => parseRestoreCli(argv));
+  if (typeof opts === "number") return opts;
   const result = await restore({ ...opts, log: (l) => process.stdout.write(`${l}\n`) });
   if (result.outcome === "failed") {
     process.stdout.write(`rpcstack-restore: FAILED: ${result.cause}. The volume is empty again; the next start tries again.\n`);
