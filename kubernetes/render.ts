@@ -6,10 +6,9 @@
  * ConfigMap: the key map, an external L1's URLs and a haproxy.cfg that names them go to Secrets.
  * Pure: file contents come through `content`, secrets through `secretValue`.
  */
-import { dirname } from "node:path";
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import type { StackPlan } from "../plan/index.js";
-import { GATEWAY_PATHS, placeFiles, type GeneratedFiles, type MetricsEndpoint, type PlacedFile, type PortSpec, type SecretName, type ServiceSpec } from "../services/index.js";
+import { placeFiles, type GeneratedFiles, type MetricsEndpoint, type PlacedFile, type PortSpec, type SecretName, type ServiceSpec } from "../services/index.js";
 import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
 import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, uniquePorts, type FileMount } from "./pods.js";
 import { SMALL, claimStorage, gatewayResources, nodeResources } from "./sizing.js";
@@ -31,7 +30,6 @@ export interface ClusterInput<C> {
 export { GATEWAY_SERVICE } from "./access.js";
 /** Values of the services' secretEnvironment names. */
 export const SECRETS_NAME = "rpcstack-secrets";
-const TLS_VOLUME = "tls";
 
 export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
   const { settings: s, host } = input;
@@ -53,7 +51,7 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
     add({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns.name, labels: ns.labels, ...(ns.annotations ? { annotations: ns.annotations } : {}) } });
   }
 
-  const all = workloads(input.plan, host.gatewayReplicas).map((w) => (w.component === "gateway" ? onCluster(w, s, host) : w));
+  const all = workloads(input.plan, host.gatewayReplicas);
   const secretNames = new Set(all.flatMap((w) => [...w.inits, ...w.containers]).flatMap((x) => Object.values(x.secretEnvironment ?? {})));
   if (secretNames.size) {
     add({ apiVersion: "v1", kind: "Secret", metadata: meta(SECRETS_NAME), type: "Opaque", stringData: Object.fromEntries([...secretNames].map((n) => [n, input.secretValue(n)])) }, { after: [], secret: true });
@@ -71,27 +69,6 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
   return out;
 }
 
-
-/**
- * The gateway as a cluster runs it: the key map comes mounted from a Secret (the key sync is left
- * out), and with a domain the certificate from the operator's TLS Secret instead of a self-signed one.
- */
-function onCluster(w: Workload, s: StackSettings, host: KubernetesHostConfig): Workload {
-  const keysDir = dirname(GATEWAY_PATHS.keyMap);
-  const containers = w.containers.map((c) =>
-    c.volumes.some((m) => m.volume === "keys") ? { ...c, volumes: c.volumes.filter((m) => m.volume !== "keys"), files: [...c.files, { from: "generated" as const, dir: keysDir, set: "keys" as const }] } : c,
-  );
-  const fromSecret = (init: ServiceSpec): ServiceSpec => ({
-    ...init,
-    name: "cert-from-secret",
-    image: s.gateway.image,
-    entrypoint: ["/bin/sh", "-c"],
-    command: [`cat /tls/tls.crt /tls/tls.key > ${GATEWAY_PATHS.certFile}`],
-    volumes: [...init.volumes, { volume: TLS_VOLUME, path: "/tls", readOnly: true }],
-    files: [],
-  });
-  return { ...w, containers, inits: host.tlsSecret ? w.inits.map(fromSecret) : w.inits };
-}
 
 function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add: Add, servicesSoFar: () => string[]) {
   const { settings: s, host } = input;
@@ -137,9 +114,10 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   const volumeKeys = [...new Set(services.flatMap((x) => x.volumes.map((m) => m.volume)))];
   const volumes = new Map(volumeKeys.map((k) => [k, k]));
   const items = (data: Record<string, C>) => Object.keys(data).map((key) => ({ key, path: key, ...(modes[key] ? { mode: modes[key] } : {}) }));
+  const fromSecret = new Map(w.volumes.filter((v) => v.secret).map((v) => [v.key, v.secret!]));
   const podVolumes = [
-    ...volumeKeys.filter((k) => !claimKeys.has(k) && k !== TLS_VOLUME).map((k) => ({ name: k, emptyDir: {} })),
-    ...(volumeKeys.includes(TLS_VOLUME) ? [{ name: TLS_VOLUME, secret: { secretName: host.tlsSecret } }] : []),
+    ...volumeKeys.filter((k) => !claimKeys.has(k) && !fromSecret.has(k)).map((k) => ({ name: k, emptyDir: {} })),
+    ...volumeKeys.filter((k) => fromSecret.has(k)).map((k) => ({ name: k, secret: { secretName: fromSecret.get(k) } })),
     ...(Object.keys(plain).length ? [{ name: FILES_VOLUME, configMap: { name: filesName, items: items(plain), defaultMode: 0o644 } }] : []),
     ...(Object.keys(secret).length ? [{ name: SECRET_FILES_VOLUME, secret: { secretName: secretFilesName, items: items(secret), defaultMode: 0o644 } }] : []),
   ];

@@ -25,6 +25,8 @@ export interface Workload {
   readonly containers: readonly ServiceSpec[];
   /** Chain data: one claim each, from the StatefulSet's templates. */
   readonly claims: readonly VolumeSpec[];
+  /** The volumes its containers mount: an emptyDir each, a claim or a Secret where the spec says so. */
+  readonly volumes: readonly VolumeSpec[];
   /** The workload (by name) it is rolled out after. */
   readonly after?: string;
 }
@@ -44,11 +46,12 @@ function nodeWorkload(n: PlacedNode, previous: PlacedNode | undefined): Workload
     inits: own.filter((x) => x.restart === "no"),
     containers: own.filter((x) => x.restart !== "no"),
     claims: n.dataVolumes,
+    volumes: n.role.volumes,
     ...(previous ? { after: previous.name } : {}),
   };
 }
 
-const single = (svc: ServiceSpec, component: Workload["component"]): Workload => ({ name: svc.name, kind: "Deployment", component, replicas: 1, inits: [], containers: [svc], claims: [] });
+const single = (svc: ServiceSpec, component: Workload["component"]): Workload => ({ name: svc.name, kind: "Deployment", component, replicas: 1, inits: [], containers: [svc], claims: [], volumes: [] });
 
 export function workloads(plan: StackPlan, gatewayReplicas: number): Workload[] {
   const layer = (nodes: readonly PlacedNode[]) => nodes.map((n, i) => nodeWorkload(n, nodes[i - 1]));
@@ -62,6 +65,6 @@ export function workloads(plan: StackPlan, gatewayReplicas: number): Workload[] 
     single(plan.readiness.services.health, "readiness"),
     ...indexer,
     ...badges,
-    { name: "gateway", kind: "Deployment", component: "gateway", replicas: gatewayReplicas, inits: [g.certInit], containers: [g.haproxy, ...sidecars], claims: [] },
+    { name: "gateway", kind: "Deployment", component: "gateway", replicas: gatewayReplicas, inits: [g.certInit], containers: [g.haproxy, ...sidecars], claims: [], volumes: plan.gateway.volumes },
   ];
 }

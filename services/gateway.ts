@@ -37,13 +37,16 @@ export function certificateNames(settings: Pick<StackSettings, "gateway" | "host
 /** Open files HAProxy needs for `maxConnections`: two per connection plus listeners, checks, logs. */
 export const openFilesFor = (maxConnections: number) => 2 * maxConnections + 1024;
 
+/** The key map and quota map, kept in step by the key sync. */
+const KEYS_VOLUME = "keys";
+
 export function gatewayVolumes(settings: Pick<StackSettings, "retainData" | "gateway">): VolumeSpec[] {
   return [
     { key: "certs", name: "rpcstack-gateway-certs", purpose: "the gateway's TLS certificate", retain: settings.retainData },
     // ACME account and certificates: issuers rate-limit new ones, so they are kept like chain data.
     ...(settings.gateway.domain ? [{ key: "letsencrypt", name: "rpcstack-gateway-acme", purpose: "ACME account and certificates", retain: settings.retainData }] : []),
     { key: "haproxy-run", name: "rpcstack-gateway-run", purpose: "the socket through which the ACME client hands HAProxy a renewed certificate", retain: settings.retainData },
-    { key: "keys", name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys) and the quota map, kept in step with the running gateway by the key sync", retain: settings.retainData },
+    { key: KEYS_VOLUME, name: "rpcstack-gateway-keys", purpose: "the key map (digests of the project keys) and the quota map, kept in step with the running gateway by the key sync", retain: settings.retainData },
     usageVolume(settings.retainData),
   ];
 }
@@ -121,7 +124,7 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
     volumes: [
       { volume: "certs", path: "/certs", readOnly: true },
       { volume: "haproxy-run", path: "/var/run/haproxy" },
-      { volume: "keys", path: dirname(GATEWAY_PATHS.keyMap) },
+      { volume: KEYS_VOLUME, path: dirname(GATEWAY_PATHS.keyMap) },
     ],
     files: [
       // haproxy.cfg, the Lua programs' data and the error pages, as the gateway compiler writes them.
@@ -154,7 +157,7 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
       ADMIN_PORT: String(ADMIN_LOOPBACK_PORT),
     },
     ports: [],
-    volumes: [{ volume: "keys", path: dirname(GATEWAY_PATHS.keyMap) }],
+    volumes: [{ volume: KEYS_VOLUME, path: dirname(GATEWAY_PATHS.keyMap) }],
     files: [
       { from: "package", path: GATEWAY_PATHS.keySync, source: "gateway/keys/sync.sh", executable: true },
       { from: "generated", dir: GATEWAY_PATHS.desiredKeys, set: "keys" },
@@ -168,5 +171,35 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
   // The readiness image serves both: Node.js, nothing else needed.
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings.readiness.image, badgeProjects) : undefined;
   const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`);
-  return { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) };
+  return onCluster(settings, { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) });
+}
+
+/**
+ * The gateway as a cluster runs it (host kind kubernetes): HAProxy reads the key map mounted from
+ * a Secret (no key sync keeps a volume in step: a key change rolls the pods), and with the
+ * operator's TLS Secret the first certificate is copied from it instead of made self-signed.
+ */
+function onCluster(settings: StackSettings, role: GatewayRole): GatewayRole {
+  if (settings.host.kind !== "kubernetes") return role;
+  const { certInit, haproxy } = role.services;
+  const keysFromSecret: ServiceSpec = {
+    ...haproxy,
+    volumes: haproxy.volumes.filter((m) => m.volume !== KEYS_VOLUME),
+    files: [...haproxy.files, { from: "generated", dir: dirname(GATEWAY_PATHS.keyMap), set: "keys" }],
+  };
+  const tlsSecret = settings.host.tlsSecret;
+  if (!tlsSecret) return { ...role, services: { ...role.services, haproxy: keysFromSecret } };
+  const certFromSecret: ServiceSpec = {
+    ...certInit,
+    name: "cert-from-secret",
+    image: settings.gateway.image,
+    entrypoint: ["/bin/sh", "-c"],
+    command: [`cat /tls/tls.crt /tls/tls.key > ${GATEWAY_PATHS.certFile}`],
+    volumes: [...certInit.volumes, { volume: "tls", path: "/tls", readOnly: true }],
+    files: [],
+  };
+  return {
+    services: { ...role.services, certInit: certFromSecret, haproxy: keysFromSecret },
+    volumes: [...role.volumes, { key: "tls", name: tlsSecret, purpose: "the operator's TLS certificate and key", retain: true, secret: tlsSecret }],
+  };
 }

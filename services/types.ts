@@ -106,6 +106,8 @@ export interface VolumeSpec {
   readonly retain: boolean;
   /** Created by another group (compose: another file), only mounted here. */
   readonly external?: boolean;
+  /** On a cluster: the operator's Secret whose files it holds, instead of a volume of the stack's. */
+  readonly secret?: string;
   /** Chain data: the client that writes it and the GB it must hold (config/sizing.ts chainDataGB). */
   readonly chainData?: { readonly client: SizedClient; readonly sizeGB: number };
 }
