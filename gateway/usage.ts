@@ -4,16 +4,10 @@
  * counters cumulative since HAProxy started; the keeper turns them into daily counts on a volume.
  */
 import { afterResponse, anon, req, type Cond, type Rule, type Section } from "./model.js";
+import { USAGE_GPC, USAGE_INTERFACES, USAGE_STORE, USAGE_TABLE, entryId } from "./usageContract.js";
 
 /** The stick counter that tracks the usage entry for the life of a request or WebSocket. */
 export const USAGE_SC = 4;
-export const USAGE_TABLE = "st_usage";
-
-/** The counters, by gpc index; http_req_cnt and bytes_out_cnt are HAProxy's own. */
-export const USAGE_GPC = { calls: 0, errors: 1, limited: 2, cacheHits: 3 } as const;
-
-/** Path interfaces as usage names them. */
-const INTERFACES: readonly (readonly [string, string])[] = [["rpc-http", "http"], ["rpc", "ws"], ["rest", "rest"]];
 
 /**
  * An idle entry lasts a day: the keeper reads every few seconds, so nothing counted is gone
@@ -21,12 +15,14 @@ const INTERFACES: readonly (readonly [string, string])[] = [["rpc-http", "http"]
  */
 export const usageTable = (): Section => ({
   header: ["backend", USAGE_TABLE],
-  directives: [["stick-table", "type", "string", "len", "160", "size", "100k", "expire", "1d", "store", "http_req_cnt,bytes_out_cnt,gpc(4)"]],
+  directives: [["stick-table", "type", "string", "len", "160", "size", "100k", "expire", "1d", "store", USAGE_STORE]],
 });
 
 /** Before anything can refuse a keyed request for its rate: a 429 is counted too. */
 export const usageTracking = (keyed: Cond): Rule[] => [
-  ...INTERFACES.map(([path, name]) => req(["set-var-fmt(txn.usage)", `%[var(txn.keyname)]/%[var(txn.chain)]/${name}`], [...keyed, ...anon("var(txn.iface)", "-m", "str", path)])),
+  ...Object.entries(USAGE_INTERFACES).map(([path, iface]) =>
+    req(["set-var-fmt(txn.usage)", entryId({ key: "%[var(txn.keyname)]", chain: "%[var(txn.chain)]", iface })], [...keyed, ...anon("var(txn.iface)", "-m", "str", path)]),
+  ),
   req([`track-sc${USAGE_SC}`, "var(txn.usage)", "table", USAGE_TABLE], anon("var(txn.usage)", "-m", "found")),
 ];
 

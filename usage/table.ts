@@ -2,25 +2,14 @@
  * What HAProxy's runtime API says about usage: `show info` (which process answers) and
  * `show table st_usage` (the gateway's counters per key name, chain and interface).
  */
+import { COUNTER_NAMES, USAGE_STORED, USAGE_TABLE, parseEntryId, type UsageCounter, type UsageInterface } from "../gateway/usageContract.js";
 
-export const USAGE_TABLE = "st_usage";
-export const INTERFACES = ["http", "ws", "rest", "grpc"] as const;
-export type Interface = (typeof INTERFACES)[number];
+export { COUNTER_NAMES, USAGE_TABLE, entryId, parseEntryId } from "../gateway/usageContract.js";
+export type Interface = UsageInterface;
 
-/** The counters the gateway keeps per entry, named as the ledger and its readers name them. */
-export interface Counters {
-  readonly calls: number;
-  readonly errors: number;
-  readonly limited: number;
-  readonly cacheHits: number;
-  readonly requests: number;
-  readonly bytesOut: number;
-}
-export const COUNTER_NAMES = ["calls", "errors", "limited", "cacheHits", "requests", "bytesOut"] as const satisfies readonly (keyof Counters)[];
+/** The counters the gateway keeps per entry (gateway/usageContract.ts), named as the ledger and its readers name them. */
+export type Counters = { readonly [K in UsageCounter]: number };
 export const ZERO: Counters = { calls: 0, errors: 0, limited: 0, cacheHits: 0, requests: 0, bytesOut: 0 };
-
-/** HAProxy's stored data name for each counter. */
-const STORED: Readonly<Record<keyof Counters, string>> = { calls: "gpc0", errors: "gpc1", limited: "gpc2", cacheHits: "gpc3", requests: "http_req_cnt", bytesOut: "bytes_out_cnt" };
 
 export interface TableRow {
   /** A project key's name (never the key). */
@@ -34,16 +23,6 @@ export interface ParsedTable {
   readonly rows: readonly TableRow[];
   /** Entries that could not be read, each with why: reported, never thrown. */
   readonly problems: readonly string[];
-}
-
-/** The entry key the gateway tracks: `<keyname>/<chain>/<interface>`. */
-const ENTRY_KEY = /^([A-Za-z0-9_.-]{1,64})\/([a-z0-9-]+)\/(http|ws|rest|grpc)$/;
-
-export const entryId = (r: { key: string; chain: string; iface: string }) => `${r.key}/${r.chain}/${r.iface}`;
-
-export function parseEntryId(id: string): { key: string; chain: string; iface: Interface } | undefined {
-  const m = ENTRY_KEY.exec(id);
-  return m ? { key: m[1], chain: m[2], iface: m[3] as Interface } : undefined;
 }
 
 /** `show table` escapes spaces (and backslashes) in a key; ours have none, but a stray one must not split the line wrongly. */
@@ -79,10 +58,10 @@ export function parseShowTable(text: string, table = USAGE_TABLE): ParsedTable {
     const values: Partial<Record<keyof Counters, number>> = {};
     const missing: string[] = [];
     for (const name of COUNTER_NAMES) {
-      const raw = f.get(STORED[name]);
+      const raw = f.get(USAGE_STORED[name]);
       const n = raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : NaN;
       if (Number.isSafeInteger(n)) values[name] = n;
-      else missing.push(STORED[name]);
+      else missing.push(USAGE_STORED[name]);
     }
     if (missing.length) problems.push(`entry ${id}: no readable ${missing.join(", ")}`);
     else rows.push({ ...where, counters: values as Counters });
