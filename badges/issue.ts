@@ -6,30 +6,18 @@
  *   POST /badge  Origin: <page origin>  { "projectId": "<id>", "chainIds": ["STRK", ...] }
  *   200 { "key": "<badge>", "expiresAt": "<ISO 8601>", "expiresIn": <seconds> }
  *   4xx { "error": "<why>" }
+ * The token itself (claims, algorithm, skew) is the gateway's contract: gateway/badgeContract.ts.
  */
+import { BADGE_ISSUER, type BadgeClaims } from "../gateway/badgeContract.js";
 
 /** One project as the service knows it: its chains by chain id, with the claim the gateway checks for each. */
 export interface ServiceProject {
   readonly projectId: string;
-  /** Chain id (`STRK`) -> the chain's claim under `chains` (gateway/badges.ts chainClaim, from its path). */
+  /** Chain id (`STRK`) -> the chain's claim under `chains` (gateway/badgeContract.ts chainClaim, from its path). */
   readonly chains: Readonly<Record<string, string>>;
   readonly origins: readonly string[];
   readonly lifetimeSeconds: number;
   readonly allowance: number;
-}
-
-/** What a badge says; the gateway reads sub, exp, jti, alw and chains (gateway/badges.ts). */
-export interface BadgeClaims {
-  readonly iss: "rpcstack-badges";
-  /** The project id: the key name the gateway counts the badge's calls under. */
-  readonly sub: string;
-  /** `{ <chain claim>: 1 }` for each chain the badge may call. */
-  readonly chains: Readonly<Record<string, 1>>;
-  /** Calls the badge may make over its life. */
-  readonly alw: number;
-  readonly jti: string;
-  readonly iat: number;
-  readonly exp: number;
 }
 
 export type Decision = { readonly status: 200; readonly claims: BadgeClaims } | { readonly status: 400 | 403 | 404; readonly error: string };
@@ -53,7 +41,7 @@ export function decide(origin: string | undefined, body: unknown, projects: Read
   const outside = (chainIds as string[]).filter((c) => !Object.hasOwn(project.chains, c));
   if (outside.length) return refuse(403, `chain ${outside[0].slice(0, 32)} is outside project ${projectId}'s scope (${Object.keys(project.chains).join(", ")})`);
   const chains = Object.fromEntries((chainIds as string[]).map((c) => [project.chains[c], 1 as const]));
-  return { status: 200, claims: { iss: "rpcstack-badges", sub: projectId, chains, alw: project.allowance, jti, iat: now, exp: now + project.lifetimeSeconds } };
+  return { status: 200, claims: { iss: BADGE_ISSUER, sub: projectId, chains, alw: project.allowance, jti, iat: now, exp: now + project.lifetimeSeconds } };
 }
 
 /** RPCSTACK_BADGE_PROJECTS as the service reads it: a list of ServiceProject, checked field by field. */

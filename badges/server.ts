@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { BADGE_MAX_BODY_BYTES } from "../gateway/badges.js";
+import { BADGE_MAX_BODY_BYTES, BADGE_PATH } from "../gateway/badgeContract.js";
 import { allowedOrigins, decide, type ServiceProject } from "./issue.js";
 import { signBadge, type SigningKey } from "./token.js";
 
@@ -36,13 +36,13 @@ export function createBadgeServer(o: BadgeServerOptions): Server {
     };
     const path = (req.url ?? "").split("?")[0];
     if (req.method === "GET" && path === "/health") return send(200, { ok: true });
-    if (path !== "/badge") return send(404, { error: "only POST /badge is served here" });
+    if (path !== BADGE_PATH) return send(404, { error: `only POST ${BADGE_PATH} is served here` });
     if (req.method === "OPTIONS") {
       if (!cors["Access-Control-Allow-Origin"]) return send(403, { error: "origin not allowed" });
       res.writeHead(204, { ...cors, "Access-Control-Allow-Methods": "POST", "Access-Control-Allow-Headers": "Content-Type", "Access-Control-Max-Age": "600" });
       return res.end();
     }
-    if (req.method !== "POST") return send(405, { error: "POST /badge" }, { Allow: "POST, OPTIONS" });
+    if (req.method !== "POST") return send(405, { error: `POST ${BADGE_PATH}` }, { Allow: "POST, OPTIONS" });
     const text = await readBody(req, res);
     if (text === undefined) return;
     let body: unknown;

@@ -4,12 +4,13 @@
  * Projects from RPCSTACK_BADGE_PROJECTS (JSON), the signing key from RPCSTACK_BADGE_SIGNING_KEY.
  */
 import { parseArgs } from "node:util";
+import { BADGE_PATH } from "../gateway/badgeContract.js";
 import { parseProjects } from "./issue.js";
 import { createBadgeServer } from "./server.js";
 import { readSigningKey } from "./token.js";
 
 const USAGE = `usage: rpcstack-badges --port N [--host ADDR]
-Issues badges (short-lived signed keys) to web pages of the projects' allowed origins: POST /badge.
+Issues badges (short-lived signed keys) to web pages of the projects' allowed origins: POST ${BADGE_PATH}.
   --port N      listen port
   --host ADDR   listen address (default 0.0.0.0)
   --help        this text
@@ -44,7 +45,7 @@ export function main(argv: string[]): number {
     return 2;
   }
   const host = values.host ?? "0.0.0.0";
-  server.listen(port, host, () => console.log(`rpcstack-badges: serving POST /badge on ${host}:${port}`));
+  server.listen(port, host, () => console.log(`rpcstack-badges: serving POST ${BADGE_PATH} on ${host}:${port}`));
   for (const sig of ["SIGTERM", "SIGINT"] as const) process.on(sig, () => server.close(() => process.exit(0)));
   return -1;
 }

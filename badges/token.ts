@@ -1,7 +1,7 @@
 /** Badges as JWTs signed with ES256 (jose), and the signing key as operators hand it over. */
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { SignJWT } from "jose";
-import type { BadgeClaims } from "./issue.js";
+import { BADGE_ALG, type BadgeClaims } from "../gateway/badgeContract.js";
 
 /**
  * A shell command that writes a new EC P-256 private key (PKCS#8 DER, base64) to stdout: what
@@ -29,10 +29,10 @@ export function readSigningKey(text: string): SigningKey {
     throw new Error("the badge signing key is not a PKCS#8 private key (PEM, or its DER in base64)");
   }
   if (privateKey.asymmetricKeyType !== "ec" || privateKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
-    throw new Error("the badge signing key must be an EC P-256 key (ES256): openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256");
+    throw new Error(`the badge signing key must be an EC P-256 key (${BADGE_ALG}): openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`);
   }
   return { privateKey, publicKeyPem: createPublicKey(privateKey).export({ type: "spki", format: "pem" }).toString() };
 }
 
 export const signBadge = (claims: BadgeClaims, key: SigningKey): Promise<string> =>
-  new SignJWT({ ...claims }).setProtectedHeader({ alg: "ES256", typ: "JWT" }).sign(key.privateKey);
+  new SignJWT({ ...claims }).setProtectedHeader({ alg: BADGE_ALG, typ: "JWT" }).sign(key.privateKey);

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { INSTANCE_TYPES, MAIN_HOST, memoryWarning, stackSizing, type L1Endpoint, type ProjectKey, type StackSettings } from "../config/index.js";
-import { BADGE_PATH } from "../gateway/badges.js";
+import { BADGE_PATH } from "../gateway/badgeContract.js";
 import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
 import { hostTier } from "../hosts/preflight.js";
 import { AwsHost } from "./awsHost.js";

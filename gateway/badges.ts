@@ -14,25 +14,16 @@
 import { JSON_TYPE, errorBody, refuse } from "./errors.js";
 import { anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
+import { BADGE_ALG, BADGE_CLOCK_SKEW_SECONDS, BADGE_MAX_BODY_BYTES, BADGE_PATH, chainClaim, claimPath, type BadgeClaims } from "./badgeContract.js";
 
-export const BADGE_PATH = "/badge";
-/** The algorithm badges are signed with: ECDSA P-256, whose public key is no secret. */
-export const BADGE_ALG = "ES256";
-/** A badge is still accepted this long past its `exp` (the service and the gateway may disagree by as much). */
-export const BADGE_CLOCK_SKEW_SECONDS = 5;
 /** Badges the gateway keeps counts for at once (about 100 bytes each); a new one past it gets 503. */
 export const BADGE_MAX_HELD = 200_000;
-/** A badge request is a small JSON object. */
-export const BADGE_MAX_BODY_BYTES = 4096;
 /** The public key, and the projects whose badges are accepted, among the gateway's files. */
 export const BADGE_KEY_FILE = "badge.pub.pem";
 export const BADGE_PROJECTS_FILE = "badge_projects.map";
 
 /** A JWS in compact form: three base64url parts (a project key has no dot, so never looks like one). */
 const JWT_SHAPE = String.raw`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$`;
-
-/** The claim under `chains` that names a chain: its path with `-` as `_` (paths have no `_`), so JSONPath reads it plainly. */
-export const chainClaim = (path: string) => path.replace(/-/g, "_");
 
 /** Seconds the badge has left, the skew included (an ACL pattern cannot start with "-": it would read as a flag). */
 const SECONDS_LEFT = `var(txn.badge_exp),add(${BADGE_CLOCK_SKEW_SECONDS}),sub(txn.now)`;
@@ -60,18 +51,18 @@ export function badgeAuthRules(o: GatewayOptions, c: BadgeConds): Rule[] {
   const live = [...signed, ...anon(SECONDS_LEFT, "ge", "0")];
   // What badge_seen did not already set from a badge accepted before.
   const unread = (v: string) => not(has(`txn.${v}`));
-  const claim = (v: string, path: string, type = "") => req([`set-var(txn.${v})`, `var(txn.key),jwt_payload_query('${path}'${type ? `,'${type}'` : ""})`], [...c.accepted, ...unread(v)]);
+  const claim = (v: string, name: keyof BadgeClaims, type = "") => req([`set-var(txn.${v})`, `var(txn.key),jwt_payload_query('${claimPath(name)}'${type ? `,'${type}'` : ""})`], [...c.accepted, ...unread(v)]);
   return [
     // A badge this gateway accepted before (the same bytes: their SHA-256) is not checked again.
     req(["set-var(txn.badge_digest)", "var(txn.key),digest(sha256)"], c.token, "Badges: signed tokens checked here, never by asking the badge service."),
     req(["lua.badge_seen"], c.token),
     req(["set-var(txn.badge_sig)", `var(txn.key),jwt_verify("${BADGE_ALG}","${f(BADGE_KEY_FILE)}")`], [...c.token, ...unread("badge_sig")]),
     req(["set-var(txn.now)", "date()"], signed),
-    req(["set-var(txn.badge_exp)", "var(txn.key),jwt_payload_query('$.exp','int')"], [...signed, ...unread("badge_exp")]),
-    req(["set-var(txn.badge_project)", `var(txn.key),jwt_payload_query('$.sub'),map(${f(BADGE_PROJECTS_FILE)})`], [...live, ...unread("badge_project")]),
+    req(["set-var(txn.badge_exp)", `var(txn.key),jwt_payload_query('${claimPath("exp")}','int')`], [...signed, ...unread("badge_exp")]),
+    req(["set-var(txn.badge_project)", `var(txn.key),jwt_payload_query('${claimPath("sub")}'),map(${f(BADGE_PROJECTS_FILE)})`], [...live, ...unread("badge_project")]),
     req(["set-var(txn.keyname)", "var(txn.badge_project)"], c.accepted),
-    claim("badge_jti", "$.jti"),
-    claim("badge_alw", "$.alw", "int"),
+    claim("badge_jti", "jti"),
+    claim("badge_alw", "alw", "int"),
     // A page's WebSockets and subscriptions count per badge: a front end has many pages open.
     req(["set-var(txn.ws_owner)", "str(badge:),concat(,txn.badge_jti,)"], c.accepted),
   ];
@@ -92,7 +83,7 @@ export function badgeRefusals(o: GatewayOptions, c: BadgeConds): Rule[] {
 export function badgeScopeRules(o: GatewayOptions, chains: readonly GatewayChain[], c: BadgeConds): Rule[] {
   if (!o.badges) return [];
   return [
-    ...chains.map((ch) => req(["set-var(txn.badge_scope)", `var(txn.key),jwt_payload_query('$.chains.${chainClaim(ch.path)}','int')`], [...c.accepted, ...not(has("txn.badge_scope")), ...anon("var(txn.chain)", "-m", "str", ch.path)])),
+    ...chains.map((ch) => req(["set-var(txn.badge_scope)", `var(txn.key),jwt_payload_query('${claimPath("chains")}.${chainClaim(ch.path)}','int')`], [...c.accepted, ...not(has("txn.badge_scope")), ...anon("var(txn.chain)", "-m", "str", ch.path)])),
     {
       phase: "http-request",
       action: ["return", "status", "403", "content-type", JSON_TYPE, "lf-string", errorBody(-32003, "badge of project %[var(txn.badge_project)] does not cover chain %[var(txn.chain)]")],

@@ -1,6 +1,6 @@
 /** Badges in the plan: the gateway's badge options and the badge service's projects, from the settings and the served surface. Pure. */
 import type { StackSettings } from "../config/index.js";
-import { chainClaim } from "../gateway/badges.js";
+import { chainClaim } from "../gateway/badgeContract.js";
 import type { BadgeGatewayOptions } from "../gateway/types.js";
 import { BADGE_SERVICE } from "../services/index.js";
 import type { Surface } from "./surface.js";

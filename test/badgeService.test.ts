@@ -6,8 +6,12 @@ import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
 import { decide, parseProjects, type ServiceProject } from "../badges/issue.js";
 import { createBadgeServer } from "../badges/server.js";
-import { readSigningKey } from "../badges/token.js";
-import { ROOT } from "./harness.js";
+import { readSigningKey, signBadge } from "../badges/token.js";
+import { loadConfig } from "../config/index.js";
+import { readStackFile } from "../export/stackFile.js";
+import { planStack } from "../plan/index.js";
+import { badgeServiceProjects } from "../plan/badges.js";
+import { ROOT, encodeConfigValue } from "./harness.js";
 import { newSigningKey } from "./support/badges.js";
 import { listenLoopback } from "./support/http.js";
 
@@ -96,5 +100,32 @@ describe("the service over HTTP", () => {
     const noPort = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "badges/serverMain.ts")], { encoding: "utf8", env: { PATH: process.env.PATH } });
     expect(noPort.status).toBe(2);
     expect(noPort.stderr).toMatch(/--port must be a port number/);
+  });
+});
+
+describe("the badge token between the service and the gateway", () => {
+  it("the gateway's configuration verifies the service's algorithm and reads only claims the service signs", async () => {
+    const { entries } = readStackFile(ROOT, "testnet");
+    const badges = { projects: [{ projectId: "webapp", chains: ["SEP1"], origins: ["https://app.example.com"] }] };
+    const settings = loadConfig({ entries: { ...entries, "rpcstack:badges": encodeConfigValue(badges) }, withoutSecrets: true });
+    const plan = planStack(settings);
+    const cfg = plan.gatewayConfig.compiled.config;
+    // The service as the stack configures it, asked by the project's page.
+    const projects = new Map(parseProjects(badgeServiceProjects(settings, plan.surface)).map((p) => [p.projectId, p]));
+    const d = decide("https://app.example.com", { projectId: "webapp", chainIds: ["SEP1"] }, projects, 1000, "id1");
+    if (d.status !== 200) throw new Error(d.error);
+    const key = newSigningKey();
+    const badge = await signBadge(d.claims, key);
+    const algs = [...cfg.matchAll(/jwt_verify\("([^"]+)"/g)].map((m) => m[1]);
+    expect(algs).toEqual([decodeProtectedHeader(badge).alg]);
+    // haproxy.cfg escapes the JSONPath's "$".
+    const paths = [...cfg.matchAll(/jwt_payload_query\('\\?\$\.([^']+)'/g)].map((m) => m[1]);
+    expect([...new Set(paths.map((p) => p.split(".")[0]))].sort()).toEqual(["alw", "chains", "exp", "jti", "sub"]);
+    const claims = decodeJwt(badge) as Record<string, any>;
+    // The path's chain as the badge names it, and every other claim the gateway reads.
+    expect(paths).toContain("chains.sep1");
+    for (const path of paths.filter((p) => !p.startsWith("chains.") || p === "chains.sep1")) {
+      expect({ path, value: path.split(".").reduce((o, k) => o?.[k], claims) }).toEqual({ path, value: expect.anything() });
+    }
   });
 });

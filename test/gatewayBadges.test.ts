@@ -4,8 +4,10 @@
  * over HTTP and WebSocket. Nothing refused reaches the node.
  */
 import { request } from "node:https";
+import { SignJWT } from "jose";
 import WebSocket, { WebSocketServer } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BADGE_ALG, BADGE_CLOCK_SKEW_SECONDS } from "../gateway/badgeContract.js";
 import { startBadgeService, makeBadge, newSigningKey, type RunningBadgeService } from "./support/badges.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { eventually, listenLoopback } from "./support/http.js";
@@ -155,6 +157,26 @@ describe("badges at the gateway", () => {
     await expect401(expired, /badge expired/);
     await expect401(unlisted, /no longer serves/);
     expect(up.seen.length).toBe(before);
+  });
+
+  it("reads the claims the service signs under the contract's names: one named otherwise is refused; an expiry is granted the skew, no more", async () => {
+    const issued = JSON.parse(Buffer.from((await newBadge()).split(".")[1], "base64url").toString());
+    // The service's badge, each claim the gateway reads in turn moved to another name, signed again.
+    const renamed = (claim: string) => {
+      const { [claim]: value, ...rest } = issued;
+      return new SignJWT({ ...rest, [`x_${claim}`]: value, jti: `${issued.jti}-${claim}` }).setProtectedHeader({ alg: BADGE_ALG, typ: "JWT" }).sign(svc.key.privateKey);
+    };
+    const before = up.seen.length;
+    for (const [claim, status] of [["sub", 401], ["exp", 401], ["chains", 403], ["alw", 429]] as const) {
+      expect({ claim, status: (await relay("eth", await renamed(claim))).status }).toEqual({ claim, status });
+    }
+    expect(up.seen.length).toBe(before);
+    const now = Math.floor(Date.now() / 1000);
+    // Whole seconds on both clocks: 2 s either side of the skew's edge.
+    expect((await relay("eth", await makeBadge(svc.key, { iat: now - 60, exp: now - BADGE_CLOCK_SKEW_SECONDS + 2 }))).status).toBe(200);
+    const late = await relay("eth", await makeBadge(svc.key, { iat: now - 60, exp: now - BADGE_CLOCK_SKEW_SECONDS - 2 }));
+    expect(late.status).toBe(401);
+    expect(((await late.json()) as any).error.message).toMatch(/badge expired/);
   });
 
   it("counts calls against the badge's allowance, a batch call by call: past it 429, nothing more reaches the node", async () => {
