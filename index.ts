@@ -10,29 +10,21 @@ import { preflightHosts } from "./components/preflight.js";
 import { KubernetesStack } from "./components/kubernetesStack.js";
 import { RpcProvider } from "./components/rpcProvider.js";
 import { readStackConfig } from "./components/stackConfig.js";
+import { splitSecrets } from "./components/stackSecrets.js";
 
 export default async function program(): Promise<Record<string, unknown>> {
   let provider: RpcProvider;
   try {
     // Throws ConfigError, listing every problem, before any resource is registered.
-    const { projectKeys, sshPrivateKey, kubeconfig, l1Endpoint, ...config } = readStackConfig();
+    const { settings: config, secrets } = splitSecrets(readStackConfig());
+    const { projectKeys, l1Endpoint } = secrets;
     if (config.host.kind === "kubernetes") {
       // The cluster is the host: no preflight of a machine, no Docker.
-      const stack = new KubernetesStack("rpcstack", {
-        settings: config,
-        projectKeys: pulumi.secret(projectKeys),
-        kubeconfig: kubeconfig === undefined ? undefined : pulumi.secret(kubeconfig),
-        l1Endpoint: l1Endpoint === undefined ? undefined : pulumi.secret(l1Endpoint),
-      });
-      return { network: stack.network, tier: stack.tier, namespace: stack.namespace, gatewayService: stack.gatewayService, endpoints: stack.endpoints, providerManifest: stack.providerManifest };
+      const stack = new KubernetesStack("rpcstack", { settings: config, projectKeys, kubeconfig: secrets.kubeconfig, l1Endpoint });
+      return { ...shared(stack), namespace: stack.namespace, gatewayService: stack.gatewayService };
     }
     const settings = await preflightHosts(config);
-    provider = new RpcProvider("rpcstack", {
-      settings,
-      projectKeys: pulumi.secret(projectKeys),
-      sshPrivateKey: sshPrivateKey === undefined ? undefined : pulumi.secret(sshPrivateKey),
-      l1Endpoint: l1Endpoint === undefined ? undefined : pulumi.secret(l1Endpoint),
-    });
+    provider = new RpcProvider("rpcstack", { settings, projectKeys, sshPrivateKey: secrets.sshPrivateKey, l1Endpoint });
   } catch (e) {
     // The operator's own mistakes reach them as the message alone: a RunError is printed without
     // the engine's "unhandled exception" wrapper and stack trace.
@@ -40,19 +32,24 @@ export default async function program(): Promise<Record<string, unknown>> {
     throw e;
   }
   return {
-    network: provider.network,
-    tier: provider.tier,
+    ...shared(provider),
     publicAddress: provider.host.publicAddress,
     l1RpcUrl: provider.l1.rpcHttpUrl,
     l2RpcUrl: provider.l2.rpcHttpUrl,
     l1SyncState: provider.readiness.l1State,
     l2SyncState: provider.readiness.l2State,
-    endpoints: provider.gateway.endpoints,
     smokeBlockNumbers: provider.smokeTest.blockNumbers,
-    providerManifest: provider.providerManifest,
     // Only aws hosts have a cost estimate, and only stacks with badges a badge server: an output
     // left undefined makes Pulumi warn on every run.
     ...(provider.host.monthlyCostUsd ? { monthlyCostUsd: provider.host.monthlyCostUsd } : {}),
     ...(provider.badgeServerUrl ? { badgeServerUrl: provider.badgeServerUrl } : {}),
   };
 }
+
+/** The outputs a stack has on every kind of host. */
+const shared = (c: KubernetesStack | RpcProvider) => ({
+  network: c.network,
+  tier: c.tier,
+  endpoints: c instanceof RpcProvider ? c.gateway.endpoints : c.endpoints,
+  providerManifest: c.providerManifest,
+});

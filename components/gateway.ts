@@ -1,11 +1,11 @@
 import * as docker from "@pulumi/docker";
 import * as pulumi from "@pulumi/pulumi";
 import type { L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
-import { keyMap } from "../gateway/build.js";
 import type { GatewayCompiled } from "../gateway/types.js";
-import { configWithExternalL1, endpointsOf, relaysExternalL1, gatewayFiles, keyFiles, type ChainEndpoints, type Surface } from "../plan/index.js";
+import { endpointsOf, type ChainEndpoints, type Surface } from "../plan/index.js";
 import type { GatewayRole } from "../services/index.js";
 import { createContainers, createVolumes, type DockerTarget } from "./dockerServices.js";
+import { gatewayGenerated } from "./stackSecrets.js";
 
 export interface GatewayArgs extends DockerTarget {
   readonly settings: StackSettings;
@@ -46,11 +46,7 @@ export class Gateway extends pulumi.ComponentResource {
   constructor(name: string, args: GatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("rpcstack:index:Gateway", name, {}, opts);
     const s = args.settings;
-    const keys = pulumi.secret(pulumi.output(args.projectKeys).apply(keyMap));
-    // Relaying an external L1 puts its URL, a secret, into haproxy.cfg: then that file is one too.
-    const l1 = args.l1Endpoint;
-    const secretConfig = l1 && relaysExternalL1(s) ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
-    const generated = { gateway: gatewayFiles<pulumi.Input<string>>(args.compiled, secretConfig, args.badgePublicKey), keys: keyFiles<pulumi.Input<string>>(keys, s.gateway.quotas) };
+    const generated = gatewayGenerated(s, args.compiled, args.projectKeys, args.l1Endpoint, args.badgePublicKey);
     const ctx = { parent: this, prefix: name, provider: args.provider, networkName: args.networkName, dependsOn: [args.readiness], generated, secrets: args.secrets };
     const volumes = createVolumes(ctx, args.role.volumes);
     const containers = createContainers(ctx, args.role.services, volumes);

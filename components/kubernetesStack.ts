@@ -11,13 +11,12 @@ import { join } from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { KubernetesHostConfig, L1Endpoint, ProjectKey, StackSettings } from "../config/index.js";
-import { keyMap } from "../gateway/build.js";
 import { FILES_DIGEST, ref, renderCluster, GATEWAY_SERVICE, type K8sObject } from "../kubernetes/index.js";
-import { configWithExternalL1, endpointsOf, gatewayFiles, keyFiles, planStack, relaysExternalL1, type ChainEndpoints } from "../plan/index.js";
+import { endpointsOf, planStack, type ChainEndpoints } from "../plan/index.js";
 import { providerManifest, type ProviderManifest } from "../manifest/provider.js";
-import { BadgeSigningKey } from "./badgeSigningKey.js";
 import { bundleSource } from "./bundle.js";
 import { PACKAGE_ROOT } from "./packageRoot.js";
+import { badgeSigningKey, gatewayGenerated, secretEnvironment } from "./stackSecrets.js";
 
 export interface KubernetesStackArgs {
   /** The validated, non-secret stack settings (config/), with host kind kubernetes. */
@@ -67,24 +66,18 @@ export class KubernetesStack extends pulumi.ComponentResource {
       throw new pulumi.ResourceError("KubernetesStack: settings.l1.external and l1Endpoint (rpcstack:l1.external) go together", this);
     }
     const plan = planStack(s);
-    const badgeKey = s.badges ? new BadgeSigningKey(`${name}-badge-key`, { generation: s.badges.signingKeyGeneration }, { parent: this }) : undefined;
-    const secrets: Record<string, pulumi.Input<string>> = {
-      ...(args.l1Endpoint ? { RPCSTACK_L1_HTTP_URL: pulumi.output(args.l1Endpoint).rpcHttp, RPCSTACK_L1_WS_URL: pulumi.output(args.l1Endpoint).rpcWs } : {}),
-      ...(badgeKey ? { RPCSTACK_BADGE_SIGNING_KEY: badgeKey.privateKey } : {}),
-    };
-    const l1 = args.l1Endpoint;
-    const secretConfig = l1 && relaysExternalL1(s) ? pulumi.secret(pulumi.output(l1).apply((e) => configWithExternalL1(s, e))) : undefined;
-    const keys = pulumi.secret(pulumi.output(args.projectKeys).apply(keyMap));
+    const badgeKey = badgeSigningKey(name, s, this);
+    const secrets = secretEnvironment(args.l1Endpoint, badgeKey).values;
     const rendered = renderCluster<pulumi.Input<string>>({
       plan,
       settings: s,
       host,
-      generated: { gateway: gatewayFiles<pulumi.Input<string>>(plan.gatewayConfig.compiled, secretConfig, badgeKey?.publicKeyPem), keys: keyFiles<pulumi.Input<string>>(keys, s.gateway.quotas) },
+      generated: gatewayGenerated(s, plan.gatewayConfig.compiled, args.projectKeys, args.l1Endpoint, badgeKey?.publicKeyPem),
       content: (f) => (f.from === "bundle" ? bundleSource(f.source) : readFileSync(join(PACKAGE_ROOT, f.source), "utf8")),
       secretValue: (n) => {
         const v = secrets[n];
         if (v === undefined) throw new pulumi.ResourceError(`KubernetesStack: a service needs the secret ${n}, which this stack does not have`, this);
-        return pulumi.secret(v);
+        return v;
       },
     });
 

@@ -4,7 +4,6 @@ import { BADGE_PATH } from "../gateway/badgeContract.js";
 import { furtherHostIngress, planStack, smokePlan } from "../plan/index.js";
 import { hostTier } from "../hosts/preflight.js";
 import { AwsHost } from "./awsHost.js";
-import { BadgeSigningKey } from "./badgeSigningKey.js";
 import { Gateway } from "./gateway.js";
 import type { Host } from "./host.js";
 import { Indexer } from "./indexer.js";
@@ -16,6 +15,7 @@ import { deployFleet, type Fleet } from "./fleet.js";
 import { LocalHost } from "./localHost.js";
 import { Monitoring } from "./monitoring.js";
 import { SshHost } from "./sshHost.js";
+import { badgeSigningKey, secretEnvironment } from "./stackSecrets.js";
 import { SyncReadiness } from "./syncReadiness.js";
 
 export interface RpcProviderArgs {
@@ -67,13 +67,8 @@ export class RpcProvider extends pulumi.ComponentResource {
     if (s.l1.external !== (args.l1Endpoint !== undefined)) {
       throw new pulumi.ResourceError("RpcProvider: settings.l1.external and l1Endpoint (rpcstack:l1.external) go together", this);
     }
-    // Names the services' secretEnvironment uses (services/types.ts SECRET_NAMES).
-    const secrets: pulumi.Output<Readonly<Record<string, string>>> | undefined = args.l1Endpoint
-      ? pulumi.secret(pulumi.output(args.l1Endpoint).apply((e): Record<string, string> => ({ RPCSTACK_L1_HTTP_URL: e.rpcHttp, RPCSTACK_L1_WS_URL: e.rpcWs })))
-      : undefined;
-    // With badges, a signing key made on the first update (a Pulumi secret): its private half for the badge service.
-    const badgeKey = s.badges ? new BadgeSigningKey(`${name}-badge-key`, { generation: s.badges.signingKeyGeneration }, { parent: this }) : undefined;
-    const gatewaySecrets = badgeKey ? pulumi.secret(badgeKey.privateKey.apply((k): Record<string, string> => ({ RPCSTACK_BADGE_SIGNING_KEY: k }))) : undefined;
+    const badgeKey = badgeSigningKey(name, s, this);
+    const { nodes: secrets, gateway: gatewaySecrets } = secretEnvironment(args.l1Endpoint, badgeKey);
     const plan = planStack(s);
     this.host = createHost(`${name}-host`, args, this);
     const provider = this.host.dockerProvider;
