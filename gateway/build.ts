@@ -12,7 +12,7 @@ import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheMetricsPath, cache
 import { corsRules } from "./cors.js";
 import { endBeforeBody, errorFiles, refuse, refuseDirective } from "./errors.js";
 import { internalData, internalSecretGlobal, internalStrip } from "./internal.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, gatewayMemoryMiB, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, gatewayMemoryMiB, wsOpenRules, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
@@ -90,6 +90,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),
     ...handshakeRules(tendermintHosts.length ? hostIs(...tendermintHosts) : undefined),
+    ...wsOpenRules([...WS_HANDSHAKE]),
     ...inProgressRules(opts, ["gateway_path", "!public_host", "!", ...WS_HANDSHAKE], ["public_host", "!", ...WS_HANDSHAKE]),
     req(["track-sc1", "src", "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
     // An address already over its rate is refused before its body is waited for (this request's

@@ -42,9 +42,10 @@ const HOT_BUFFERS = 16;
  * releases HAPROXY_ENVIRONMENT keeps glibc from returning them.
  */
 export const tuneDirectives = (o: GatewayOptions): Directive[] => [
-  // sc3 counts an address's requests whose body is still on its way (slowBodyRules), sc4 a key's
-  // usage (usage.ts), sc5 its quota's period (quotas.ts).
-  ["tune.stick-counters", "6"],
+  // sc0 the key, sc1 the key's sockets (or the address on public hostnames), sc2 the address's
+  // connections, sc3 its requests whose body is still on its way (slowBodyRules), sc4 a key's usage
+  // (usage.ts), sc5 its quota's period (quotas.ts), sc6 the WebSockets an address opens (wsOpenRules).
+  ["tune.stick-counters", "7"],
   ["tune.h2.fe.max-concurrent-streams", String(H2_STREAMS_PER_CONNECTION)],
   ["tune.bufsize", String(bufferSize(o.maxBodyBytes))],
   ["tune.maxrewrite", String(MAX_REWRITE)],
@@ -72,6 +73,12 @@ export const headerRules = (): Rule[] => [refuse(431, "request headers too large
 export const connectionRules = (o: GatewayOptions): Rule[] => [
   { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
   { phase: "tcp-request connection", action: ["reject"], cond: anon("sc_conn_cur(2)", "gt", String(o.maxConnectionsPerAddress)) },
+  // An address that goes on opening WebSockets past its 429s (wsOpenRules) is refused before TLS
+  // for the rest of the window: each refusal over TLS costs a handshake and buffers.
+  {
+    phase: "tcp-request connection", action: ["reject"], cond: anon(`src_http_req_rate(${WS_OPENS_TABLE})`, "gt", String(2 * WS_OPENS_PER_ADDRESS)),
+    why: "WebSocket opens per address (sc6, wsOpenRules): twice the bound, and its connections are refused before TLS.",
+  },
 ];
 
 /**
@@ -180,6 +187,20 @@ export const rateRules = (o: GatewayOptions, keyed: Cond): Rule[] => [
 ];
 
 /**
+ * WebSockets opened per address, per RATE_WINDOW_S (sc6): each one reaches a node as a new
+ * upgrade, so a client reconnecting in a loop, or many addresses reopening what the gateway
+ * closes, would keep a node busy accepting sockets (in the 64-address test a JavaScript node took
+ * over 1,000 a second and missed its health checks). Counted before the key is looked at, on
+ * gateway paths and public hostnames alike; 3 a second on average, 30 at once.
+ */
+export const WS_OPENS_PER_ADDRESS = 30;
+const WS_OPENS_TABLE = "st_ws_opens";
+export const wsOpenRules = (ws: Cond): Rule[] => [
+  req(["track-sc6", "src", "table", WS_OPENS_TABLE], ws),
+  refuse(429, "too many WebSockets opened from this address: wait before opening another", [...ws, ...anon("sc_http_req_rate(6)", "gt", String(WS_OPENS_PER_ADDRESS))]),
+];
+
+/**
  * WebSocket connections per key (sc1 tracks the key for the life of the tunnel): per project key,
  * and per badge, not per project, on sockets opened with a badge (txn.ws_owner, set by the badge
  * rules), since a front end's many pages each hold their own. No compression extension is
@@ -232,4 +253,5 @@ export const tables = (): Section[] => [
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
   { header: ["backend", "st_requests"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
   { header: ["backend", "st_slow"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
+  { header: ["backend", WS_OPENS_TABLE], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s)`]] },
 ];

@@ -16,7 +16,7 @@ describe("quotas in the generated configuration", () => {
   it("reads the quota map by key name, tracks the period's entry in sc5 of st_quota, and writes the map as `<name> <calls> <per>` lines", () => {
     const b = buildGateway(CHAINS, [], OPTS, undefined, [{ name: "alice", calls: 1000, per: "day" }, { name: "web", calls: 9, per: "month" }]);
     expect(b.files["quotas.map"]).toBe("# <name> <calls> <day|month>\nalice 1000 day\nweb 9 month\n");
-    expect(b.config).toContain("tune.stick-counters 6");
+    expect(b.config).toContain("tune.stick-counters 7");
     expect(b.config).toContain("http-request set-var(txn.quota) var(txn.keyname),map(/g/quotas.map) if");
     expect(b.config).toContain("http-request track-sc5 var(txn.quota_entry) table st_quota");
     expect(b.config).toMatch(/backend st_quota\n\s+stick-table type string len 80 size 100k expire 24d store gpc\(1\)/);
