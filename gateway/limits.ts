@@ -69,6 +69,9 @@ export const HAPROXY_ENVIRONMENT: Readonly<Record<string, string>> = {
 export const MAX_HEADER_BYTES = 16 * 1024;
 export const headerRules = (): Rule[] => [refuse(431, "request headers too large", anon("req.hdrs,length", "gt", String(MAX_HEADER_BYTES)))];
 
+/** Where wsOpenRules counts an address's WebSocket opens; connectionRules reads it before TLS. */
+const WS_OPENS_TABLE = "st_ws_opens";
+
 /** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
 export const connectionRules = (o: GatewayOptions): Rule[] => [
   { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
@@ -194,7 +197,6 @@ export const rateRules = (o: GatewayOptions, keyed: Cond): Rule[] => [
  * gateway paths and public hostnames alike; 3 a second on average, 30 at once.
  */
 export const WS_OPENS_PER_ADDRESS = 30;
-const WS_OPENS_TABLE = "st_ws_opens";
 export const wsOpenRules = (ws: Cond): Rule[] => [
   req(["track-sc6", "src", "table", WS_OPENS_TABLE], ws),
   refuse(429, "too many WebSockets opened from this address: wait before opening another", [...ws, ...anon("sc_http_req_rate(6)", "gt", String(WS_OPENS_PER_ADDRESS))]),

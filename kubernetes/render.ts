@@ -129,13 +129,15 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   // pod is not ready (Lighthouse must reach a geth that is still syncing); the gateway's own checks
   // decide which node takes calls.
   const selector = { [WORKLOAD_LABEL]: w.name };
-  const service = (name: string, ports: readonly PortSpec[], scrape?: Scrape) =>
+  const service = (name: string, ports: readonly PortSpec[], scrape?: Scrape) => {
+    const m = meta(name, labels);
     add({
       apiVersion: "v1",
       kind: "Service",
-      metadata: { ...meta(name, labels), ...(scrape ? { annotations: { ...meta(name).annotations, ...scrapeAnnotations(scrape) } } : {}) },
+      metadata: scrape ? { ...m, annotations: { ...m.annotations, ...scrapeAnnotations(scrape) } } : m,
       spec: { type: "ClusterIP", publishNotReadyAddresses: true, selector, ports: ports.map((p) => ({ name: portName(p), port: p.container, targetPort: p.container, protocol: p.protocol.toUpperCase() })) },
     });
+  };
   for (const svc of w.containers.filter((x) => x.networkOf === undefined)) {
     const ports = uniquePorts(svc.ports.filter((p) => p.purpose !== "p2p"));
     if (!ports.length) continue;

@@ -15,7 +15,8 @@ export function scrapeJobs(settings: StackSettings, services: StackServices): Sc
       for (const m of port.metrics ?? []) {
         const job = jobs.get(m.job) ?? { path: m.path, targets: [] };
         if (job.path !== m.path) throw new Error(`monitoring: job ${m.job} is served at ${job.path} and ${m.path}`);
-        jobs.set(m.job, { path: job.path, targets: [...job.targets, { address: `${svc!.name}:${port.container}`, labels }] });
+        job.targets.push({ address: `${svc!.name}:${port.container}`, labels });
+        jobs.set(m.job, job);
       }
     }
   };
