@@ -21,7 +21,7 @@ import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
 import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
 import { policyData, policyRules, wsPolicyData } from "./policy.js";
-import { HOST_FETCH, chainRoutes, hostIs } from "./routes.js";
+import { HOST_FETCH, chainRoutes, hostIs, tendermintWsRules } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
 import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
@@ -86,6 +86,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     req(["set-var(txn.key)", "path,field(5,/)"], gw),
     req(["set-var(txn.rest)", "path,regsub(^/gateway/[^/]*/[^/]*/[^/]*/?,/),regsub(^/$,)"], gw),
     ...chains.flatMap(specRules),
+    ...chains.flatMap(tendermintWsRules),
     // What the access log shows: the chain and interface when they are known ones, else "-".
     req(["set-var(txn.log_chain)", "var(txn.chain)"], ["known_chain"]),
     req(["set-var(txn.log_iface)", "var(txn.iface)"], ["known_iface"]),

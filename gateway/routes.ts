@@ -40,6 +40,13 @@ const toNodePath = (action: "set-path" | "set-uri", base: string): Directive[] =
   ["http-request", action, base || "/"],
   ["http-request", action, `%[var(${SPEC_PATH})]`, "if", ...anon(`var(${SPEC_PATH})`, "-m", "found")],
 ];
+/**
+ * Cosmos: `/gateway/<chain>/rpc/<KEY>/websocket` is the chain's WebSocket too. cosmjs's
+ * WebsocketClient appends `/websocket` to the URL it is given, as Tendermint RPC serves it; taken
+ * off `txn.rest` right after the path is split, so every rule of the socket applies unchanged.
+ */
+export const tendermintWsRules = (c: GatewayChain): Rule[] =>
+  c.kind === "cosmos" && c.upstreams.rpcWs ? [req(["set-var(txn.rest)", "var(txn.rest),regsub(^/websocket$,)"], [...on(c, "rpc"), ...anon("var(txn.rest)", "-m", "str", "/websocket")])] : [];
 /** Set by a chain's gate when its node is out and it has a status URL: the request goes to its down backend. */
 export const NODE_DOWN: Cond = anon("var(txn.down)", "-m", "bool");
 /** The request's host name without a port: what public hostnames are matched on. */

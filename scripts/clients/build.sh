@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Builds node clients from their package registries, at the releases the stack pins, for the tests
-# on machines that cannot pull their images: geth from its Go module (./cmd/geth). Binaries go into
-# a cache folder outside the checkout, keyed by version, reused when present; the end-to-end test
-# puts them into images (devtools/images/). Prints what it built or reused and how long it took.
+# on machines that cannot pull their images: geth from its Go module (./cmd/geth), Starknet Devnet
+# from crates.io, and a Cosmos SDK chain (wasmd) from its Go module. Binaries go into a cache folder
+# outside the checkout, keyed by version, reused when present; the end-to-end test puts them into
+# images (devtools/images/). Prints what it built or reused and how long it took.
 set -uo pipefail
 
 usage() {
-  cat <<'EOF'
+  cat <<EOF
 usage: bash scripts/clients/build.sh [--print-path CLIENT] [--help] [CLIENT...]
-Builds each CLIENT (default: all) at the release pinned in config/networks/images.ts into
-$RPCSTACK_CACHE/clients/<client>/<version>/ (RPCSTACK_CACHE defaults to ~/.cache/rpcstack).
-Clients: geth (Go module github.com/ethereum/go-ethereum, ./cmd/geth; needs go and gcc).
+Builds each CLIENT (default: all) at the release config/networks/images.ts pins (wasmd: below) into
+\$RPCSTACK_CACHE/clients/<client>/<version>/ (RPCSTACK_CACHE defaults to ~/.cache/rpcstack).
+Clients: geth            Go module github.com/ethereum/go-ethereum, ./cmd/geth (needs go and gcc)
+         starknet-devnet crate starknet-devnet from crates.io (needs cargo; ~30 min of CPU cold)
+         wasmd           Go module github.com/CosmWasm/wasmd, ./cmd/wasmd, at $WASMD_VERSION: the
+                         Cosmos chain the gateway's Cosmos tests run (needs go and gcc)
   --print-path CLIENT   print where CLIENT's binary is (or will be) and exit
   --help                this text
 Exit: 0 built or cached, 1 a build failed, 2 bad arguments.
@@ -19,12 +23,18 @@ EOF
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cache="${RPCSTACK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcstack}"
-CLIENTS=(geth)
+CLIENTS=(geth starknet-devnet wasmd)
+# No stack deploys a Cosmos node (the gateway fronts the operator's own), so nothing pins one: this
+# is a Cosmos SDK v0.54 application on CometBFT v0.39 that chains run in production, built as
+# published (its main package is its own) from the module proxy.
+WASMD_VERSION=v0.70.3
 
 # The pinned release of a client, from the image pin.
 pinned() {
   case "$1" in
     geth) sed -n 's/.*"ethereum\/client-go:\(v[0-9][0-9.]*\)".*/\1/p' "$root/config/networks/images.ts" | head -n 1 ;;
+    starknet-devnet) sed -n 's/.*"shardlabs\/starknet-devnet-rs:\([0-9][0-9.]*\)".*/\1/p' "$root/config/networks/images.ts" | head -n 1 ;;
+    wasmd) echo "$WASMD_VERSION" ;;
   esac
 }
 binary() { echo "$cache/clients/$1/$(pinned "$1")/$1"; }
@@ -44,6 +54,25 @@ while [ $# -gt 0 ]; do
 done
 [ "${#wanted[@]}" -gt 0 ] || wanted=("${CLIENTS[@]}")
 
+build_wasmd() {
+  local version="$1" dir="$2" src
+  src="$(GOFLAGS=-mod=mod go mod download -json "github.com/CosmWasm/wasmd@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$src" ] || { echo "go mod download github.com/CosmWasm/wasmd@$version gave no folder"; return 1; }
+  local work; work="$(mktemp -d)"
+  cp -r "$src/." "$work/" && chmod -R u+w "$work" || return 1
+  (
+    cd "$work" || exit 1
+    CGO_ENABLED=1 GOFLAGS="-buildvcs=false" go build -mod=readonly -trimpath -tags "netgo,ledger" \
+      -ldflags "-X github.com/cosmos/cosmos-sdk/version.Name=wasm -X github.com/cosmos/cosmos-sdk/version.AppName=wasmd -X github.com/cosmos/cosmos-sdk/version.Version=$version -X github.com/cosmos/cosmos-sdk/version.BuildTags=netgo,ledger" \
+      -o "$dir/wasmd.part" ./cmd/wasmd || exit 1
+    vm="$(go list -m -f '{{.Dir}}' github.com/CosmWasm/wasmvm/v3)/internal/api/libwasmvm.$(uname -m).so"
+    install -m 0644 "$vm" "$dir/" && patchelf --set-rpath '$ORIGIN' "$dir/wasmd.part" && mv "$dir/wasmd.part" "$dir/wasmd"
+  )
+  local rc=$?
+  chmod -R u+w "$work"; rm -rf "$work"
+  return "$rc"
+}
+
 status=0
 for client in "${wanted[@]}"; do
   version="$(pinned "$client")"
@@ -51,12 +80,24 @@ for client in "${wanted[@]}"; do
   bin="$(binary "$client")"
   dir="$(dirname "$bin")"
   if [ -x "$bin" ]; then echo "clients: $client $version: cached ($bin)"; continue; fi
-  command -v go >/dev/null || { echo "clients: $client needs go (1.24+) to build"; status=1; continue; }
+  tool=go; [ "$client" = starknet-devnet ] && tool=cargo
+  command -v "$tool" >/dev/null || { echo "clients: $client needs $tool to build"; status=1; continue; }
   mkdir -p "$dir"
   t0=$(date +%s)
   case "$client" in
     # cgo on: geth links its BLS and KZG libraries (blst, c-kzg) from C.
     geth) GOBIN="$dir" GOFLAGS="-buildvcs=false" CGO_ENABLED=1 go install -trimpath "github.com/ethereum/go-ethereum/cmd/geth@$version" >"$dir/build.log" 2>&1 ;;
+    # The crate's own lock file (--locked), as its release was built; cargo's build folder is
+    # dropped afterwards (several GB), the binary kept.
+    starknet-devnet)
+      { cargo install starknet-devnet --version "$version" --locked --root "$dir/cargo" --target-dir "$dir/target" \
+          && mv "$dir/cargo/bin/starknet-devnet" "$bin"; } >"$dir/build.log" 2>&1
+      rm -rf "$dir/target" "$dir/cargo" ;;
+    # wasmd's go.mod replaces modules with other releases, which apply only to its own module: built
+    # inside a copy of it, as its Makefile does (build tags and version stamps from there). Its
+    # CosmWasm VM is a shared library the wasmvm module ships; it goes beside the binary, found
+    # through an $ORIGIN run path.
+    wasmd) build_wasmd "$version" "$dir" >"$dir/build.log" 2>&1 ;;
   esac
   if [ -x "$bin" ]; then
     echo "clients: $client $version: built in $(( $(date +%s) - t0 )) s ($bin)"
