@@ -99,6 +99,19 @@ const NEEDED_UPSTREAMS = {
   cosmos: ["rpcHttp", "rest"],
 } as const;
 
+/** Each replica serves what the chain's first node serves: a call routed to it finds its interface. */
+function replicaProblems(i: number, interfaces: string[], replicas: unknown[]): string[] {
+  const out: string[] = [];
+  replicas.forEach((r, j) => {
+    if (!isObj(r)) return;
+    const missing = interfaces.filter((k) => r[k] === undefined);
+    const extra = Object.keys(r).filter((k) => !interfaces.includes(k));
+    if (missing.length) out.push(problem(["gateway", "chains", i, "replicas", j], `lacks ${missing.join(", ")}: every replica names the interfaces upstreams names (${interfaces.join(", ")})`));
+    if (extra.length) out.push(problem(["gateway", "chains", i, "replicas", j], `names ${extra.join(", ")}, which upstreams does not: every replica names the interfaces upstreams names (${interfaces.join(", ")})`));
+  });
+  return out;
+}
+
 function chainProblems(chains: unknown[], network: NetworkDefaults | undefined): string[] {
   const out: string[] = [];
   const paths = new Map<string, string>();
@@ -132,6 +145,7 @@ function chainProblems(chains: unknown[], network: NetworkDefaults | undefined):
       if (kind !== "cosmos" && c.hostnames !== undefined) {
         out.push(problem(["gateway", "chains", i, "hostnames"], `public hostnames are for cosmos chains, not ${kind}`));
       }
+      if (Array.isArray(c.replicas)) out.push(...replicaProblems(i, Object.keys(ups), c.replicas));
     }
     if (isObj(c.hostnames)) {
       const ups = isObj(c.upstreams) ? c.upstreams : {};

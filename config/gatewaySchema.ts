@@ -2,23 +2,27 @@
 import { quotasSchema } from "./quotaSchema.js";
 import { hostname, image, url } from "./schemaFormats.js";
 
+const upstreams = {
+  type: "object",
+  properties: {
+    rpcHttp: url(["http", "https"]),
+    rpcWs: url(["ws", "wss"]),
+    rest: url(["http", "https"]),
+    grpc: url(["http", "https"]),
+  },
+  minProperties: 1,
+  additionalProperties: false,
+} as const;
+
 const chain = {
   type: "object",
   properties: {
     path: { type: "string", pattern: "^[a-z0-9-]+$", "x-hint": "must be lowercase letters, digits and dashes" },
     chainId: { type: "string", pattern: "^[A-Z0-9]+$", "x-hint": "must be uppercase letters and digits" },
     kind: { enum: ["evm", "starknet", "cosmos"] },
-    upstreams: {
-      type: "object",
-      properties: {
-        rpcHttp: url(["http", "https"]),
-        rpcWs: url(["ws", "wss"]),
-        rest: url(["http", "https"]),
-        grpc: url(["http", "https"]),
-      },
-      minProperties: 1,
-      additionalProperties: false,
-    },
+    upstreams,
+    // Further nodes of the same chain: the gateway checks each and fails over between them.
+    replicas: { type: "array", minItems: 1, maxItems: 15, items: upstreams },
     hostnames: {
       type: "object",
       properties: { tendermintRpc: hostname, rest: hostname, grpc: hostname },

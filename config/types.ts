@@ -101,6 +101,8 @@ export interface ExtraChain {
   readonly chainId: string;
   readonly kind: ChainKind;
   readonly upstreams: ChainUpstreams;
+  /** Further nodes of the same chain, each with the interfaces `upstreams` names (docs/multinode.md). */
+  readonly replicas?: readonly ChainUpstreams[];
   readonly hostnames?: ChainHostnames;
 }
 

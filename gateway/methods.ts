@@ -50,6 +50,12 @@ export const READ_METHODS: Record<ChainKind, readonly string[]> = {
   ],
 };
 
+/**
+ * Cosmos gRPC methods that submit (cosmos-sdk proto/cosmos/tx/v1beta1/service.proto): every other
+ * method of an SDK app's gRPC services is a query.
+ */
+export const GRPC_SENDS = ["/cosmos.tx.v1beta1.Service/BroadcastTx"] as const;
+
 /** A chain kind's reads as policy.lua looks them up: a set of lower-cased names. */
 export const readSet = (kind: ChainKind): Record<string, true> => Object.fromEntries(READ_METHODS[kind].map((m) => [m.toLowerCase(), true]));
 

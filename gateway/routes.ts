@@ -11,6 +11,7 @@
 import { refuse } from "./errors.js";
 import { grpcFilter, wsBackendDirectives, wsFilter } from "./limits.js";
 import { RETRY_SAFE, hasNodes } from "./failover.js";
+import { GRPC_SENDS, READ_METHODS } from "./methods.js";
 import { anon, req, useBackend, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import { ChainBackends, backendName, parseUpstream } from "./upstreams.js";
 import type { GatewayChain, GatewayOptions, Interface, Route } from "./types.js";
@@ -53,6 +54,12 @@ export const NODE_DOWN: Cond = anon("var(txn.down)", "-m", "bool");
 export const HOST_FETCH = "req.hdr(host),field(1,:)";
 export const hostIs = (...names: string[]): string[] => anon(HOST_FETCH, "-i", ...names);
 
+const GET: Cond = anon("method", "GET", "HEAD");
+/** Marks a request a read: where a chain has several nodes, a second node may answer it (failover.ts). */
+const markRead = (cond: Cond): Rule => req(["set-var(txn.rpc_read)", "bool(true)"], cond);
+/** Tendermint URI calls that read: the JSON-RPC reads, called by path. */
+const uriReads = (path: string): Cond => anon(path, "-m", "str", ...READ_METHODS.cosmos.map((m) => `/${m}`));
+
 /** Methods each public hostname answers (OPTIONS is the CORS preflight, answered before). */
 const HOST_METHODS = { tendermintRpc: ["GET", "HEAD", "POST"], rest: ["GET", "HEAD", "POST"], grpc: ["POST"] } as const;
 
@@ -67,6 +74,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const down = c.statusUrl ? be.addDown(c.statusUrl) : undefined;
   if (down) uses.push(useBackend(down, [...anon("var(txn.chain)", "-m", "str", c.path), ...NODE_DOWN]));
   const gate = (backend: string, cond: Cond) => (down ? req(["set-var(txn.down)", "bool(true)"], [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]) : refuseDown(backend, cond));
+  // Several nodes of a Cosmos chain: the reads of its other interfaces, as policy.lua marks JSON-RPC's.
+  const cosmosReads = (cond: Cond) => (hasNodes(c) && c.kind === "cosmos" ? [markRead(cond)] : []);
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
@@ -83,7 +92,7 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
     if (c.kind === "cosmos") {
       // Tendermint URI methods (GET /status, /block?height=N): prefix stripped, query kept.
       const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]], [], "rpcHttp");
-      gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
+      gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]), ...cosmosReads([...on(c, "rpc-http"), ...GET, ...uriReads("var(txn.rest)")]));
       uses.push(useBackend(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       routes.push({ chain: c.path, iface: "rpc-http", backend: uri, detail: `GET /<uri> -> ${c.upstreams.rpcHttp}` });
     }
@@ -93,8 +102,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
     const rest = be.add("rest", c.upstreams.rest, [
       ["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`, "if", ...anon("var(txn.rest)", "-m", "len", "gt", "0")],
       ["http-request", "set-path", u.basePath || "/", "if", ...exactPath],
-    ]);
-    gates.push(gate(rest, on(c, "rest")));
+    ], [], "rest");
+    gates.push(gate(rest, on(c, "rest")), ...cosmosReads([...on(c, "rest"), ...GET]));
     uses.push(useBackend(rest, [...on(c, "rest"), ...anon("method", "GET", "POST", "HEAD")]));
     routes.push({ chain: c.path, iface: "rest", backend: rest, detail: `GET|POST /<rest_path> -> ${c.upstreams.rest}` });
   }
@@ -114,8 +123,9 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
     // Tendermint RPC hosts relay /websocket too: its messages count against the address (sc1).
     const filters = role === "tendermintRpc" ? [wsFilter(opts, c.path, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
-    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra);
+    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra, role === "tendermintRpc" ? "rpcHttp" : role);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
+    gates.push(...cosmosReads([...hostIs(name), ...(role === "grpc" ? ["!", ...anon("path", ...GRPC_SENDS)] : role === "rest" ? GET : [...GET, ...uriReads("path")])]));
     hostUses.push(useBackend(backend, hostIs(name)));
     routes.push({ chain: c.path, iface: "hostname", backend, detail });
   };

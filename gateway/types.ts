@@ -47,8 +47,14 @@ export interface ChainNode {
   readonly name: string;
   readonly rpcHttp?: string;
   readonly rpcWs?: string;
-  /** 200 while this node is fit: answering, synced, within the tolerance of the chain's best head. */
-  readonly healthUrl: string;
+  /** Cosmos: its REST API and gRPC (h2c). */
+  readonly rest?: string;
+  readonly grpc?: string;
+  /**
+   * 200 while this node is fit: answering, synced, within the tolerance of the chain's best head.
+   * Absent: the chain kind's own probe on this node's URLs, as for a chain of one node.
+   */
+  readonly healthUrl?: string;
 }
 
 export interface GatewayOptions {

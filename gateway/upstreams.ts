@@ -64,6 +64,9 @@ export const frozenNodeDownMs = (intervalMs: number) => intervalMs + 2 * CHECK_T
 
 export const backendName = (chain: string, what: string) => `be_${chain}_${what}`;
 
+/** The URL of a node that a route backend relays to. */
+type NodeInterface = "rpcHttp" | "rpcWs" | "rest" | "grpc";
+
 /** Builds a chain's backends: one health check per node, and route backends that follow them. */
 export class ChainBackends {
   readonly sections: Section[] = [];
@@ -73,7 +76,7 @@ export class ChainBackends {
   constructor(private readonly c: GatewayChain, private readonly opts: GatewayOptions) {
     // A single node keeps the names it always had: be_<chain>_health and server s1.
     const nodes = hasNodes(c) ? c.nodes! : undefined;
-    const checked = nodes ? nodes.map((n) => ({ name: n.name, node: n as ChainNode | undefined, check: healthCheck({ ...c, healthUrl: n.healthUrl }), hc: backendName(c.path, `health_${n.name}`) })) : [{ name: "s1", node: undefined, check: healthCheck(c), hc: backendName(c.path, "health") }];
+    const checked = nodes ? nodes.map((n) => ({ name: n.name, node: n as ChainNode | undefined, check: healthCheck({ ...c, upstreams: n, healthUrl: n.healthUrl }), hc: backendName(c.path, `health_${n.name}`) })) : [{ name: "s1", node: undefined, check: healthCheck(c), hc: backendName(c.path, "health") }];
     // After a failed check the next comes 500 ms later (fastinter): a dead node is marked down
     // within about a second of it being noticed, while one slow answer on a busy host does not
     // take a live node out. Requests to a node that refuses connections get 503 at once anyway
@@ -124,7 +127,7 @@ export class ChainBackends {
   }
 
   /** The route servers of a multi-node chain for the node URLs named by `per` (`url` where a node has none). */
-  private nodeServers(url: string, per: "rpcHttp" | "rpcWs", extra: string[] = []): Directive[] {
+  private nodeServers(url: string, per: NodeInterface, extra: string[] = []): Directive[] {
     return this.servers.map((s) => this.server(s.name, parseUpstream((s.node && s.node[per]) ?? url), [...s.track, ...extra]));
   }
 
@@ -167,7 +170,7 @@ export class ChainBackends {
    * the node URL each server of a multi-node chain takes (all nodes share the client, so `url`'s
    * path stands for theirs).
    */
-  add(what: string, url: string, rewrite: Directive[], extra: string[] = [], per?: "rpcHttp" | "rpcWs"): string {
+  add(what: string, url: string, rewrite: Directive[], extra: string[] = [], per?: NodeInterface): string {
     const u = parseUpstream(url);
     const name = backendName(this.c.path, what);
     const multi = per !== undefined && hasNodes(this.c);

@@ -3,7 +3,7 @@
  * upstreams, health probe and head method, and the public host. The gateway's chains, the
  * `endpoints` output, the provider manifest and the smoke plan are views of it. Pure.
  */
-import { MAIN_HOST, publicHost, type L1Endpoint, type StackSettings } from "../config/index.js";
+import { MAIN_HOST, publicHost, type ExtraChain, type L1Endpoint, type StackSettings } from "../config/index.js";
 import { HEAD_METHOD } from "../gateway/heads.js";
 import { INTERFACES, type GatewayChain, type Interface } from "../gateway/types.js";
 import { dataVolumes, diskCheckUrl, l1Urls, l2Urls, nodeCheckUrl, nodeVerdictUrl, placedNodes, servedBySeveral, syncHealthUrls } from "../services/index.js";
@@ -105,6 +105,15 @@ function severalNodes(settings: StackSettings, layer: "l1" | "l2"): Pick<Gateway
   return { upstreams: { rpcHttp: nodes[0].rpcHttp, rpcWs: nodes[0].rpcWs }, healthUrl: nodes[0].healthUrl, nodes };
 }
 
+/**
+ * A chain of `gateway.chains`: with replicas, its nodes are `upstreams` (node1) and each replica
+ * (node2, ...), each checked by the chain kind's own probe on its Tendermint RPC or JSON-RPC URL.
+ */
+export function extraChain({ replicas, ...c }: ExtraChain): GatewayChain {
+  if (!replicas?.length) return { ...c };
+  return { ...c, nodes: [c.upstreams, ...replicas].map((u, i) => ({ name: `node${i + 1}`, ...u })) };
+}
+
 /** The chains the gateway relays: the stack's own nodes (or an external L1), then `gateway.chains`, with their method policy. */
 function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): GatewayChain[] {
   const { l1, l2 } = settings.network.chains;
@@ -133,7 +142,7 @@ function gatewayChainsOf(settings: StackSettings, l1Endpoint: L1Endpoint): Gatew
   const policy = settings.gateway.methodPolicy ?? {};
   // The response cache is on for every chain unless gateway.cache.chains.<path> is false.
   const cache = settings.gateway.cache?.chains ?? {};
-  return [...builtIn, ...settings.gateway.chains.map((c) => ({ ...c }))].map((c) => ({ ...c, ...policy[c.path], ...(cache[c.path] === false ? { cache: false } : {}) }));
+  return [...builtIn, ...settings.gateway.chains.map(extraChain)].map((c) => ({ ...c, ...policy[c.path], ...(cache[c.path] === false ? { cache: false } : {}) }));
 }
 
 export function servedSurface(settings: StackSettings, l1Endpoint: L1Endpoint = EXTERNAL_L1_SHAPE): Surface {

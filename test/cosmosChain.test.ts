@@ -17,9 +17,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { GatewayChain } from "../gateway/build.js";
-import { COSMOS_DENOM, COSMOS_PREFIX, startCosmosChain, type CosmosNode } from "./support/cosmosNode.js";
+import { extraChain } from "../plan/surface.js";
+import { COSMOS_DENOM, COSMOS_PREFIX, follow, startCosmosChain, type CosmosNode } from "./support/cosmosNode.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
-import { hostRequest } from "./support/http.js";
+import { eventually, hostRequest } from "./support/http.js";
 import { stopEach } from "./support/net.js";
 
 const KEY = "cosmos_key_0123456789abcdefghijkLMNOPQ";
@@ -37,6 +38,18 @@ const rest = (path: string) => `${gw.base}/gateway/wasm/rest/${KEY}${path}`;
 const wss = () => `wss://localhost:${gw.httpsPort}/gateway/wasm/rpc/${KEY}`;
 const jsonRpc = (method: string, params: unknown = {}, id: number | string = 1) => ({ jsonrpc: "2.0", id, method, params });
 const post = (url: string, body: unknown) => fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+/** A gRPC client of the chain's gRPC hostname on `g`, over TLS with the test CA. */
+const grpcClient = (g: RunningGateway) =>
+  new grpc.Client(`127.0.0.1:${g.httpsPort}`, grpc.credentials.createSsl(readFileSync(join(process.env.RPCSTACK_TEST_CA_DIR!, "ca.pem"))), {
+    "grpc.ssl_target_name_override": HOSTS.grpc,
+    "grpc.default_authority": HOSTS.grpc,
+  });
+/** A unary call with cosmjs-types' encoders. */
+const grpcUnary = (client: grpc.Client) => <Req, Res>(path: string, req: Req, enc: { encode(r: Req): { finish(): Uint8Array } }, dec: { decode(b: Uint8Array): Res }) =>
+  new Promise<Res>((resolve, reject) =>
+    client.makeUnaryRequest(path, (r: Req) => Buffer.from(enc.encode(r).finish()), (b: Buffer) => dec.decode(b), req, (err, res) => (err ? reject(err) : resolve(res!))),
+  );
 
 beforeAll(async () => {
   wallet = await DirectSecp256k1HdWallet.generate(24, { prefix: COSMOS_PREFIX });
@@ -160,15 +173,8 @@ describe("a real Cosmos SDK chain (wasmd, CometBFT) through the gateway", () => 
   });
 
   it("gRPC on the chain's gRPC hostname (grpc-js over TLS): a bank balance and the node's info", async () => {
-    const ca = readFileSync(join(process.env.RPCSTACK_TEST_CA_DIR!, "ca.pem"));
-    const client = new grpc.Client(`127.0.0.1:${gw.httpsPort}`, grpc.credentials.createSsl(ca), {
-      "grpc.ssl_target_name_override": HOSTS.grpc,
-      "grpc.default_authority": HOSTS.grpc,
-    });
-    const unary = <Req, Res>(path: string, req: Req, enc: { encode(r: Req): { finish(): Uint8Array } }, dec: { decode(b: Uint8Array): Res }) =>
-      new Promise<Res>((resolve, reject) =>
-        client.makeUnaryRequest(path, (r: Req) => Buffer.from(enc.encode(r).finish()), (b: Buffer) => dec.decode(b), req, (err, res) => (err ? reject(err) : resolve(res!))),
-      );
+    const client = grpcClient(gw);
+    const unary = grpcUnary(client);
     try {
       const balance = await unary("/cosmos.bank.v1beta1.Query/Balance", { address: sender, denom: COSMOS_DENOM }, QueryBalanceRequest, QueryBalanceResponse);
       expect(BigInt(balance.balance!.amount)).toBeGreaterThan(0n);
@@ -230,4 +236,70 @@ describe("a real Cosmos SDK chain (wasmd, CometBFT) through the gateway", () => 
     expect(small.result?.code ?? small.error?.code).toBeDefined();
     expect(small.result?.code).not.toBe(0);
   });
+});
+
+describe("two real nodes of one Cosmos chain (gateway.chains[].replicas): the gateway fails over between them", () => {
+  let a: CosmosNode;
+  let b: CosmosNode;
+  let gw2: RunningGateway;
+  let grpc2: grpc.Client;
+  const base = () => `${gw2.base}/gateway/wasm/`;
+
+  beforeAll(async () => {
+    a = node;
+    b = await follow(a);
+    // Through the plan's own reading of the config: the chain's upstreams are node1, the replica node2.
+    const chain = extraChain({
+      path: "wasm", chainId: "WASM", kind: "cosmos",
+      upstreams: { rpcHttp: a.rpcUrl, rpcWs: a.wsUrl, rest: a.restUrl, grpc: a.grpcUrl },
+      replicas: [{ rpcHttp: b.rpcUrl, rpcWs: b.wsUrl, rest: b.restUrl, grpc: b.grpcUrl }],
+      hostnames: HOSTS,
+    });
+    gw2 = await startGateway([chain], [{ name: "dev", key: KEY }], {}, ["localhost", ...Object.values(HOSTS)]);
+    grpc2 = grpcClient(gw2);
+  }, 180_000);
+
+  afterAll(async () => {
+    grpc2?.close();
+    await stopEach(gw2);
+    await b?.remove();
+  });
+
+  /** One call per interface; each resolves with the answering node's moniker, or the failure. */
+  const calls: Record<string, () => Promise<string>> = {
+    "JSON-RPC status": async () => (await (await post(`${base()}rpc-http/${KEY}`, jsonRpc("status"))).json()).result.node_info.moniker,
+    "URI /status": async () => (await (await fetch(`${base()}rpc-http/${KEY}/status`)).json()).result.node_info.moniker,
+    "REST node_info": async () => (await (await fetch(`${base()}rest/${KEY}/cosmos/base/tendermint/v1beta1/node_info`)).json()).default_node_info.moniker,
+    "RPC hostname": async () => JSON.parse((await hostRequest(gw2.httpsPort, HOSTS.tendermintRpc, "/status")).body).result.node_info.moniker,
+    "REST hostname": async () => JSON.parse((await hostRequest(gw2.httpsPort, HOSTS.rest, "/cosmos/base/tendermint/v1beta1/node_info")).body).default_node_info.moniker,
+    "gRPC hostname": async () => (await grpcUnary(grpc2)("/cosmos.base.tendermint.v1beta1.Service/GetNodeInfo", {}, GetNodeInfoRequest, GetNodeInfoResponse)).defaultNodeInfo!.moniker,
+  };
+  const sweep = async () => {
+    const out: Record<string, string> = {};
+    for (const [name, call] of Object.entries(calls)) out[name] = await call().catch((e) => `failed: ${e}`);
+    return out;
+  };
+
+  it("both nodes serve every interface; with node1 stopped node2 answers them all, not one call fails; node1 comes back into rotation", async () => {
+    const monikers = new Set<string>();
+    for (let i = 0; i < 6; i++) for (const m of Object.values(await sweep())) monikers.add(m);
+    expect([...monikers].sort()).toEqual([a.moniker, b.moniker].sort());
+
+    await a.stop();
+    try {
+      // A steady client over every interface from the moment node1 is gone: each call answered, by node2.
+      const failed: string[] = [];
+      const t0 = Date.now();
+      let rounds = 0;
+      while (Date.now() - t0 < 6_000) {
+        for (const [name, m] of Object.entries(await sweep())) if (m !== b.moniker) failed.push(`${name}: ${m}`);
+        rounds++;
+      }
+      expect(failed, `${rounds} rounds`).toEqual([]);
+      console.log(`cosmos failover: ${rounds * Object.keys(calls).length} calls after node1 stopped, all answered by node2`);
+    } finally {
+      await a.start();
+    }
+    await eventually("node1 back in rotation", async () => new Set(await Promise.all(Array.from({ length: 6 }, () => calls["REST node_info"]()))).has(a.moniker), (v) => v, 20_000);
+  }, 120_000);
 });
