@@ -9,7 +9,7 @@ import { join } from "node:path";
 // Not the harness's ROOT: the image build runs outside vitest too (tsx devtools/images/build.ts).
 const ROOT = join(__dirname, "..");
 
-export type BuiltClient = "geth" | "starknet-devnet" | "wasmd";
+export type BuiltClient = "geth" | "starknet-devnet" | "wasmd" | "starknet-py";
 
 /**
  * The client's binary at the stack's pin, building it first when the cache lacks it (a few minutes,

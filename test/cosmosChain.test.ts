@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { GatewayChain } from "../gateway/build.js";
+import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { extraChain } from "../plan/surface.js";
 import { COSMOS_DENOM, COSMOS_PREFIX, follow, startCosmosChain, type CosmosNode } from "./support/cosmosNode.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
@@ -60,7 +61,7 @@ beforeAll(async () => {
     upstreams: { rpcHttp: node.rpcUrl, rpcWs: node.wsUrl, rest: node.restUrl, grpc: node.grpcUrl },
     hostnames: HOSTS,
   }];
-  gw = await startGateway(chains, [{ name: "dev", key: KEY }], { wsMaxSubscriptionsPerSocket: SUBS_PER_SOCKET, maxBodyBytes: 64 * 1024 }, ["localhost", ...Object.values(HOSTS)]);
+  gw = await startGateway(chains, [{ name: "dev", key: KEY }], { wsMaxSubscriptionsPerSocket: SUBS_PER_SOCKET, maxBodyBytes: 64 * 1024, cache: { maxBytes: 32 * 1024 * 1024, ...CACHE_DEFAULTS } }, ["localhost", ...Object.values(HOSTS)]);
 }, 180_000);
 
 afterAll(async () => {
@@ -226,6 +227,23 @@ describe("a real Cosmos SDK chain (wasmd, CometBFT) through the gateway", () => 
     }
     for (let i = 1; i <= SUBS_PER_SOCKET; i++) expect(answers.get(i).result, `subscription ${i}`).toEqual({});
     expect(answers.get(SUBS_PER_SOCKET + 1).error).toMatchObject({ code: -32601, message: "Method not found" });
+  });
+
+  it("with the response cache on, a Cosmos chain's answers all come from the node: the head moves between identical calls", async () => {
+    const heights: number[] = [];
+    const t0 = Date.now();
+    while (Date.now() - t0 < 3_000) {
+      const [rpc, uri, restLatest] = await Promise.all([
+        post(rpcHttp(), jsonRpc("status")).then((r) => r.json()).then((b) => Number(b.result.sync_info.latest_block_height)),
+        fetch(`${rpcHttp()}/status`).then((r) => r.json()).then((b) => Number(b.result.sync_info.latest_block_height)),
+        fetch(rest("/cosmos/base/tendermint/v1beta1/blocks/latest")).then((r) => r.json()).then((b) => Number(b.block.header.height)),
+      ]);
+      heights.push(rpc, uri, restLatest);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Blocks come every half second: ten rounds over 3 s see several heights on each interface.
+    const per = (i: number) => new Set(heights.filter((_, j) => j % 3 === i)).size;
+    expect([per(0), per(1), per(2)].every((n) => n >= 3), `heights ${heights}`).toBe(true);
   });
 
   it("a body over the bound is refused with 413 before the node; a transaction of normal size reaches it", async () => {

@@ -1,9 +1,9 @@
 /**
  * The devnet services' command lines, run by real geth (built from its Go module at the pin, as the
- * e2e image has it) and the Starknet Devnet stand-in e2e reuses (test/support/standins/): they
+ * e2e image has it) and the real Starknet Devnet (built from crates.io at the pin, likewise): they
  * start from exactly what services/ writes (listen addresses moved to loopback, ports to free
  * ones), produce blocks on their own, and rpcstack-ready calls both synced within seconds, as it
- * will in the containers. The indexer follows the Devnet stand-in.
+ * will in the containers. The indexer follows Devnet.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
@@ -34,21 +34,23 @@ let l2: string;
 let l2Ws: string;
 
 let gethBinary: string;
-// Built from its module when the cache lacks it (.ci/run builds it first): minutes, not the nodes' 30 s.
+let devnetBinary: string;
+// Built from their registries when the cache lacks them (.ci/run builds them first): minutes, not the nodes' 30 s.
 beforeAll(() => {
   gethBinary = clientBinary("geth");
-}, 30 * 60_000);
+  devnetBinary = clientBinary("starknet-devnet");
+}, 60 * 60_000);
 
 beforeAll(async () => {
   const [http, ws, metrics, rpc] = [await freePort(), await freePort(), await freePort(), await freePort()];
   geth = start(gethBinary, onLoopback(commandOf("geth"), { 8545: http, 8546: ws, 6060: metrics }));
   // The image's entrypoint puts `--host 0.0.0.0` before the command; here the host is loopback.
-  devnet = start(process.execPath, [join(STANDINS, "starknet-devnet.js"), "--host", "127.0.0.1", ...onLoopback(commandOf("starknet-devnet"), { 5050: rpc })]);
+  devnet = start(devnetBinary, ["--host", "127.0.0.1", ...onLoopback(commandOf("starknet-devnet"), { 5050: rpc })]);
   l1 = `http://127.0.0.1:${http}`;
   l2 = `http://127.0.0.1:${rpc}/rpc`;
   l2Ws = `ws://127.0.0.1:${rpc}/ws`;
   await waitFor("geth --dev", () => jsonRpc(l1, "eth_chainId"));
-  await waitFor("Starknet Devnet stand-in", () => jsonRpc(l2, "starknet_chainId"));
+  await waitFor("Starknet Devnet", () => jsonRpc(l2, "starknet_chainId"));
 }, 30_000);
 afterAll(async () => {
   await Promise.all([geth?.stop(), devnet?.stop()]);
@@ -107,7 +109,7 @@ describe("devnet nodes on the package's own command lines", () => {
     expect(reply).toMatchObject({ jsonrpc: "2.0", id: 7, result: expect.any(Number) });
   });
 
-  it("the indexer follows the Devnet stand-in block by block", () => {
+  it("the indexer follows Devnet block by block", () => {
     const r = spawnSync(process.execPath, [join(ROOT, "indexer/indexer.mjs")], {
       env: { PATH: process.env.PATH, L2_RPC_URL: l2, INDEXER_START_BLOCK: "0", INDEXER_MAX_BLOCKS: "2", INDEXER_POLL_SECONDS: "0.2" },
       encoding: "utf8",
@@ -118,7 +120,7 @@ describe("devnet nodes on the package's own command lines", () => {
   });
 
   it("Starknet Devnet refuses Juno's poll flag, as clap would: it has no such option", () => {
-    const r = spawnSync(process.execPath, [join(STANDINS, "starknet-devnet.js"), "--host", "127.0.0.1", "--port", "0", "--pending-poll-interval", "3s"], { encoding: "utf8", timeout: 10_000 });
+    const r = spawnSync(devnetBinary, ["--host", "127.0.0.1", "--port", "0", "--pending-poll-interval", "3s"], { encoding: "utf8", timeout: 10_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("unexpected argument '--pending-poll-interval' found");
   });

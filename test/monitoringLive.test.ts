@@ -46,13 +46,13 @@ let dir: string;
 const at: Record<string, string> = {};
 const moved = (text: string) => Object.entries(at).reduce((t, [from, to]) => t.split(from).join(to), text);
 
-beforeAll(() => void clientBinary("geth"), 30 * 60_000);
+beforeAll(() => void [clientBinary("geth"), clientBinary("starknet-devnet")], 60 * 60_000);
 
 beforeAll(async () => {
   const [http, ws, metrics, rpc, sync] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   Object.assign(at, { "geth:8545": `127.0.0.1:${http}`, "geth:8546": `127.0.0.1:${ws}`, "geth:6060": `127.0.0.1:${metrics}`, "starknet-devnet:5050": `127.0.0.1:${rpc}`, "sync-health:8080": `127.0.0.1:${sync}` });
   geth = start(clientBinary("geth"), onLoopback(plan.l1.services.execution!.command, { 8545: http, 8546: ws, 6060: metrics }));
-  devnet = start(process.execPath, [join(ROOT, "test/support/standins/starknet-devnet.js"), "--host", "127.0.0.1", ...onLoopback(plan.l2.services.node.command, { 5050: rpc })]);
+  devnet = start(clientBinary("starknet-devnet"), ["--host", "127.0.0.1", ...onLoopback(plan.l2.services.node.command, { 5050: rpc })]);
   await waitFor("geth --dev", () => jsonRpc(`http://${at["geth:8545"]}`, "eth_chainId"));
   // sync-health as its container runs it, the bundled program replaced by its source.
   const [, , ...args] = plan.readiness.services.health.command;

@@ -1,7 +1,7 @@
 /**
  * Builds the end-to-end test's images without a registry: a Debian bookworm base from
  * debootstrap, Debian's certbot and Node.js on it, the HAProxy release the gateway pins (the
- * binary the other tests run), geth built from its Go module
+ * binary the other tests run), geth and Starknet Devnet built from their registries
  * (scripts/clients/build.sh), and stand-ins for the clients that cannot be built here. Each image
  * is tagged with a hash of what went into it, so a machine that keeps its images builds each
  * once; a changed binary, stand-in, Dockerfile or flag fixture gets a new tag.
@@ -35,9 +35,9 @@ export interface TestImages {
   readonly lighthouse: string;
   readonly juno: string;
   readonly pathfinder: string;
-  /** The devnet network's L2. */
+  /** The devnet network's L2: Starknet Devnet at the pin, built from crates.io. */
   readonly starknetDevnet: string;
-  /** The same, staying at its genesis block: a node that never syncs. */
+  /** A Devnet stand-in staying at its genesis block: a node that never syncs. */
   readonly starknetDevnetStalled: string;
 }
 
@@ -178,7 +178,8 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
   const clientCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
     cpSync(clientBinary("geth", log), join(clientCtx, "geth"));
-    const clients = buildTargets("clients.Dockerfile", clientCtx, { BASE: base }, { geth: `${parseImageRef(IMAGES.geth).tag}-` }, log);
+    cpSync(clientBinary("starknet-devnet", log), join(clientCtx, "starknet-devnet"));
+    const clients = buildTargets("clients.Dockerfile", clientCtx, { BASE: base }, { geth: `${parseImageRef(IMAGES.geth).tag}-`, "starknet-devnet": `${parseImageRef(DEVNET_IMAGES.starknetDevnet).tag}-` }, log);
     cpSync(join(HERE, "standins"), join(standinCtx, "standins"), { recursive: true });
     // The devnet stand-ins the unit tests run on loopback, reused as the containers' entrypoints.
     cpSync(join(ROOT, "test/support/standins"), join(standinCtx, "standins"), { recursive: true });
@@ -194,10 +195,10 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
       standinCtx,
       { NODE: debian.node },
       { lighthouse: versionPrefix(IMAGES.lighthouse), juno: versionPrefix(IMAGES.juno), pathfinder: versionPrefix(IMAGES.pathfinder),
-        "starknet-devnet": versionPrefix(DEVNET_IMAGES.starknetDevnet), "starknet-devnet-stalled": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
+        "starknet-devnet-stalled": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, prometheus: debian.prometheus, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: standins["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, prometheus: debian.prometheus, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: clients["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {

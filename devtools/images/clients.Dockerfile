@@ -8,3 +8,11 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget ca
 COPY geth /usr/local/bin/geth
 EXPOSE 8545 8546 8551 30303 30303/udp
 ENTRYPOINT ["geth"]
+
+# shardlabs/starknet-devnet-rs: Starknet Devnet at the pin, built from crates.io. The real image is
+# Alpine with tini and BusyBox wget (the health check), entrypoint `tini -- starknet-devnet --host 0.0.0.0`.
+FROM ${BASE} AS starknet-devnet
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends tini wget >/dev/null && rm -rf /var/lib/apt/lists/*
+COPY starknet-devnet /usr/local/bin/starknet-devnet
+EXPOSE 5050
+ENTRYPOINT ["tini", "--", "starknet-devnet", "--host", "0.0.0.0"]

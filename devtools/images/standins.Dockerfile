@@ -27,15 +27,12 @@ RUN ln -s /opt/standins/pathfinder.js /usr/local/bin/pathfinder \
 ENV RPCSTACK_STANDIN_FLAGS=/opt/standins/flags/pathfinder.json
 ENTRYPOINT ["pathfinder"]
 
-# The devnet network's L2, from the stand-in in test/support/standins/ (it says what it does not
-# prove): Starknet Devnet (entrypoint `tini -- starknet-devnet --host 0.0.0.0`; BusyBox wget for its
-# health check). Its L1, geth --dev, is the real geth image (clients.Dockerfile).
-FROM standins AS starknet-devnet
+# A Starknet Devnet that stays at its genesis block whatever its command line says: a node that
+# never syncs, for the real engine's readiness-timeout test (test/engine/). The real Devnet (the
+# devnet network's L2 everywhere else, clients.Dockerfile) seals a block every
+# --block-generation-on seconds, which is the flag the stack passes, so it cannot show this case.
+FROM standins AS starknet-devnet-stalled
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends wget >/dev/null && rm -rf /var/lib/apt/lists/* \
  && ln -s /opt/standins/starknet-devnet.js /usr/local/bin/starknet-devnet
-ENTRYPOINT ["starknet-devnet", "--host", "0.0.0.0"]
-
-# The same Devnet stand-in, told to stay at its genesis block: a node that never syncs, for the
-# real engine's readiness-timeout test (test/engine/).
-FROM starknet-devnet AS starknet-devnet-stalled
 ENV RPCSTACK_STANDIN_STALLED=1
+ENTRYPOINT ["starknet-devnet", "--host", "0.0.0.0"]

@@ -15,6 +15,8 @@ Clients: geth            Go module github.com/ethereum/go-ethereum, ./cmd/geth (
          starknet-devnet crate starknet-devnet from crates.io (needs cargo; ~30 min of CPU cold)
          wasmd           Go module github.com/CosmWasm/wasmd, ./cmd/wasmd, at $WASMD_VERSION: the
                          Cosmos chain the gateway's Cosmos tests run (needs go and gcc)
+         starknet-py     the Python client starknet-py $STARKNET_PY_VERSION from PyPI in a venv (its
+                         path is the venv's python; needs python3 with venv)
   --print-path CLIENT   print where CLIENT's binary is (or will be) and exit
   --help                this text
 Exit: 0 built or cached, 1 a build failed, 2 bad arguments.
@@ -23,11 +25,13 @@ EOF
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cache="${RPCSTACK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcstack}"
-CLIENTS=(geth starknet-devnet wasmd)
+CLIENTS=(geth starknet-devnet wasmd starknet-py)
 # No stack deploys a Cosmos node (the gateway fronts the operator's own), so nothing pins one: this
 # is a Cosmos SDK v0.54 application on CometBFT v0.39 that chains run in production, built as
 # published (its main package is its own) from the module proxy.
 WASMD_VERSION=v0.70.3
+# A client library, not a node: the end-to-end test calls the gateway with it as developers do.
+STARKNET_PY_VERSION=0.30.0
 
 # The pinned release of a client, from the image pin.
 pinned() {
@@ -35,9 +39,15 @@ pinned() {
     geth) sed -n 's/.*"ethereum\/client-go:\(v[0-9][0-9.]*\)".*/\1/p' "$root/config/networks/images.ts" | head -n 1 ;;
     starknet-devnet) sed -n 's/.*"shardlabs\/starknet-devnet-rs:\([0-9][0-9.]*\)".*/\1/p' "$root/config/networks/images.ts" | head -n 1 ;;
     wasmd) echo "$WASMD_VERSION" ;;
+    starknet-py) echo "$STARKNET_PY_VERSION" ;;
   esac
 }
-binary() { echo "$cache/clients/$1/$(pinned "$1")/$1"; }
+binary() {
+  case "$1" in
+    starknet-py) echo "$cache/clients/$1/$(pinned "$1")/venv/bin/python" ;;
+    *) echo "$cache/clients/$1/$(pinned "$1")/$1" ;;
+  esac
+}
 known() { local c; for c in "${CLIENTS[@]}"; do [ "$c" = "$1" ] && return 0; done; return 1; }
 
 wanted=()
@@ -78,9 +88,9 @@ for client in "${wanted[@]}"; do
   version="$(pinned "$client")"
   [ -n "$version" ] || { echo "clients: cannot read $client's pin from config/networks/images.ts"; status=1; continue; }
   bin="$(binary "$client")"
-  dir="$(dirname "$bin")"
+  dir="$cache/clients/$client/$version"
   if [ -x "$bin" ]; then echo "clients: $client $version: cached ($bin)"; continue; fi
-  tool=go; [ "$client" = starknet-devnet ] && tool=cargo
+  case "$client" in starknet-devnet) tool=cargo ;; starknet-py) tool=python3 ;; *) tool=go ;; esac
   command -v "$tool" >/dev/null || { echo "clients: $client needs $tool to build"; status=1; continue; }
   mkdir -p "$dir"
   t0=$(date +%s)
@@ -98,6 +108,9 @@ for client in "${wanted[@]}"; do
     # CosmWasm VM is a shared library the wasmvm module ships; it goes beside the binary, found
     # through an $ORIGIN run path.
     wasmd) build_wasmd "$version" "$dir" >"$dir/build.log" 2>&1 ;;
+    starknet-py)
+      { rm -rf "$dir/venv" && python3 -m venv "$dir/venv" && "$dir/venv/bin/pip" install -q --disable-pip-version-check "starknet-py==$version"; } >"$dir/build.log" 2>&1 \
+        || rm -rf "$dir/venv" ;;
   esac
   if [ -x "$bin" ]; then
     echo "clients: $client $version: built in $(( $(date +%s) - t0 )) s ($bin)"

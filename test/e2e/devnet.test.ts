@@ -1,7 +1,7 @@
 /**
- * The default local stack (devnet: real geth --dev, the Starknet Devnet stand-in) on a real Docker
- * engine, from the package's own compose export: relays per chain and interface, badges from its
- * badge service, and an operator's account changes made the compose way (a new export, then the
+ * The default local stack (devnet: real geth --dev, real Starknet Devnet) on a real Docker
+ * engine, from the package's own compose export: relays per chain and interface, starknet.js 10 and
+ * starknet-py deploying an account and transferring through the gateway, badges from its badge service, and an operator's account changes made the compose way (a new export, then the
  * key sync run again) while a client per key calls the whole time. Every name carries a test
  * prefix; everything the test creates is removed in afterAll, also when it fails.
  *
@@ -26,6 +26,7 @@ import { engineMissing, inspect, must, removeByPrefix, run } from "../../devtool
 import { buildTestImages, type TestImages } from "../../devtools/images/build.js";
 import { writeDevnetStackFile } from "./stackFiles.js";
 import { describeNotRun } from "./notRun.js";
+import { predeployedAccounts, starknetJsJourney, starknetPyJourney } from "./starknetJourney.js";
 
 const missing = engineMissing();
 
@@ -109,6 +110,26 @@ if (missing) {
       expect((await clientFor("STRKDEV", badge, 0).sendRelay({ method: "starknet_chainId", params: [] }).catch((e) => e)).status).toBe(403);
       expect(must("docker", ["logs", d("badges")])).not.toContain(badge);
     }, 300_000);
+
+    it("starknet.js 10 and starknet-py through the gateway, at the unversioned path and at /v0_10: an account deployed and a transfer that lands on the real Starknet Devnet", async () => {
+      // Each run funds from a predeployed account of its own: their nonces never cross.
+      const funders = await predeployedAccounts(`http://127.0.0.1:${p.l2}/rpc`);
+      const path = `${gw.url}/gateway/strkdev/rpc-http/${steady.key}`;
+      const runs = {
+        "starknet.js at the unversioned path": await starknetJsJourney(path, gw.ca, funders[0]),
+        "starknet.js at /v0_10": await starknetJsJourney(`${path}/v0_10`, gw.ca, funders[1]),
+        "starknet-py at the unversioned path": starknetPyJourney(path, gw.ca, funders[2]),
+        "starknet-py at /v0_10": starknetPyJourney(`${path}/v0_10`, gw.ca, funders[3]),
+      };
+      for (const [who, j] of Object.entries(runs)) {
+        expect(j, who).toMatchObject({ chainId: "0x534e5f5345504f4c4941", deployed: { status: "SUCCEEDED" }, transfer: { status: "SUCCEEDED", inBlock: true } });
+        expect(j.specVersion, who).toMatch(/^0\.10\./);
+        expect(BigInt(j.deployed.classHash), who).toBeGreaterThan(0n);
+        expect(j.blockNumber, who).toBeGreaterThanOrEqual(j.transfer.blockNumber);
+        expect(BigInt(j.transfer.recipientBalance), who).toBeGreaterThan(0n);
+      }
+      console.log(`e2e devnet: ${Object.entries(runs).map(([who, j]) => `${who}: account ${j.deployed.address} deployed, transfer in block ${j.transfer.blockNumber}`).join("; ")}`);
+    }, 600_000);
 
     it("keys and quotas changed the compose way (a new export, the key sync run again) under load: no other key's call or socket fails, HAProxy's container stays", async () => {
       const haproxyBefore = inspect(d("gateway"), "{{.Id}} {{.State.StartedAt}}");
