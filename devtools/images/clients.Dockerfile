@@ -11,8 +11,10 @@ ENTRYPOINT ["geth"]
 
 # shardlabs/starknet-devnet-rs: Starknet Devnet at the pin, built from crates.io. The real image is
 # Alpine with tini and BusyBox wget (the health check), entrypoint `tini -- starknet-devnet --host 0.0.0.0`.
+# Devnet builds an HTTPS client at start (reqwest, for forking), which panics without the system's
+# CA certificates and takes the block generator down with it: the chain stays at block 0.
 FROM ${BASE} AS starknet-devnet
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends tini wget >/dev/null && rm -rf /var/lib/apt/lists/*
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends tini wget ca-certificates >/dev/null && rm -rf /var/lib/apt/lists/*
 COPY starknet-devnet /usr/local/bin/starknet-devnet
 EXPOSE 5050
 ENTRYPOINT ["tini", "--", "starknet-devnet", "--host", "0.0.0.0"]
