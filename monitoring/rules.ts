@@ -62,7 +62,9 @@ export function alertRules(jobs: readonly ScrapeJob[], opts: { readonly p2p: boo
       ? [
           {
             alert: "RpcstackNoPeers",
-            expr: `p2p_peers{${jobIs("geth")}} == 0 or libp2p_peers{${jobIs("lighthouse")}} == 0`,
+            // Lighthouse sets libp2p_peers only when a peer connects or leaves: one that never had a
+            // peer has no such series at all (seen on v5.3.0), so a scraped Lighthouse without it counts too.
+            expr: `p2p_peers{${jobIs("geth")}} == 0 or libp2p_peers{${jobIs("lighthouse")}} == 0 or (up{${jobIs("lighthouse")}} == 1 unless on (instance) libp2p_peers{${jobIs("lighthouse")}})`,
             forMinutes: 10,
             severity: "warning" as const,
             summary: "{{ $labels.job }} of node {{ $labels.node }} has no peers",
