@@ -14,6 +14,9 @@ exitOnSignals();
 async function main() {
   const handle = await starknetNode({
     client: "juno",
+    // Juno serves /v0_8, /v0_9, /v0_10 (and /rpc/v0_X) and its newest version at /, on both ports.
+    // The patch numbers are not checked against a real Juno (none could be built here).
+    specVersions: Object.fromEntries(Object.entries({ v0_8: "0.8.1", v0_9: "0.9.0", v0_10: "0.10.0" }).flatMap(([v, answer]) => [[`/${v}`, answer], [`/rpc/${v}`, answer]]).concat([["/", "0.10.0"]])),
     network: f.get("network") || "mainnet",
     ethNode: f.get("eth-node") || die("juno", "--eth-node is required (ws:// or wss:// URL of an L1 node)"),
     dataDir: f.get("db-path") || die("juno", "--db-path is required by the stand-in"),
@@ -23,7 +26,7 @@ async function main() {
     if (req.method === "GET" && ["/live", "/ready", "/ready/sync"].includes(p)) return res.writeHead(200).end(), true;
     return false;
   };
-  if (f.has("http")) await listen(http.createServer(jsonRpcListener(async (m, p) => handle(m, p), health)), f.get("http-host") || "localhost", f.get("http-port") || 6060, "juno http");
+  if (f.has("http")) await listen(http.createServer(jsonRpcListener(async (m, p, at) => handle(m, p, at), health)), f.get("http-host") || "localhost", f.get("http-port") || 6060, "juno http");
   if (f.has("ws")) {
     const server = http.createServer((_req, res) => res.writeHead(400).end());
     attachWs(server, handle);

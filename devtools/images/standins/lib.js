@@ -65,15 +65,17 @@ function jsonRpcListener(handle, extraRoutes = () => false) {
       } catch {
         return void res.writeHead(400, { "Content-Type": "application/json" }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}');
       }
-      const reply = Array.isArray(msg) ? await Promise.all(msg.map((m) => answer(handle, m))) : await answer(handle, msg);
+      const at = (req.url || "/").split("?")[0];
+      const reply = Array.isArray(msg) ? await Promise.all(msg.map((m) => answer(handle, m, at))) : await answer(handle, msg, at);
       res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(reply));
     });
   };
 }
 
-async function answer(handle, m) {
+/** `at`: the request's path, which decides the spec version a Starknet node answers with. */
+async function answer(handle, m, at) {
   try {
-    return { jsonrpc: "2.0", id: m.id ?? null, result: await handle(m.method, m.params ?? []) };
+    return { jsonrpc: "2.0", id: m.id ?? null, result: await handle(m.method, m.params ?? [], at) };
   } catch (e) {
     return { jsonrpc: "2.0", id: m.id ?? null, error: { code: e.code ?? -32603, message: e.message } };
   }

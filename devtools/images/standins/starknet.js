@@ -32,8 +32,13 @@ function l1ChainId(client, url, attempt = 0) {
   });
 }
 
-/** Checks L1, then starts producing blocks; returns the JSON-RPC handler. */
-async function starknetNode({ client, network, ethNode, dataDir }) {
+/**
+ * Checks L1, then starts producing blocks; returns the JSON-RPC handler `(method, params, path)`.
+ * `specVersions` maps each path the node serves to the spec version it answers there, as the real
+ * node does (Pathfinder v0.22.3, run here: "0.8.1" on / and /rpc/v0_8, "0.9.0" on /rpc/v0_9,
+ * "0.10.2" on /rpc/v0_10).
+ */
+async function starknetNode({ client, network, ethNode, dataDir, specVersions }) {
   const chain = CHAINS[network] || die(client, `unknown network ${network}`);
   if (!/^wss?:\/\//.test(ethNode || "")) die(client, `the L1 node URL must be ws:// or wss:// (got ${ethNode})`);
   try {
@@ -49,10 +54,12 @@ async function starknetNode({ client, network, ethNode, dataDir }) {
   setInterval(() => fs.writeFileSync(headFile, String(++head)), 2000);
   const startedAt = Math.floor(Date.now() / 1000);
   const hash = (n) => `0x${(0x5a000000 + n).toString(16)}`;
-  return function handle(method, params) {
+  return function handle(method, params, at) {
     switch (method) {
       case "starknet_chainId": return chain.id;
-      case "starknet_specVersion": return "0.9.0";
+      case "starknet_specVersion":
+        if (!specVersions[at]) throw rpcError(-32601, `no spec version is served at ${at}`);
+        return specVersions[at];
       case "starknet_blockNumber": return head;
       case "starknet_blockHashAndNumber": return { block_hash: hash(head), block_number: head };
       case "starknet_syncing": return false;
@@ -68,13 +75,15 @@ async function starknetNode({ client, network, ethNode, dataDir }) {
 }
 
 /** JSON-RPC over WebSocket, one reply per request message. */
-function attachWs(server, handle, wsPath) {
-  new WebSocketServer({ server, path: wsPath }).on("connection", (c) =>
+/** WebSocket JSON-RPC on `wsPaths` (every path where absent); each socket answers as its path's version. */
+function attachWs(server, handle, wsPaths) {
+  const served = (url) => !wsPaths || wsPaths.includes((url || "/").split("?")[0]);
+  new WebSocketServer({ server, verifyClient: ({ req }, done) => done(served(req.url), 404) }).on("connection", (c, req) =>
     c.on("message", (d) => {
       let msg;
       try {
         msg = JSON.parse(d.toString());
-        c.send(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: handle(msg.method, msg.params ?? []) }));
+        c.send(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: handle(msg.method, msg.params ?? [], (req.url || "/").split("?")[0]) }));
       } catch (e) {
         c.send(JSON.stringify({ jsonrpc: "2.0", id: msg?.id ?? null, error: { code: e.code ?? -32700, message: e.message } }));
       }
