@@ -3,7 +3,9 @@
 // refuses flags Lighthouse does not define (fixture), reads the --execution-jwt secret and calls
 // the execution client's engine API at --execution-endpoint with a signed JWT every 2 s, and
 // serves /eth/v1/node/health (200 while the engine API answers, 503 otherwise) and
-// /eth/v1/node/syncing on --http-port. It does not prove checkpoint sync, peering, or consensus.
+// /eth/v1/node/syncing on --http-port as a synced node would (a real Lighthouse that cannot sync
+// answers 206 and is_syncing true, and exits at start when its checkpoint URL cannot be reached).
+// It does not prove checkpoint sync, peering, or consensus.
 "use strict";
 const crypto = require("crypto");
 const fs = require("fs");
