@@ -26,6 +26,7 @@ const listen = async (s: Server) => {
 
 beforeAll(async () => {
   evm = await startHardhat();
+  // A simulator, not the real chain (cosmosChain.test.ts runs one): the tests read which path the client's relay reached.
   cosmos = await startCosmosSim();
   // An upstream that answers health checks but takes 3 s over every relay.
   slow = createServer((req, res) => {

@@ -28,6 +28,7 @@ let gw: RunningGateway;
 beforeAll(async () => {
   evm = await startHardhat();
   strk = await startStarknetSim({ from: 5, to: 5 });
+  // A simulator, not the real chain (cosmosChain.test.ts runs one): these tests assert the exact path, query and headers that reached the node.
   cosmos = await startCosmosSim();
   ethHealth = await startSwitch(200);
   // An h2c gRPC upstream: answers every call with an empty message and grpc-status 0.

@@ -22,6 +22,7 @@ let up: Recorder;
 let gw: RunningGateway;
 
 beforeAll(async () => {
+  // A recorder, not real nodes (cosmosChain.test.ts runs a real Cosmos chain): the policy is proved by what never reaches a node.
   up = await startRecorder();
   const chains: GatewayChain[] = [
     { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: up.url } },

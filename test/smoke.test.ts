@@ -31,6 +31,7 @@ const dir = mkdtempSync(join(tmpdir(), "rpcstack-smoke-"));
 beforeAll(async () => {
   evm = await startHardhat();
   strk = await startStarknetSim({ from: 812_345, to: 812_345 });
+  // A simulator, not the real chain (cosmosChain.test.ts runs one): the smoke relay's requests are counted as they reach the node.
   cosmos = await startCosmosSim();
   strkHealth = await startSwitch(200);
   chains = [
