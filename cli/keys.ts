@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { projectKeyProblems } from "../config/gatewayRules.js";
 import { configSchema } from "../config/schema.js";
-import { keyDigest, KEY_MAP_FILE, type ProjectKey } from "../gateway/build.js";
+import { keyDigest, type ProjectKey } from "../gateway/build.js";
 import { GATEWAY_PATHS } from "../services/gateway.js";
 import { systemReason } from "../kit/errors.js";
 import { applyKeys, runtimeCommand } from "../gateway/runtimeApi.js";
@@ -31,7 +31,7 @@ where the keys are:
                          whole with mode 0600 (the file npm run export --keys-file reads)
 the running gateway (leave out to change only the keys' home; \`pulumi up\` converges later):
   --socket S             its runtime API: a Unix socket path or HOST:PORT
-  --map PATH             the key map as HAProxy names it (default ${GATEWAY_PATHS.configDir}/${KEY_MAP_FILE})
+  --map PATH             the key map as HAProxy names it (default ${GATEWAY_PATHS.keyMap}, the stack's)
   --map-file PATH        that file on this machine, rewritten too so that a restart keeps the change
   --up                   with --stack: then \`pulumi up --yes\`, which runs the key sync (the only
                          container a key change replaces)
@@ -128,6 +128,19 @@ export function changedKeys(keys: readonly ProjectKey[], command: string, args: 
   }
 }
 
+/** Applies `next` to the running gateway; when that fails, puts `saved` back there and says so. */
+async function applyOrRestore(at: { socket: string; mapPath: string; mapFile?: string }, saved: ProjectKey[], next: ProjectKey[], change: string) {
+  try {
+    return await applyKeys({ ...at, keys: next });
+  } catch (e) {
+    const back = await applyKeys({ ...at, keys: saved }).then(
+      () => "the running gateway is back as the saved keys say",
+      (r: Error) => `putting the running gateway back failed too (${r.message}): run the command again, or pulumi up`,
+    );
+    throw new Error(`${change}: not saved, the gateway did not take it (${(e as Error).message}); ${back}`);
+  }
+}
+
 export async function runKeys(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -157,7 +170,7 @@ export async function runKeys(argv: string[]): Promise<number> {
     if (v["map-file"] !== undefined && !v.socket) throw new UsageError("--map-file goes with --socket");
     if (v.up && !v.stack) throw new UsageError("--up goes with --stack");
     const store = v.stack ? pulumiStore(v.stack) : fileStore(v["keys-file"]!);
-    const mapPath = v.map ?? `${GATEWAY_PATHS.configDir}/${KEY_MAP_FILE}`;
+    const mapPath = v.map ?? GATEWAY_PATHS.keyMap;
     const keys = store.read();
     if (!Array.isArray(keys)) throw new Error(`the keys are not a list (expected [{"name":"...","key":"..."}])`);
     if (command === "list") {
@@ -171,12 +184,14 @@ export async function runKeys(argv: string[]): Promise<number> {
     next.forEach(checkEntry);
     const problems = projectKeyProblems({ projectKeys: next } as unknown as Parameters<typeof projectKeyProblems>[0]);
     if (problems.length) throw new UsageError(problems.join("; "));
+    // With a running gateway, the keys' home changes only once the gateway has taken the change:
+    // the two never disagree. A change HAProxy refused half-way is undone there.
+    const applied = v.socket ? await applyOrRestore({ socket: v.socket, mapPath, mapFile: v["map-file"] }, keys, next, `${command} ${args.join(" ")}`) : undefined;
     store.write(next);
     // Printed as soon as it is saved: whatever fails next, the key exists and its owner needs it.
     if (command === "add" && v.key === undefined) console.log(next[next.length - 1].key);
-    if (v.socket) {
-      const c = await applyKeys({ socket: v.socket, mapPath, mapFile: v["map-file"], keys: next });
-      console.error(`the running gateway: ${[...c.added.map((n) => `added ${n}`), ...c.revoked.map((n) => `revoked ${n}`), ...c.renamed.map((n) => `renamed ${n}`)].join(", ") || "already up to date"}`);
+    if (applied) {
+      console.error(`the running gateway: ${[...applied.added.map((n) => `added ${n}`), ...applied.revoked.map((n) => `revoked ${n}`), ...applied.renamed.map((n) => `renamed ${n}`)].join(", ") || "already up to date"}`);
     } else if (v.up) {
       try {
         execFileSync("pulumi", ["up", "--yes", "--stack", v.stack!], { stdio: ["ignore", "inherit", "inherit"] });

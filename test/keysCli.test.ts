@@ -1,10 +1,12 @@
 /** `npm run keys`: its arguments, and one key added, listed and revoked on a running gateway. */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runKeys } from "../cli/keys.js";
-import { keyMap } from "../gateway/build.js";
+import { keyDigest, keyMap } from "../gateway/build.js";
+import { GATEWAY_PATHS } from "../services/gateway.js";
 import { makeFakePulumi } from "./support/fakePulumi.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { hostRequest } from "./support/http.js";
@@ -97,6 +99,46 @@ describe("npm run keys: on a running gateway", () => {
     expect(JSON.parse(readFileSync(file, "utf8"))).toEqual([alice]);
     expect(readFileSync(join(gw.dir, "keys.map"), "utf8")).toBe(keyMap([alice]));
   }, 60_000);
+});
+
+describe("npm run keys: a gateway that refuses the change half-way", () => {
+  it("saves nothing, puts the running map back and says so; without --map it names the stack's map", async () => {
+    const carol = { name: "carol", key: "cArOl_7Hq2Wm9Xz4Rk8Vb3Np6Ty1Gd5Js0X" };
+    const both = join(dir, "both.json");
+    writeFileSync(both, JSON.stringify([alice, carol]), { mode: 0o600 });
+    // A runtime API holding alice and carol that shows its map and takes `del map`, but refuses `add map`.
+    let live = new Map([[keyDigest(alice.key), "alice"], [keyDigest(carol.key), "carol"]]);
+    const asked: string[] = [];
+    const sock = join(dir, "refusing.sock");
+    const server = createServer((c) =>
+      c.once("data", (d) => {
+        const cmd = String(d).trim();
+        asked.push(cmd.split(" ").slice(0, 3).join(" "));
+        const [verb, , map, digest, name] = cmd.split(" ");
+        if (verb === "show") return void c.end(map === GATEWAY_PATHS.keyMap ? [...live].map(([k, n], i) => `0x${i + 1} ${k} ${n}\n`).join("") : "Unknown map identifier. Please use #<id> or <file>.\n");
+        if (verb === "del") return void ((live = new Map([...live].filter(([k]) => k !== digest))), c.end(""));
+        if (verb === "add") return void (live.has(digest) ? c.end("") : name === "carol" ? ((live = new Map([...live, [digest, name]])), c.end("")) : c.end("Out of memory error.\n"));
+        c.end("Unknown command.\n");
+      }),
+    );
+    await new Promise<void>((r) => server.listen(sock, r));
+    try {
+      // One step revokes carol and adds dave: the del is taken, the add refused.
+      const r = await keys("revoke", "carol", "--keys-file", both, "--socket", sock);
+      expect(r.code).toBe(0);
+      expect([...live.values()]).toEqual(["alice"]);
+      const failed = await keys("add", "dave", "--keys-file", both, "--socket", sock);
+      expect(failed.code).toBe(1);
+      expect(failed.err).toMatch(/add dave: not saved, the gateway did not take it \(HAProxy refused the change of dave \(add map\): Out of memory error\.\); the running gateway is back as the saved keys say/);
+      expect(failed.out).toBe("");
+      // The keys' home and the running map agree: alice alone, as before the failed step.
+      expect(JSON.parse(readFileSync(both, "utf8"))).toEqual([alice]);
+      expect([...live.values()]).toEqual(["alice"]);
+      expect(asked.every((a) => a.includes(GATEWAY_PATHS.keyMap) || !a.includes("map")), `commands: ${asked}`).toBe(true);
+    } finally {
+      server.close();
+    }
+  });
 });
 
 describe("npm run keys: on a Pulumi stack", () => {
