@@ -208,7 +208,7 @@ describe("the usage keeper on the real HAProxy 3.2", () => {
     const q = 'rpcstack_usage_calls_total{key="ci-first",chain="eth",interface="http"}';
     const r = await eventually("the calls in Prometheus", () => prom.query(q), (a) => (a.data?.result.length ?? 0) > 0, 30_000);
     expect((r.data!.result[0] as { value: [number, string] }).value[1]).toBe(String(sent.get("ci-first/eth/http")!.calls));
-    const limited = await prom.query('sum(rpcstack_usage_rate_limited_total)');
+    const limited = await prom.query('sum(rpcstack_usage_limited_total)');
     expect((limited.data!.result[0] as { value: [number, string] }).value[1]).toBe(String(3 * 2));
     const bytesOut = await prom.query('rpcstack_usage_bytes_out_total{key="team.b",interface="ws"}');
     expect((bytesOut.data!.result[0] as { value: [number, string] }).value[1]).toBe(String(bytes.get("team.b/strk/ws")));

@@ -27,7 +27,7 @@ describe("Prometheus metrics", () => {
 
   it("are the totals over every day per key name, chain and interface", () => {
     expect(text).toContain('rpcstack_usage_calls_total{key="a",chain="eth",interface="http"} 1010\n');
-    expect(text).toContain('rpcstack_usage_rate_limited_total{key="b.x",chain="strk",interface="ws"} 0\n');
+    expect(text).toContain('rpcstack_usage_limited_total{key="b.x",chain="strk",interface="ws"} 0\n');
     expect(text).toContain('rpcstack_usage_bytes_out_total{key="a",chain="eth",interface="http"} 200\n');
     expect(text).toContain("# TYPE rpcstack_usage_cache_hits_total counter\n");
   });
@@ -62,10 +62,10 @@ describe("reports", () => {
   it("as a table: aligned columns, numbers to the right, a totals row", () => {
     expect(asTable(sumDays(dayRows(STATE, november), november))).toBe(
       [
-        "day                     key  chain  interface  calls  errors  rate_limited  cache_hits  requests  bytes_out",
-        "2026-11-01..2026-11-30  a    eth    http          10       1             1           2         6        200",
-        "2026-11-01..2026-11-30  b.x  strk   ws            12       2             0           3         1        900",
-        "total                                             22       3             1           5         7       1100",
+        "day                     key  chain  interface  calls  errors  limited  cacheHits  requests  bytesOut",
+        "2026-11-01..2026-11-30  a    eth    http          10       1        1          2         6       200",
+        "2026-11-01..2026-11-30  b.x  strk   ws            12       2        0          3         1       900",
+        "total                                             22       3        1          5         7      1100",
         "",
       ].join("\n"),
     );
@@ -74,7 +74,7 @@ describe("reports", () => {
 
   it("as CSV per RFC 4180: a header row, CRLF, fields with commas or quotes quoted", () => {
     const rows = dayRows(STATE, { since: "2026-11-02" });
-    expect(asCsv(rows)).toBe("day,key,chain,interface,calls,errors,rate_limited,cache_hits,requests,bytes_out\r\n2026-11-02,a,eth,http,4,0,0,2,4,35\r\n");
+    expect(asCsv(rows)).toBe("day,key,chain,interface,calls,errors,limited,cacheHits,requests,bytesOut\r\n2026-11-02,a,eth,http,4,0,0,2,4,35\r\n");
     expect(asCsv([{ ...rows[0], key: 'odd,"name"' }]).split("\r\n")[1]).toBe('2026-11-02,"odd,""name""",eth,http,4,0,0,2,4,35');
   });
 

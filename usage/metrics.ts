@@ -5,7 +5,7 @@ import { ZERO, parseEntryId, type Counters } from "./table.js";
 const METRICS: readonly { readonly name: string; readonly counter: keyof Counters; readonly help: string }[] = [
   { name: "rpcstack_usage_calls_total", counter: "calls", help: "Calls through the gateway per key name: each JSON-RPC call (also inside a batch or a WebSocket message), REST or gRPC request." },
   { name: "rpcstack_usage_errors_total", counter: "errors", help: "Answers with status 400 or more other than 429 (a JSON-RPC error inside a 200 answer is not counted)." },
-  { name: "rpcstack_usage_rate_limited_total", counter: "limited", help: "Calls refused for rate or quota (429)." },
+  { name: "rpcstack_usage_limited_total", counter: "limited", help: "Calls refused for rate or quota (429)." },
   { name: "rpcstack_usage_cache_hits_total", counter: "cacheHits", help: "Calls answered from the gateway's cache." },
   { name: "rpcstack_usage_requests_total", counter: "requests", help: "HTTP requests (a WebSocket upgrade counts one)." },
   { name: "rpcstack_usage_bytes_out_total", counter: "bytesOut", help: "Bytes sent to clients." },

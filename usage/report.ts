@@ -53,33 +53,22 @@ export function sumDays(rows: readonly UsageRow[], p: Period): UsageRow[] {
   return [...sums.values()].sort(byRow);
 }
 
+/** Table, CSV and JSON name each column alike: a bill is checked against any of them. */
 const COLUMNS = ["day", "key", "chain", "interface", ...COUNTER_NAMES] as const;
-const HEADINGS: Readonly<Record<(typeof COLUMNS)[number], string>> = {
-  day: "day",
-  key: "key",
-  chain: "chain",
-  interface: "interface",
-  calls: "calls",
-  errors: "errors",
-  limited: "rate_limited",
-  cacheHits: "cache_hits",
-  requests: "requests",
-  bytesOut: "bytes_out",
-};
 
 export const asJson = (rows: readonly UsageRow[]) => `${JSON.stringify(rows, null, 2)}\n`;
 
 /** RFC 4180: CRLF line ends, a field with a comma, quote or line break quoted, its quotes doubled. */
 export function asCsv(rows: readonly UsageRow[]): string {
   const field = (v: string | number) => (/[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  return [COLUMNS.map((c) => HEADINGS[c]), ...rows.map((r) => COLUMNS.map((c) => r[c]))].map((line) => `${line.map(field).join(",")}\r\n`).join("");
+  return [[...COLUMNS], ...rows.map((r) => COLUMNS.map((c) => r[c]))].map((line) => `${line.map(field).join(",")}\r\n`).join("");
 }
 
 /** Aligned columns (numbers to the right) with a totals row. */
 export function asTable(rows: readonly UsageRow[]): string {
   if (!rows.length) return "no usage in this period\n";
   const total = rows.reduce((t, r) => addCounters(t, counters(r)), ZERO);
-  const cells = [COLUMNS.map((c) => HEADINGS[c]), ...rows.map((r) => COLUMNS.map((c) => String(r[c]))), ["total", "", "", "", ...COUNTER_NAMES.map((n) => String(total[n]))]];
+  const cells = [[...COLUMNS], ...rows.map((r) => COLUMNS.map((c) => String(r[c]))), ["total", "", "", "", ...COUNTER_NAMES.map((n) => String(total[n]))]];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
   const numeric = (i: number) => i >= 4;
   return cells.map((line) => line.map((v, i) => (numeric(i) ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join("  ").trimEnd()).join("\n") + "\n";
