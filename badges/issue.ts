@@ -22,8 +22,6 @@ export interface ServiceProject {
 
 export type Decision = { readonly status: 200; readonly claims: BadgeClaims } | { readonly status: 400 | 403 | 404; readonly error: string };
 
-/** Every origin some project allows: CORS answers these, and no other. */
-export const allowedOrigins = (projects: readonly ServiceProject[]) => new Set(projects.flatMap((p) => p.origins));
 
 const refuse = (status: 400 | 403 | 404, error: string): Decision => ({ status, error });
 

@@ -1,12 +1,12 @@
 /**
- * The badge service: POST /badge issues a badge to a page of an allowed origin; CORS answers
- * exactly the allowed origins; GET /health answers 200. Logs one line per answer, never a badge.
+ * The badge service: POST /badge issues a badge to a page of an allowed origin; CORS lets any
+ * page read the answer (a refusal names the origin); GET /health answers 200. Logs one line per answer, never a badge.
  * It sits behind the gateway, which bounds the rate and size of what reaches it.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { BADGE_MAX_BODY_BYTES, BADGE_PATH } from "../gateway/badgeContract.js";
-import { allowedOrigins, decide, type ServiceProject } from "./issue.js";
+import { decide, type ServiceProject } from "./issue.js";
 import { signBadge, type SigningKey } from "./token.js";
 
 // The gateway refuses larger ones first when they say their length; a chunked one is cut here.
@@ -23,13 +23,15 @@ export interface BadgeServerOptions {
 
 export function createBadgeServer(o: BadgeServerOptions): Server {
   const byId = new Map(o.projects.map((p) => [p.projectId, p]));
-  const origins = allowedOrigins(o.projects);
   const now = o.now ?? (() => Math.floor(Date.now() / 1000));
   const log = o.log ?? ((l: string) => console.log(l));
 
   return createServer(async (req, res) => {
     const origin = typeof req.headers.origin === "string" ? req.headers.origin : undefined;
-    const cors: Record<string, string> = origin && origins.has(origin) ? { "Access-Control-Allow-Origin": origin, Vary: "Origin" } : { Vary: "Origin" };
+    // Every page may read the answer, a refusal included: a page of an origin no project allows is
+    // told so by name (a browser that may not read it reports only a network error). Whether a
+    // badge is issued is decided by the origin, never by CORS.
+    const cors: Record<string, string> = origin ? { "Access-Control-Allow-Origin": origin, Vary: "Origin" } : { Vary: "Origin" };
     const send = (status: number, body: object, extra: Record<string, string> = {}) => {
       res.writeHead(status, { "Content-Type": "application/json", "Cache-Control": "no-store", ...cors, ...extra });
       res.end(JSON.stringify(body));
@@ -38,7 +40,7 @@ export function createBadgeServer(o: BadgeServerOptions): Server {
     if (req.method === "GET" && path === "/health") return send(200, { ok: true });
     if (path !== BADGE_PATH) return send(404, { error: `only POST ${BADGE_PATH} is served here` });
     if (req.method === "OPTIONS") {
-      if (!cors["Access-Control-Allow-Origin"]) return send(403, { error: "origin not allowed" });
+      if (!origin) return send(403, { error: "a CORS preflight names its Origin" });
       res.writeHead(204, { ...cors, "Access-Control-Allow-Methods": "POST", "Access-Control-Allow-Headers": "Content-Type", "Access-Control-Max-Age": "600" });
       return res.end();
     }

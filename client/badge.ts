@@ -41,6 +41,11 @@ export class BadgeKeys {
     return this.pending;
   }
 
+  /** Milliseconds until the key is due for renewal (0 when none is held). */
+  renewsIn(): number {
+    return this.key ? Math.max(0, this.renewAt - Date.now()) : 0;
+  }
+
   /** Drop the cached key (the gateway refused it). */
   invalidate() {
     this.key = undefined;

@@ -81,6 +81,8 @@ export interface RpcClient {
 
 /** How long a badge subscription waits before it opens again on a fresh badge. */
 const RESUBSCRIBE_DELAY_MS = 1000;
+/** Notifications remembered to drop the second copy while a renewed socket overlaps the old one. */
+const RECENT_NOTIFICATIONS = 256;
 
 // Methods that change state (or open streams) are never retried.
 const NOT_IDEMPOTENT = /send|submit|broadcast|add.*transaction|subscribe|sign|install|uninstall/i;
@@ -244,28 +246,50 @@ export function createClient(options: ClientOptions): RpcClient {
 
     async subscribe(relay, onMessage, onError) {
       let closedByCaller = false;
-      let current: WebSocketLike;
+      let current: WebSocketLike | undefined;
+      let renewal: ReturnType<typeof setTimeout> | undefined;
+      // While two sockets overlap, a notification arrives on both: delivered once, by its result
+      // (the node gives each socket's subscription its own id).
+      const recent = new Set<string>();
+      const deliver = (params: any) => {
+        const seen = JSON.stringify(params?.result ?? params);
+        if (recent.has(seen)) return;
+        recent.add(seen);
+        if (recent.size > RECENT_NOTIFICATIONS) recent.delete(recent.values().next().value!);
+        onMessage(params);
+      };
+      const again = (chainId: string) => (e: RelayError) => onError?.(new RelayError("connection", `${chainId}: the subscription ended and could not be made again with a fresh badge: ${e.message}`, { chainId }));
       const attach = async (): Promise<void> => {
-        const { ws, chainId } = await openWsRenewing(relay, onMessage);
+        const { ws, chainId } = await openWsRenewing(relay, deliver);
+        if (closedByCaller) return void ws.close();
+        // The old socket is closed only once the new one holds the subscription: nothing is missed.
+        const previous = current;
         current = ws;
+        previous?.close();
         ws.onerror = () => onError?.(new RelayError("connection", `${chainId}: WebSocket error`, { chainId }));
-        // The gateway closes a badge's socket once the badge expires or its allowance is spent:
-        // the same subscription again on a socket with a fresh badge (new notifications keep
-        // coming to onMessage; the node gives the subscription a new id).
+        // A badge's socket is renewed before the badge runs out. Should the gateway close it
+        // anyway (its allowance spent, a gateway restart), the same subscription again with a fresh badge.
         ws.onclose = () => {
-          if (closedByCaller || !badge) return;
+          if (closedByCaller || !badge || ws !== current) return;
           badge.invalidate();
           setTimeout(() => {
-            if (closedByCaller) return;
-            attach().catch((e: RelayError) => onError?.(new RelayError("connection", `${chainId}: the subscription ended and could not be made again with a fresh badge: ${e.message}`, { chainId })));
+            if (closedByCaller || ws !== current) return;
+            attach().catch(again(chainId));
           }, RESUBSCRIBE_DELAY_MS);
         };
+        if (badge) {
+          clearTimeout(renewal);
+          renewal = setTimeout(() => {
+            if (!closedByCaller && ws === current) attach().catch(again(chainId));
+          }, badge.renewsIn());
+        }
       };
       await attach();
       return {
         close: () => {
           closedByCaller = true;
-          current.close();
+          clearTimeout(renewal);
+          current?.close();
         },
       };
     },
