@@ -32,7 +32,7 @@ export function decide(origin: string | undefined, body: unknown, projects: Read
   if (!Array.isArray(chainIds) || !chainIds.length || !chainIds.every((c) => typeof c === "string")) return refuse(400, 'chainIds must list one or more chain ids, like ["STRK"]');
   if (!origin) return refuse(403, "no Origin header: badges are for web pages, whose browser names the page's origin; a back end uses a project key");
   const project = projects.get(projectId);
-  // An unknown project and a known one asked from the wrong page read alike to the page.
+  // Which project ids exist is no secret: every page (and any script) can tell 404 from 403.
   if (!project) return refuse(404, `unknown project "${projectId.slice(0, 64)}"`);
   if (!project.origins.includes(origin)) return refuse(403, `origin ${origin.slice(0, 200)} may not ask for badges of project ${projectId}`);
   // Own chains only: `in` would take an inherited name (constructor, __proto__) for a chain.

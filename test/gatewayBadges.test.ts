@@ -79,7 +79,7 @@ async function newBadge(): Promise<string> {
 }
 
 describe("the badge service behind /badge", () => {
-  it("a page of an allowed origin gets a badge with its lifetime, and CORS allows exactly that origin", async () => {
+  it("a page of an allowed origin gets a badge with its lifetime; any page may read the answer, and another origin's is a refusal naming it", async () => {
     const res = await askBadge({ projectId: "web", chainIds: ["ETH1"] });
     expect(res.status).toBe(200);
     expect(res.headers["access-control-allow-origin"]).toBe(ORIGIN);
@@ -93,7 +93,11 @@ describe("the badge service behind /badge", () => {
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe(ORIGIN);
     const other = await fetch(`${gw.base}/badge`, { method: "OPTIONS", headers: { Origin: "https://evil.example.net", "Access-Control-Request-Method": "POST" } });
-    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    expect(other.headers.get("access-control-allow-origin")).toBe("https://evil.example.net");
+    const refused = await fetch(`${gw.base}/badge`, { method: "POST", headers: { Origin: "https://evil.example.net", "Content-Type": "application/json" }, body: JSON.stringify({ projectId: "web", chainIds: ["ETH1"] }) });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("https://evil.example.net");
+    expect(await refused.json()).toEqual({ error: "origin https://evil.example.net may not ask for badges of project web" });
   });
 
   it("refuses, saying why: another origin, no origin, an unknown project, a chain outside the project", async () => {
