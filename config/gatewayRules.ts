@@ -99,15 +99,36 @@ const NEEDED_UPSTREAMS = {
   cosmos: ["rpcHttp", "rest"],
 } as const;
 
-/** Each replica serves what the chain's first node serves: a call routed to it finds its interface. */
-function replicaProblems(i: number, interfaces: string[], replicas: unknown[]): string[] {
+/**
+ * Each replica serves what the chain's first node serves, at the same path and scheme (the gateway
+ * rewrites a call's path once for all nodes), and at an address of its own.
+ */
+function replicaProblems(i: number, ups: Record<string, unknown>, replicas: unknown[]): string[] {
   const out: string[] = [];
+  const interfaces = Object.keys(ups);
+  const shape = (v: unknown) => {
+    try {
+      const u = new URL(String(v));
+      return { scheme: u.protocol, path: u.pathname.replace(/\/+$/, ""), authority: u.host };
+    } catch {
+      return undefined;
+    }
+  };
+  const seen = new Map(interfaces.map((k) => [k, new Set([shape(ups[k])?.authority])]));
   replicas.forEach((r, j) => {
     if (!isObj(r)) return;
+    const at = ["gateway", "chains", i, "replicas", j];
     const missing = interfaces.filter((k) => r[k] === undefined);
     const extra = Object.keys(r).filter((k) => !interfaces.includes(k));
-    if (missing.length) out.push(problem(["gateway", "chains", i, "replicas", j], `lacks ${missing.join(", ")}: every replica names the interfaces upstreams names (${interfaces.join(", ")})`));
-    if (extra.length) out.push(problem(["gateway", "chains", i, "replicas", j], `names ${extra.join(", ")}, which upstreams does not: every replica names the interfaces upstreams names (${interfaces.join(", ")})`));
+    if (missing.length) out.push(problem(at, `lacks ${missing.join(", ")}: every replica names the interfaces upstreams names (${interfaces.join(", ")})`));
+    if (extra.length) out.push(problem(at, `names ${extra.join(", ")}, which upstreams does not: every replica names the interfaces upstreams names (${interfaces.join(", ")})`));
+    for (const k of interfaces.filter((k) => r[k] !== undefined)) {
+      const [mine, first] = [shape(r[k]), shape(ups[k])];
+      if (!mine || !first) continue;
+      if (mine.scheme !== first.scheme || mine.path !== first.path) out.push(problem([...at, k], `must have the scheme and path of upstreams.${k} (${first.scheme}//...${first.path || "/"}): the gateway rewrites a call's path once for every node`));
+      if (seen.get(k)!.has(mine.authority)) out.push(problem([...at, k], `${mine.authority} is already a node of this chain`));
+      seen.get(k)!.add(mine.authority);
+    }
   });
   return out;
 }
@@ -145,7 +166,7 @@ function chainProblems(chains: unknown[], network: NetworkDefaults | undefined):
       if (kind !== "cosmos" && c.hostnames !== undefined) {
         out.push(problem(["gateway", "chains", i, "hostnames"], `public hostnames are for cosmos chains, not ${kind}`));
       }
-      if (Array.isArray(c.replicas)) out.push(...replicaProblems(i, Object.keys(ups), c.replicas));
+      if (Array.isArray(c.replicas)) out.push(...replicaProblems(i, ups, c.replicas));
     }
     if (isObj(c.hostnames)) {
       const ups = isObj(c.upstreams) ? c.upstreams : {};

@@ -55,6 +55,12 @@ export interface ChainNode {
    * Absent: the chain kind's own probe on this node's URLs, as for a chain of one node.
    */
   readonly healthUrl?: string;
+  /**
+   * An operator's own node (gateway.chains[].replicas): it may check the Host header (geth's
+   * --http.vhosts, a name-based HTTPS front end), so each call carries the node's own host and
+   * port, as a chain of one node does, not the client's.
+   */
+  readonly ownHost?: boolean;
 }
 
 export interface GatewayOptions {

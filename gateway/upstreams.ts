@@ -126,9 +126,17 @@ export class ChainBackends {
     return name;
   }
 
-  /** The route servers of a multi-node chain for the node URLs named by `per` (`url` where a node has none). */
+  /**
+   * The route servers of a multi-node chain for the node URLs named by `per` (`url` where a node
+   * has none). Nodes that check the Host header are named by their host and port, which
+   * `http-send-name-header` sends as each call's Host.
+   */
   private nodeServers(url: string, per: NodeInterface, extra: string[] = []): Directive[] {
-    return this.servers.map((s) => this.server(s.name, parseUpstream((s.node && s.node[per]) ?? url), [...s.track, ...extra]));
+    const servers = this.servers.map((s) => {
+      const u = parseUpstream((s.node && s.node[per]) ?? url);
+      return this.server(s.node?.ownHost ? hostHeader(u) : s.name, u, [...s.track, ...extra]);
+    });
+    return this.servers.some((s) => s.node?.ownHost) ? [["http-send-name-header", "Host"], ...servers] : servers;
   }
 
   /**
@@ -178,7 +186,8 @@ export class ChainBackends {
     this.sections.push({
       header: ["backend", name],
       directives: multi
-        ? // The client's Host goes on: every node of ours answers any (geth runs with --http.vhosts=*).
+        ? // The stack's own nodes answer any Host (geth runs with --http.vhosts=*): the client's goes
+          // on. An operator's own nodes get theirs (nodeServers).
           [...failoverDirectives(), ...(per === "rpcWs" ? [wsGoneFilter()] : []), ...rewrite, ...servers]
         : [
             // A refused connection is not retried against the same dead node (HAProxy would wait

@@ -111,7 +111,7 @@ function severalNodes(settings: StackSettings, layer: "l1" | "l2"): Pick<Gateway
  */
 export function extraChain({ replicas, ...c }: ExtraChain): GatewayChain {
   if (!replicas?.length) return { ...c };
-  return { ...c, nodes: [c.upstreams, ...replicas].map((u, i) => ({ name: `node${i + 1}`, ...u })) };
+  return { ...c, nodes: [c.upstreams, ...replicas].map((u, i) => ({ name: `node${i + 1}`, ...u, ownHost: true })) };
 }
 
 /** The chains the gateway relays: the stack's own nodes (or an external L1), then `gateway.chains`, with their method policy. */
