@@ -68,7 +68,7 @@ export type HopKind = "send" | "read";
  * network namespace only); named by chain and HTTPS port, so gateways side by side on one host
  * (tests, the bench) do not meet.
  */
-export const hopSocket = (chain: string, kind: HopKind, o: GatewayOptions) => `abns@rpcstack-${chain}-${kind}-${o.httpsPort}`;
+export const hopSocket = (chain: string, kind: string, o: GatewayOptions) => `abns@rpcstack-${chain}-${kind}-${o.httpsPort}`;
 
 /**
  * The hop backend's lines: a fresh connection to the listener per call, closed after it, and no

@@ -75,7 +75,17 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   if (down) uses.push(useBackend(down, [...anon("var(txn.chain)", "-m", "str", c.path), ...NODE_DOWN]));
   const gate = (backend: string, cond: Cond) => (down ? req(["set-var(txn.down)", "bool(true)"], [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]) : refuseDown(backend, cond));
   // Several nodes of a Cosmos chain: the reads of its other interfaces, as policy.lua marks JSON-RPC's.
-  const cosmosReads = (cond: Cond) => (hasNodes(c) && c.kind === "cosmos" ? [markRead(cond)] : []);
+  const severalCosmos = hasNodes(c) && c.kind === "cosmos";
+  const cosmosReads = (cond: Cond) => (severalCosmos ? [markRead(cond)] : []);
+  /**
+   * Several nodes of a Cosmos chain: its HTTP reads (REST GETs, Tendermint URI reads) take a read
+   * hop of their own, as JSON-RPC's do, so a read a node held when it was marked down is sent once
+   * more instead of ending without an answer. Returns the use_backend rules to put first.
+   */
+  const readHop = (what: string, url: string, rewrite: Directive[], per: "rpcHttp" | "rest", cond: Cond, into: Rule[]) => {
+    if (!severalCosmos) return;
+    into.push(useBackend(be.addReads(what, url, rewrite, per).hop, cond));
+  };
 
   if (c.upstreams.rpcHttp) {
     const u = parseUpstream(c.upstreams.rpcHttp);
@@ -91,19 +101,23 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
     routes.push({ chain: c.path, iface: "rpc-http", backend: post, detail: `POST -> ${c.upstreams.rpcHttp}` });
     if (c.kind === "cosmos") {
       // Tendermint URI methods (GET /status, /block?height=N): prefix stripped, query kept.
-      const uri = be.add("tmuri", c.upstreams.rpcHttp, [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]], [], "rpcHttp");
+      const uriRewrite: Directive[] = [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]];
+      const uri = be.add("tmuri", c.upstreams.rpcHttp, uriRewrite, [], "rpcHttp");
       gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]), ...cosmosReads([...on(c, "rpc-http"), ...GET, ...uriReads("var(txn.rest)")]));
+      readHop("tmuri_read", c.upstreams.rpcHttp, uriRewrite, "rpcHttp", [...on(c, "rpc-http"), ...GET, ...uriReads("var(txn.rest)")], uses);
       uses.push(useBackend(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       routes.push({ chain: c.path, iface: "rpc-http", backend: uri, detail: `GET /<uri> -> ${c.upstreams.rpcHttp}` });
     }
   }
   if (c.upstreams.rest) {
     const u = parseUpstream(c.upstreams.rest);
-    const rest = be.add("rest", c.upstreams.rest, [
+    const restRewrite: Directive[] = [
       ["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`, "if", ...anon("var(txn.rest)", "-m", "len", "gt", "0")],
       ["http-request", "set-path", u.basePath || "/", "if", ...exactPath],
-    ], [], "rest");
+    ];
+    const rest = be.add("rest", c.upstreams.rest, restRewrite, [], "rest");
     gates.push(gate(rest, on(c, "rest")), ...cosmosReads([...on(c, "rest"), ...GET]));
+    readHop("rest_read", c.upstreams.rest, restRewrite, "rest", [...on(c, "rest"), ...GET], uses);
     uses.push(useBackend(rest, [...on(c, "rest"), ...anon("method", "GET", "POST", "HEAD")]));
     routes.push({ chain: c.path, iface: "rest", backend: rest, detail: `GET|POST /<rest_path> -> ${c.upstreams.rest}` });
   }
@@ -126,6 +140,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
     const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra, role === "tendermintRpc" ? "rpcHttp" : role);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
     gates.push(...cosmosReads([...hostIs(name), ...(role === "grpc" ? ["!", ...anon("path", ...GRPC_SENDS)] : role === "rest" ? GET : [...GET, ...uriReads("path")])]));
+    // gRPC is HTTP/2 end to end: its reads are retried in its own backend, without a hop.
+    if (role !== "grpc") readHop(`host_${role === "tendermintRpc" ? "rpc" : role}_read`, url, filters, role === "rest" ? "rest" : "rpcHttp", [...hostIs(name), ...GET, ...(role === "rest" ? [] : uriReads("path"))], hostUses);
     hostUses.push(useBackend(backend, hostIs(name)));
     routes.push({ chain: c.path, iface: "hostname", backend, detail });
   };

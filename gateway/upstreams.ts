@@ -153,22 +153,25 @@ export class ChainBackends {
    * read again when it came back empty, to an internal listener whose backend reaches the nodes
    * and retries on another node. The hop is named by `what`; `nodes` says whether any node is in rotation.
    */
-  addReads(what: string, url: string, rewrite: Directive[]): { hop: string; nodes: string } {
-    return this.addHop("read", what, url, rewrite);
+  addReads(what: string, url: string, rewrite: Directive[], per: NodeInterface = "rpcHttp"): { hop: string; nodes: string } {
+    return this.addHop("read", what, url, rewrite, per);
   }
 
-  private addHop(kind: HopKind, what: string, url: string, rewrite: Directive[]): { hop: string; nodes: string } {
+  private addHop(kind: HopKind, what: string, url: string, rewrite: Directive[], per: NodeInterface = "rpcHttp"): { hop: string; nodes: string } {
     const hop = backendName(this.c.path, what);
-    const nodes = backendName(this.c.path, `${kind}_nodes`);
-    const socket = hopSocket(this.c.path, kind, this.opts);
+    // JSON-RPC's hops keep the names they always had; another interface's reads (Cosmos REST and
+    // Tendermint URI calls) get a listener of their own, named by their hop.
+    const label = kind === "send" || what === "rpc" ? kind : what;
+    const nodes = backendName(this.c.path, `${label}_nodes`);
+    const socket = hopSocket(this.c.path, label, this.opts);
     this.sections.push(
       {
         header: ["backend", hop],
         comment: kind === "send" ? `${this.c.chainId}: sends (and calls the gateway cannot vouch for as reads), through the send listener` : `${this.c.chainId}: reads, through the read listener`,
         directives: [...rewrite, internalSign(), ...(kind === "send" ? sendHopDirectives(socket) : readHopDirectives(socket))],
       },
-      { header: ["frontend", `fe_${this.c.path}_${kind}`], directives: [["bind", socket], ["log-format", hopLogFormat(kind)], ["default_backend", nodes]], rules: internalGate() },
-      { header: ["backend", nodes], directives: [...failoverDirectives(kind === "send"), ...this.nodeServers(url, "rpcHttp")] },
+      { header: ["frontend", `fe_${this.c.path}_${label}`], directives: [["bind", socket], ["log-format", hopLogFormat(kind)], ["default_backend", nodes]], rules: internalGate() },
+      { header: ["backend", nodes], directives: [...failoverDirectives(kind === "send"), ...this.nodeServers(url, per)] },
     );
     return { hop, nodes };
   }
