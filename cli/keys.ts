@@ -186,8 +186,16 @@ export async function runKeys(argv: string[]): Promise<number> {
     if (problems.length) throw new UsageError(problems.join("; "));
     // With a running gateway, the keys' home changes only once the gateway has taken the change:
     // the two never disagree. A change HAProxy refused half-way is undone there.
-    const applied = v.socket ? await applyOrRestore({ socket: v.socket, mapPath, mapFile: v["map-file"] }, keys, next, `${command} ${args.join(" ")}`) : undefined;
-    store.write(next);
+    const at = v.socket ? { socket: v.socket, mapPath, mapFile: v["map-file"] } : undefined;
+    const applied = at ? await applyOrRestore(at, keys, next, `${command} ${args.join(" ")}`) : undefined;
+    try {
+      store.write(next);
+    } catch (e) {
+      if (!at) throw e;
+      // The gateway took a change its keys' home could not keep: it goes back, or a revoked key would return at the next key sync.
+      const back = await applyKeys({ ...at, keys }).then(() => "the running gateway was put back as the saved keys say", (r: Error) => `putting the running gateway back failed too (${r.message})`);
+      throw new Error(`${command} ${args.join(" ")}: the gateway took it but saving failed (${(e as Error).message}); ${back}`);
+    }
     // Printed as soon as it is saved: whatever fails next, the key exists and its owner needs it.
     if (command === "add" && v.key === undefined) console.log(next[next.length - 1].key);
     if (applied) {

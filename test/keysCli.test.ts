@@ -102,12 +102,16 @@ describe("npm run keys: on a running gateway", () => {
 });
 
 describe("npm run keys: a gateway that refuses the change half-way", () => {
-  it("saves nothing, puts the running map back and says so; without --map it names the stack's map", async () => {
+  it("saves nothing, undoes on the running map what it had taken, and says so; without --map it names the stack's map", async () => {
     const carol = { name: "carol", key: "cArOl_7Hq2Wm9Xz4Rk8Vb3Np6Ty1Gd5Js0X" };
     const both = join(dir, "both.json");
     writeFileSync(both, JSON.stringify([alice, carol]), { mode: 0o600 });
-    // A runtime API holding alice and carol that shows its map and takes `del map`, but refuses `add map`.
-    let live = new Map([[keyDigest(alice.key), "alice"], [keyDigest(carol.key), "carol"]]);
+    // A runtime API whose map holds alice, carol and a stray key the keys' home does not know; it
+    // takes every change but, when told to, refuses the second change of a step.
+    const stray = keyDigest("a key nobody saved");
+    let live = new Map([[keyDigest(alice.key), "alice"], [keyDigest(carol.key), "carol"], [stray, "stray"]]);
+    let changes = 0;
+    let refuseSecond = false;
     const asked: string[] = [];
     const sock = join(dir, "refusing.sock");
     const server = createServer((c) =>
@@ -116,25 +120,29 @@ describe("npm run keys: a gateway that refuses the change half-way", () => {
         asked.push(cmd.split(" ").slice(0, 3).join(" "));
         const [verb, , map, digest, name] = cmd.split(" ");
         if (verb === "show") return void c.end(map === GATEWAY_PATHS.keyMap ? [...live].map(([k, n], i) => `0x${i + 1} ${k} ${n}\n`).join("") : "Unknown map identifier. Please use #<id> or <file>.\n");
+        if (refuseSecond && ++changes === 2) return void c.end("Out of memory error.\n");
         if (verb === "del") return void ((live = new Map([...live].filter(([k]) => k !== digest))), c.end(""));
-        if (verb === "add") return void (live.has(digest) ? c.end("") : name === "carol" ? ((live = new Map([...live, [digest, name]])), c.end("")) : c.end("Out of memory error.\n"));
+        if (verb === "add" || verb === "set") return void ((live = new Map([...live, [digest, name]])), c.end(""));
         c.end("Unknown command.\n");
       }),
     );
     await new Promise<void>((r) => server.listen(sock, r));
     try {
-      // One step revokes carol and adds dave: the del is taken, the add refused.
-      const r = await keys("revoke", "carol", "--keys-file", both, "--socket", sock);
-      expect(r.code).toBe(0);
-      expect([...live.values()]).toEqual(["alice"]);
-      const failed = await keys("add", "dave", "--keys-file", both, "--socket", sock);
+      // Revoking carol is two changes here (carol and the stray key go): the first is taken, the second refused.
+      refuseSecond = true;
+      const failed = await keys("revoke", "carol", "--keys-file", both, "--socket", sock);
       expect(failed.code).toBe(1);
-      expect(failed.err).toMatch(/add dave: not saved, the gateway did not take it \(HAProxy refused the change of dave \(add map\): Out of memory error\.\); the running gateway is back as the saved keys say/);
-      expect(failed.out).toBe("");
-      // The keys' home and the running map agree: alice alone, as before the failed step.
+      expect(failed.err).toMatch(/revoke carol: not saved, the gateway did not take it \(HAProxy refused the change of .* \(del map\): Out of memory error\.\); the running gateway is back as the saved keys say/);
+      // The step's taken change was undone: the keys' home and the running map agree on alice and carol.
+      expect(changes).toBeGreaterThan(2);
+      expect(JSON.parse(readFileSync(both, "utf8"))).toEqual([alice, carol]);
+      expect([...live.values()].sort()).toEqual(["alice", "carol"]);
+      expect(asked.every((a) => a.includes(GATEWAY_PATHS.keyMap) || !a.includes("map")), `commands: ${asked}`).toBe(true);
+      // Taken whole, the same step saves.
+      refuseSecond = false;
+      expect(await keys("revoke", "carol", "--keys-file", both, "--socket", sock)).toMatchObject({ code: 0 });
       expect(JSON.parse(readFileSync(both, "utf8"))).toEqual([alice]);
       expect([...live.values()]).toEqual(["alice"]);
-      expect(asked.every((a) => a.includes(GATEWAY_PATHS.keyMap) || !a.includes("map")), `commands: ${asked}`).toBe(true);
     } finally {
       server.close();
     }

@@ -69,7 +69,7 @@ build_wasmd() {
   src="$(GOFLAGS=-mod=mod go mod download -json "github.com/CosmWasm/wasmd@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   [ -d "$src" ] || { echo "go mod download github.com/CosmWasm/wasmd@$version gave no folder"; return 1; }
   local work; work="$(mktemp -d)"
-  cp -r "$src/." "$work/" && chmod -R u+w "$work" || return 1
+  cp -r "$src/." "$work/" && chmod -R u+w "$work" || { chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"; return 1; }
   (
     cd "$work" || exit 1
     CGO_ENABLED=1 GOFLAGS="-buildvcs=false" go build -mod=readonly -trimpath -tags "netgo,ledger" \
@@ -89,7 +89,8 @@ for client in "${wanted[@]}"; do
   [ -n "$version" ] || { echo "clients: cannot read $client's pin from config/networks/images.ts"; status=1; continue; }
   bin="$(binary "$client")"
   dir="$cache/clients/$client/$version"
-  if [ -x "$bin" ]; then echo "clients: $client $version: cached ($bin)"; continue; fi
+  # A venv counts as built once its install finished (it marks itself so).
+  if [ -x "$bin" ] && { [ "$client" != starknet-py ] || [ -f "$dir/venv/.complete" ]; }; then echo "clients: $client $version: cached ($bin)"; continue; fi
   case "$client" in starknet-devnet) tool=cargo ;; starknet-py) tool=python3 ;; *) tool=go ;; esac
   command -v "$tool" >/dev/null || { echo "clients: $client needs $tool to build"; status=1; continue; }
   mkdir -p "$dir"
@@ -108,9 +109,13 @@ for client in "${wanted[@]}"; do
     # CosmWasm VM is a shared library the wasmvm module ships; it goes beside the binary, found
     # through an $ORIGIN run path.
     wasmd) build_wasmd "$version" "$dir" >"$dir/build.log" 2>&1 ;;
+    # Built aside and moved into place once pip is done: an interrupted install never looks built.
+    # The venv's scripts name its path, so it is made where it will stay and moved only by name.
     starknet-py)
-      { rm -rf "$dir/venv" && python3 -m venv "$dir/venv" && "$dir/venv/bin/pip" install -q --disable-pip-version-check "starknet-py==$version"; } >"$dir/build.log" 2>&1 \
-        || rm -rf "$dir/venv" ;;
+      rm -rf "$dir/venv" "$dir/venv.part"
+      { python3 -m venv "$dir/venv" && "$dir/venv/bin/pip" install -q --disable-pip-version-check "starknet-py==$version" \
+          && "$dir/venv/bin/python" -c "import starknet_py" && touch "$dir/venv/.complete"; } >"$dir/build.log" 2>&1
+      [ -f "$dir/venv/.complete" ] || rm -rf "$dir/venv" ;;
   esac
   if [ -x "$bin" ]; then
     echo "clients: $client $version: built in $(( $(date +%s) - t0 )) s ($bin)"

@@ -33,10 +33,11 @@ export interface Journey {
   readonly blockNumber: number;
   /** The new account, deployed with its class hash taken from the funder's. */
   readonly deployed: { readonly address: string; readonly classHash: string; readonly status: string };
-  readonly transfer: { readonly hash: string; readonly status: string; readonly blockNumber: number; readonly inBlock: boolean; readonly recipientBalance: string };
+  /** `received`: what the recipient's STRK balance gained across the transfer (the new account paid the fee). */
+  readonly transfer: { readonly hash: string; readonly status: string; readonly blockNumber: number; readonly inBlock: boolean; readonly received: string };
 }
 
-const AMOUNT = 10n ** 18n;
+export const AMOUNT = 10n ** 18n;
 
 /** The journey with starknet.js 10 at `nodeUrl` (a gateway path), trusting the gateway's CA. */
 export async function starknetJsJourney(nodeUrl: string, ca: string, funder: Predeployed): Promise<Journey> {
@@ -54,10 +55,16 @@ export async function starknetJsJourney(nodeUrl: string, ca: string, funder: Pre
   const deploy = await fresh.deployAccount({ classHash, constructorCalldata, addressSalt: publicKey });
   const deployReceipt = await provider.waitForTransaction(deploy.transaction_hash);
   // The transfer: from the new account back to the funder.
+  const balance = async () => {
+    // The pre-confirmed state holds every transaction so far: between the two reads only the transfer touches it.
+    const [low, high] = await provider.callContract({ contractAddress: STRK_TOKEN, entrypoint: "balanceOf", calldata: [funder.address] }, "pre_confirmed");
+    return BigInt(low) + (BigInt(high) << 128n);
+  };
+  const before = await balance();
   const sent = await fresh.execute({ contractAddress: STRK_TOKEN, entrypoint: "transfer", calldata: CallData.compile({ recipient: funder.address, amount: cairo.uint256(AMOUNT) }) });
   const receipt = (await provider.waitForTransaction(sent.transaction_hash)) as { execution_status?: string; block_number?: number };
   const block = await provider.getBlockWithTxs(receipt.block_number!);
-  const [low, high] = await provider.callContract({ contractAddress: STRK_TOKEN, entrypoint: "balanceOf", calldata: [funder.address] });
+  const received = (await balance()) - before;
   return {
     specVersion: await provider.getSpecVersion(),
     chainId: await provider.getChainId(),
@@ -68,7 +75,7 @@ export async function starknetJsJourney(nodeUrl: string, ca: string, funder: Pre
       status: receipt.execution_status ?? "",
       blockNumber: receipt.block_number!,
       inBlock: block.transactions.some((t) => BigInt((t as { transaction_hash: string }).transaction_hash) === BigInt(sent.transaction_hash)),
-      recipientBalance: (BigInt(low) + (BigInt(high) << 128n)).toString(),
+      received: received.toString(),
     },
   };
 }

@@ -53,16 +53,23 @@ function setToml(file: string, values: Record<string, string>) {
   writeFileSync(file, text);
 }
 
+/** Starts a node on `home`; removes `home` when it cannot. */
 async function launch(home: string, chainId: string, moniker: string, peers: string): Promise<CosmosNode> {
   const [rpc, p2p, rest, grpc] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  setToml(join(home, "config/config.toml"), {
-    // Blocks every half second: a test sees several in a few seconds.
-    timeout_commit: '"500ms"',
-    // Peers on 127.0.0.1 are refused by a strict address book.
-    addr_book_strict: "false",
-    pprof_laddr: '""',
-  });
-  const nodeId = run(["comet", "show-node-id", "--home", home]).trim();
+  let nodeId: string;
+  try {
+    setToml(join(home, "config/config.toml"), {
+      // Blocks every half second: a test sees several in a few seconds.
+      timeout_commit: '"500ms"',
+      // Peers on 127.0.0.1 are refused by a strict address book.
+      addr_book_strict: "false",
+      pprof_laddr: '""',
+    });
+    nodeId = run(["comet", "show-node-id", "--home", home]).trim();
+  } catch (e) {
+    rmSync(home, { recursive: true, force: true });
+    throw e;
+  }
   const args = [
     "start", "--home", home, "--log_level", "error",
     "--rpc.laddr", `tcp://127.0.0.1:${rpc}`, "--p2p.laddr", `tcp://127.0.0.1:${p2p}`,
@@ -136,9 +143,19 @@ export async function startCosmosChain(funded: readonly string[], chainId = "rpc
 /** A full node of `of`'s chain (no validator key), peered with it and synced to its head. */
 export async function follow(of: CosmosNode, moniker = "follower"): Promise<CosmosNode> {
   const home = mkdtempSync(join(tmpdir(), "rpcstack-wasmd-"));
-  run(["init", moniker, "--chain-id", of.chainId, "--home", home]);
-  copyFileSync(join(of.home, "config/genesis.json"), join(home, "config/genesis.json"));
+  try {
+    run(["init", moniker, "--chain-id", of.chainId, "--home", home]);
+    copyFileSync(join(of.home, "config/genesis.json"), join(home, "config/genesis.json"));
+  } catch (e) {
+    rmSync(home, { recursive: true, force: true });
+    throw e;
+  }
   const node = await launch(home, of.chainId, moniker, `${of.nodeId}@127.0.0.1:${of.p2pPort}`);
-  await waitFor(`${moniker} synced to ${of.moniker}'s head`, async () => ((await node.height()) >= (await of.height()) - 1 ? true : undefined), 60_000);
+  try {
+    await waitFor(`${moniker} synced to ${of.moniker}'s head`, async () => ((await node.height()) >= (await of.height()) - 1 ? true : undefined), 60_000);
+  } catch (e) {
+    await node.remove();
+    throw e;
+  }
   return node;
 }
