@@ -83,6 +83,8 @@ export interface RpcClient {
 const RESUBSCRIBE_DELAY_MS = 1000;
 /** Notifications remembered to drop the second copy while a renewed socket overlaps the old one. */
 const RECENT_NOTIFICATIONS = 256;
+/** How long the old socket stays open once its successor holds the subscription. */
+const OVERLAP_MS = 2000;
 
 // Methods that change state (or open streams) are never retried.
 const NOT_IDEMPOTENT = /send|submit|broadcast|add.*transaction|subscribe|sign|install|uninstall/i;
@@ -249,23 +251,40 @@ export function createClient(options: ClientOptions): RpcClient {
       let current: WebSocketLike | undefined;
       let renewal: ReturnType<typeof setTimeout> | undefined;
       // While two sockets overlap, a notification arrives on both: delivered once, by its result
-      // (the node gives each socket's subscription its own id).
+      // (the node gives each socket's subscription its own id). Outside an overlap every
+      // notification is delivered, a repeated result included.
       const recent = new Set<string>();
+      let overlaps = 0;
       const deliver = (params: any) => {
         const seen = JSON.stringify(params?.result ?? params);
-        if (recent.has(seen)) return;
+        if (overlaps > 0 && recent.has(seen)) return;
         recent.add(seen);
         if (recent.size > RECENT_NOTIFICATIONS) recent.delete(recent.values().next().value!);
         onMessage(params);
       };
       const again = (chainId: string) => (e: RelayError) => onError?.(new RelayError("connection", `${chainId}: the subscription ended and could not be made again with a fresh badge: ${e.message}`, { chainId }));
+      /** A socket with a fresh badge beside the current one; `current` moves to it once it holds the subscription. */
+      const renew = async (from: WebSocketLike, chainId: string) => {
+        overlaps++;
+        try {
+          await attach();
+        } catch {
+          // The current socket still delivers: another try a little later, until the gateway
+          // closes it (then onclose subscribes again, and says so if it cannot).
+          if (!closedByCaller && from === current) renewal = setTimeout(() => void renew(from, chainId), RESUBSCRIBE_DELAY_MS);
+        } finally {
+          // Notifications the old socket already had in flight arrive within the overlap.
+          setTimeout(() => overlaps--, OVERLAP_MS + 1000);
+        }
+      };
       const attach = async (): Promise<void> => {
         const { ws, chainId } = await openWsRenewing(relay, deliver);
         if (closedByCaller) return void ws.close();
-        // The old socket is closed only once the new one holds the subscription: nothing is missed.
+        // The old socket is closed only once the new one holds the subscription, and a little
+        // later still: what it had in flight is delivered (once), nothing is missed.
         const previous = current;
         current = ws;
-        previous?.close();
+        if (previous) setTimeout(() => previous.close(), OVERLAP_MS);
         ws.onerror = () => onError?.(new RelayError("connection", `${chainId}: WebSocket error`, { chainId }));
         // A badge's socket is renewed before the badge runs out. Should the gateway close it
         // anyway (its allowance spent, a gateway restart), the same subscription again with a fresh badge.
@@ -280,7 +299,7 @@ export function createClient(options: ClientOptions): RpcClient {
         if (badge) {
           clearTimeout(renewal);
           renewal = setTimeout(() => {
-            if (!closedByCaller && ws === current) attach().catch(again(chainId));
+            if (!closedByCaller && ws === current) void renew(ws, chainId);
           }, badge.renewsIn());
         }
       };
