@@ -22,7 +22,6 @@ export interface ServiceProject {
 
 export type Decision = { readonly status: 200; readonly claims: BadgeClaims } | { readonly status: 400 | 403 | 404; readonly error: string };
 
-
 const refuse = (status: 400 | 403 | 404, error: string): Decision => ({ status, error });
 
 export function decide(origin: string | undefined, body: unknown, projects: ReadonlyMap<string, ServiceProject>, now: number, jti: string): Decision {

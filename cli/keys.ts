@@ -128,16 +128,21 @@ export function changedKeys(keys: readonly ProjectKey[], command: string, args: 
   }
 }
 
+type RunningMap = { socket: string; mapPath: string; mapFile?: string };
+
+/** Puts the running gateway back as `saved` says; what happened, to be said. */
+const restoreSaved = (at: RunningMap, saved: ProjectKey[]): Promise<string> =>
+  applyKeys({ ...at, keys: saved }).then(
+    () => "the running gateway is back as the saved keys say",
+    (r: Error) => `putting the running gateway back failed too (${r.message}): run the command again, or pulumi up`,
+  );
+
 /** Applies `next` to the running gateway; when that fails, puts `saved` back there and says so. */
-async function applyOrRestore(at: { socket: string; mapPath: string; mapFile?: string }, saved: ProjectKey[], next: ProjectKey[], change: string) {
+async function applyOrRestore(at: RunningMap, saved: ProjectKey[], next: ProjectKey[], change: string) {
   try {
     return await applyKeys({ ...at, keys: next });
   } catch (e) {
-    const back = await applyKeys({ ...at, keys: saved }).then(
-      () => "the running gateway is back as the saved keys say",
-      (r: Error) => `putting the running gateway back failed too (${r.message}): run the command again, or pulumi up`,
-    );
-    throw new Error(`${change}: not saved, the gateway did not take it (${(e as Error).message}); ${back}`);
+    throw new Error(`${change}: not saved, the gateway did not take it (${(e as Error).message}); ${await restoreSaved(at, saved)}`);
   }
 }
 
@@ -186,15 +191,14 @@ export async function runKeys(argv: string[]): Promise<number> {
     if (problems.length) throw new UsageError(problems.join("; "));
     // With a running gateway, the keys' home changes only once the gateway has taken the change:
     // the two never disagree. A change HAProxy refused half-way is undone there.
-    const at = v.socket ? { socket: v.socket, mapPath, mapFile: v["map-file"] } : undefined;
+    const at: RunningMap | undefined = v.socket ? { socket: v.socket, mapPath, mapFile: v["map-file"] } : undefined;
     const applied = at ? await applyOrRestore(at, keys, next, `${command} ${args.join(" ")}`) : undefined;
     try {
       store.write(next);
     } catch (e) {
       if (!at) throw e;
       // The gateway took a change its keys' home could not keep: it goes back, or a revoked key would return at the next key sync.
-      const back = await applyKeys({ ...at, keys }).then(() => "the running gateway was put back as the saved keys say", (r: Error) => `putting the running gateway back failed too (${r.message})`);
-      throw new Error(`${command} ${args.join(" ")}: the gateway took it but saving failed (${(e as Error).message}); ${back}`);
+      throw new Error(`${command} ${args.join(" ")}: the gateway took it but saving failed (${(e as Error).message}); ${await restoreSaved(at, keys)}`);
     }
     // Printed as soon as it is saved: whatever fails next, the key exists and its owner needs it.
     if (command === "add" && v.key === undefined) console.log(next[next.length - 1].key);

@@ -74,17 +74,17 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const down = c.statusUrl ? be.addDown(c.statusUrl) : undefined;
   if (down) uses.push(useBackend(down, [...anon("var(txn.chain)", "-m", "str", c.path), ...NODE_DOWN]));
   const gate = (backend: string, cond: Cond) => (down ? req(["set-var(txn.down)", "bool(true)"], [...cond, ...anon(`nbsrv(${backend})`, "eq", "0")]) : refuseDown(backend, cond));
-  // Several nodes of a Cosmos chain: the reads of its other interfaces, as policy.lua marks JSON-RPC's.
-  const severalCosmos = hasNodes(c) && c.kind === "cosmos";
-  const cosmosReads = (cond: Cond) => (severalCosmos ? [markRead(cond)] : []);
   /**
-   * Several nodes of a Cosmos chain: its HTTP reads (REST GETs, Tendermint URI reads) take a read
-   * hop of their own, as JSON-RPC's do, so a read a node held when it was marked down is sent once
-   * more instead of ending without an answer. Returns the use_backend rules to put first.
+   * Several nodes of a Cosmos chain: requests matching `cond` are reads of its other interfaces,
+   * which a second node may answer, as policy.lua marks JSON-RPC's. With `hop`, HTTP reads (REST
+   * GETs, Tendermint URI reads) also take a read hop of their own, as JSON-RPC's do, so a read a
+   * node held when it was marked down is sent once more instead of ending without an answer; its
+   * use_backend rule goes into `hop.into` before the interface's own.
    */
-  const readHop = (what: string, url: string, rewrite: Directive[], per: "rpcHttp" | "rest", cond: Cond, into: Rule[]) => {
-    if (!severalCosmos) return;
-    into.push(useBackend(be.addReads(what, url, rewrite, per).hop, cond));
+  const cosmosReads = (cond: Cond, hop?: { what: string; url: string; rewrite: Directive[]; per: "rpcHttp" | "rest"; into: Rule[] }) => {
+    if (!hasNodes(c) || c.kind !== "cosmos") return;
+    gates.push(markRead(cond));
+    if (hop) hop.into.push(useBackend(be.addReads(hop.what, hop.url, hop.rewrite, hop.per).hop, cond));
   };
 
   if (c.upstreams.rpcHttp) {
@@ -103,8 +103,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
       // Tendermint URI methods (GET /status, /block?height=N): prefix stripped, query kept.
       const uriRewrite: Directive[] = [["http-request", "set-path", `${u.basePath}%[var(txn.rest)]`]];
       const uri = be.add("tmuri", c.upstreams.rpcHttp, uriRewrite, [], "rpcHttp");
-      gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]), ...cosmosReads([...on(c, "rpc-http"), ...GET, ...uriReads("var(txn.rest)")]));
-      readHop("tmuri_read", c.upstreams.rpcHttp, uriRewrite, "rpcHttp", [...on(c, "rpc-http"), ...GET, ...uriReads("var(txn.rest)")], uses);
+      gates.push(gate(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
+      cosmosReads([...on(c, "rpc-http"), ...GET, ...uriReads("var(txn.rest)")], { what: "tmuri_read", url: c.upstreams.rpcHttp, rewrite: uriRewrite, per: "rpcHttp", into: uses });
       uses.push(useBackend(uri, [...on(c, "rpc-http"), "METH_GET", "!", ...exactPath]));
       routes.push({ chain: c.path, iface: "rpc-http", backend: uri, detail: `GET /<uri> -> ${c.upstreams.rpcHttp}` });
     }
@@ -116,8 +116,8 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
       ["http-request", "set-path", u.basePath || "/", "if", ...exactPath],
     ];
     const rest = be.add("rest", c.upstreams.rest, restRewrite, [], "rest");
-    gates.push(gate(rest, on(c, "rest")), ...cosmosReads([...on(c, "rest"), ...GET]));
-    readHop("rest_read", c.upstreams.rest, restRewrite, "rest", [...on(c, "rest"), ...GET], uses);
+    gates.push(gate(rest, on(c, "rest")));
+    cosmosReads([...on(c, "rest"), ...GET], { what: "rest_read", url: c.upstreams.rest, rewrite: restRewrite, per: "rest", into: uses });
     uses.push(useBackend(rest, [...on(c, "rest"), ...anon("method", "GET", "POST", "HEAD")]));
     routes.push({ chain: c.path, iface: "rest", backend: rest, detail: `GET|POST /<rest_path> -> ${c.upstreams.rest}` });
   }
@@ -137,11 +137,13 @@ export function chainRoutes(c: GatewayChain, opts: GatewayOptions): ChainRoutes 
   const hostRoute = (role: keyof typeof HOST_METHODS, name: string, url: string, extra: string[], detail: string) => {
     // Tendermint RPC hosts relay /websocket too: its messages count against the address (sc1).
     const filters = role === "tendermintRpc" ? [wsFilter(opts, c.path, 1)] : role === "grpc" ? [grpcFilter(opts)] : [];
-    const backend = be.add(`host_${role === "tendermintRpc" ? "rpc" : role}`, url, filters, extra, role === "tendermintRpc" ? "rpcHttp" : role);
+    const what = `host_${role === "tendermintRpc" ? "rpc" : role}`;
+    const per = role === "tendermintRpc" ? "rpcHttp" : role;
+    const backend = be.add(what, url, filters, extra, per);
     gates.push(refuse(405, "method not served on this hostname", [...hostIs(name), "!", ...anon("method", ...HOST_METHODS[role])]));
-    gates.push(...cosmosReads([...hostIs(name), ...(role === "grpc" ? ["!", ...anon("path", ...GRPC_SENDS)] : role === "rest" ? GET : [...GET, ...uriReads("path")])]));
     // gRPC is HTTP/2 end to end: its reads are retried in its own backend, without a hop.
-    if (role !== "grpc") readHop(`host_${role === "tendermintRpc" ? "rpc" : role}_read`, url, filters, role === "rest" ? "rest" : "rpcHttp", [...hostIs(name), ...GET, ...(role === "rest" ? [] : uriReads("path"))], hostUses);
+    if (per === "grpc") cosmosReads([...hostIs(name), "!", ...anon("path", ...GRPC_SENDS)]);
+    else cosmosReads([...hostIs(name), ...GET, ...(per === "rest" ? [] : uriReads("path"))], { what: `${what}_read`, url, rewrite: filters, per, into: hostUses });
     hostUses.push(useBackend(backend, hostIs(name)));
     routes.push({ chain: c.path, iface: "hostname", backend, detail });
   };
