@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Account, CallData, RpcProvider, cairo, ec, hash, stark } from "starknet10";
 import { clientBinary } from "../../devtools/clients.js";
+import { jsonRpc } from "../../devtools/net.js";
 import { tlsFetch } from "./client.js";
 
 /** Devnet's STRK fee token (its predeployed ERC-20; the same address as on Starknet). */
@@ -22,10 +23,7 @@ export interface Predeployed {
 }
 
 /** Devnet's predeployed, funded accounts, asked of the node itself (the gateway refuses devnet_ calls). */
-export async function predeployedAccounts(devnetUrl: string): Promise<Predeployed[]> {
-  const res = await fetch(devnetUrl, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "devnet_getPredeployedAccounts", params: {} }) });
-  return ((await res.json()) as { result: Predeployed[] }).result;
-}
+export const predeployedAccounts = (devnetUrl: string): Promise<Predeployed[]> => jsonRpc(devnetUrl, "devnet_getPredeployedAccounts");
 
 export interface Journey {
   readonly specVersion: string;
