@@ -190,16 +190,22 @@ export const rateRules = (o: GatewayOptions, keyed: Cond): Rule[] => [
 ];
 
 /**
- * WebSockets opened per address, per RATE_WINDOW_S (sc6): each one reaches a node as a new
- * upgrade, so a client reconnecting in a loop, or many addresses reopening what the gateway
- * closes, would keep a node busy accepting sockets (in the 64-address test a JavaScript node took
- * over 1,000 a second and missed its health checks). Counted before the key is looked at, on
- * gateway paths and public hostnames alike; 3 a second on average, 30 at once.
+ * WebSockets opened per address (sc6): each one reaches a node as a new upgrade, so a client
+ * reconnecting in a loop, or many addresses reopening what the gateway closes, would keep a node
+ * busy accepting sockets (in the 64-address test a JavaScript node took over 1,000 a second and
+ * missed its health checks): 3 a second on average over RATE_WINDOW_S, 30 in all. And at most 8 in
+ * any second: each new socket's first bytes take a whole buffer before any Lua has seen them, and
+ * HAProxy serves a thread's buffer waiters in turn, so 64 addresses opening 24 sockets at once
+ * queued another address's relayed answer for 2.5 to 9.5 s behind them (docs/gateway.md, "What
+ * many addresses can hold"). Counted before the key is looked at, on gateway paths and public
+ * hostnames alike, refused opens included.
  */
 export const WS_OPENS_PER_ADDRESS = 30;
+export const WS_OPENS_PER_SECOND = 8;
 export const wsOpenRules = (ws: Cond): Rule[] => [
   req(["track-sc6", "src", "table", WS_OPENS_TABLE], ws),
-  refuse(429, "too many WebSockets opened from this address: wait before opening another", [...ws, ...anon("sc_http_req_rate(6)", "gt", String(WS_OPENS_PER_ADDRESS))]),
+  req(["sc-inc-gpc(0,6)"], ws),
+  refuse(429, "too many WebSockets opened from this address: wait before opening another", [...ws, ...anon("sc_http_req_rate(6)", "gt", String(WS_OPENS_PER_ADDRESS)), "or", ...ws, ...anon("sc_gpc_rate(0,6)", "gt", String(WS_OPENS_PER_SECOND))]),
 ];
 
 /**
@@ -255,5 +261,5 @@ export const tables = (): Section[] => [
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },
   { header: ["backend", "st_requests"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
   { header: ["backend", "st_slow"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur"]] },
-  { header: ["backend", WS_OPENS_TABLE], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s)`]] },
+  { header: ["backend", WS_OPENS_TABLE], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,1s)`]] },
 ];

@@ -20,8 +20,19 @@ export interface RunningGateway {
   readonly metricsPort: number;
   readonly base: string;
   logs(): string;
+  /** A command on HAProxy's runtime API (its admin socket) and what it answered; "" when it cannot be reached. */
+  runtime(command: string): Promise<string>;
   stop(): Promise<void>;
 }
+
+const runtimeCommand = (socket: string, command: string) =>
+  new Promise<string>((resolve) => {
+    let out = "";
+    const s = connect(socket, () => s.end(`${command}\n`));
+    s.on("data", (d) => (out += d));
+    s.on("end", () => resolve(out));
+    s.on("error", () => resolve(""));
+  });
 
 export { HAPROXY_LOOPBACK_FLAGS, PACKAGE_LUA_DIR, haproxyBinary, haproxyVersion, writeGatewayFiles };
 
@@ -133,14 +144,14 @@ async function startGatewayOnce(
     // Ready once its own runtime socket answers: HAProxy opens it after binding every listener, and
     // a port that answers could be another test's HAProxy that took the port first.
     // An HAProxy that exited (a port it could not bind) ends the wait at once.
-    const up = await waitFor("haproxy", () => new Promise<boolean | undefined>((resolve) => {
-      if (child.proc.exitCode !== null) return resolve(false);
-      const s = opts.adminSocket ? connect(opts.adminSocket, () => s.end("show info\n")) : connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
-      let info = "";
-      s.on("data", (d) => (info += d));
-      s.on("end", () => resolve(info.includes("Name: HAProxy") || undefined));
-      s.on("error", () => resolve(undefined));
-    }), 30_000);
+    const up = await waitFor("haproxy", async () => {
+      if (child.proc.exitCode !== null) return false;
+      if (opts.adminSocket) return (await runtimeCommand(opts.adminSocket, "show info")).includes("Name: HAProxy") || undefined;
+      return new Promise<boolean | undefined>((resolve) => {
+        const s = connect(httpsPort, "127.0.0.1", () => (s.destroy(), resolve(true)));
+        s.on("error", () => resolve(undefined));
+      });
+    }, 30_000);
     if (!up) throw new Error(`haproxy exited with ${child.proc.exitCode}`);
   } catch (e) {
     await child.stop();
@@ -151,6 +162,7 @@ async function startGatewayOnce(
     build, dir, httpsPort, httpPort, metricsPort,
     base: `https://localhost:${httpsPort}`,
     logs: () => child.output(),
+    runtime: (command) => (opts.adminSocket ? runtimeCommand(opts.adminSocket, command) : Promise.resolve("")),
     stop: async () => {
       await child.stop();
       rmSync(dir, { recursive: true, force: true });
