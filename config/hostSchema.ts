@@ -57,6 +57,11 @@ const k8sSubdomain = {
   "x-hint": "must be a Kubernetes name: lowercase letters, digits, '-' and '.', at most 253",
 } as const;
 
+/** A label's value: at most 63 characters, alphanumeric at both ends, '-', '_' and '.' inside. */
+const labelValue = { type: "string", maxLength: 63, pattern: "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", "x-hint": "must be a label value: at most 63 letters, digits, '-', '_' or '.', a letter or digit at each end" } as const;
+/** A label's key: an optional DNS subdomain prefix and '/', then a name of at most 63 characters. */
+const labelKey = { pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$", maxLength: 317, "x-hint": "each key must be a label key: an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' or '.'" } as const;
+
 /**
  * An existing cluster (its kubeconfig in rpcstack:kubeconfig, a secret, or a context of the
  * operator's own kubeconfig): the plan becomes StatefulSets, Services and a gateway Deployment.
@@ -82,6 +87,16 @@ const kubernetesHost = {
     gatewayReplicas: { type: "integer", minimum: 2, maximum: 64, default: 2 },
     tlsSecret: k8sSubdomain,
     awaitReady: { type: "boolean", default: true },
+    // The cluster's Prometheus, let in to the metrics ports (only the stack's own pods are otherwise).
+    metricsFrom: {
+      type: "object",
+      properties: {
+        namespace: k8sName,
+        podLabels: { type: "object", propertyNames: labelKey, additionalProperties: labelValue, minProperties: 1 },
+      },
+      required: ["namespace"],
+      additionalProperties: false,
+    },
   },
   required: ["kind"],
   additionalProperties: false,

@@ -57,6 +57,11 @@ export interface KubernetesHostConfig {
   gatewayReplicas: number;
   tlsSecret?: string;
   awaitReady: boolean;
+  /**
+   * The cluster's own Prometheus (pods of `namespace`, those with all of `podLabels` when given),
+   * admitted to the metrics ports; without it only the stack's own pods reach them.
+   */
+  metricsFrom?: { readonly namespace: string; readonly podLabels?: Readonly<Record<string, string>> };
   diskGB?: undefined;
   privateAddress?: undefined;
 }

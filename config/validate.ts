@@ -43,7 +43,8 @@ export interface ConfigSource {
 /** Validate a stack's configuration; throws ConfigError listing every problem at once. */
 export function loadConfig(source: ConfigSource): RpcStackConfig {
   const { raw, problems } = parseEntries(source.entries);
-  if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).map(formatAjvError));
+  // A key's name that breaks its pattern is told by the pattern's own error; ajv adds a second, bare one.
+  if (!validateSchema(raw)) problems.push(...(validateSchema.errors ?? []).filter((e) => e.keyword !== "propertyNames").map(formatAjvError));
   problems.push(...crossFieldProblems(raw, source.isSecret ?? (() => undefined), !source.withoutSecrets));
   problems.push(...externalL1Problems(raw, source.isSecret ?? (() => undefined)));
   problems.push(...placementProblems(raw), ...monitoringProblems(raw));

@@ -15,19 +15,34 @@ export type Add = (object: K8sObject, o?: Omit<Rendered, "object">) => void;
 export const GATEWAY_SERVICE = "rpcstack-gateway";
 
 /**
- * What reaches the stack's pods: each other; the p2p ports and the metrics ports from anywhere (peers,
- * the cluster's Prometheus); the gateway's 443 from anywhere. Nothing else: the nodes' RPC, engine
- * API and beacon API stay inside the stack, as on the Docker network.
+ * What reaches the stack's pods: each other; the p2p ports from anywhere (peers); the metrics ports
+ * from the cluster's Prometheus when `host.metricsFrom` names it (they tell every key's calls, 9107,
+ * and the gateway's traffic, 8405); the gateway's 443 from anywhere. Nothing else: the nodes' RPC,
+ * engine API and beacon API stay inside the stack, as on the Docker network.
  */
-export function renderPolicies(all: readonly Workload[], meta: Meta, add: Add) {
+export function renderPolicies(all: readonly Workload[], host: KubernetesHostConfig, meta: Meta, add: Add) {
   const ports = (which: (p: PortSpec) => boolean) =>
     uniquePorts(all.flatMap((w) => w.containers.flatMap((c) => c.ports)).filter(which)).map((p) => ({ port: p.container, protocol: p.protocol.toUpperCase() }));
-  const open = [...ports((p) => p.purpose === "p2p"), ...ports((p) => (p.metrics ?? []).length > 0)];
+  const p2p = ports((p) => p.purpose === "p2p");
+  const metrics = ports((p) => (p.metrics ?? []).length > 0);
+  const from = host.metricsFrom;
+  const prometheus = from && {
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": from.namespace } },
+    ...(from.podLabels ? { podSelector: { matchLabels: { ...from.podLabels } } } : {}),
+  };
   add({
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
     metadata: meta("rpcstack-internal"),
-    spec: { podSelector: { matchLabels: PART_OF }, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: { matchLabels: PART_OF } }] }, ...(open.length ? [{ ports: open }] : [])] },
+    spec: {
+      podSelector: { matchLabels: PART_OF },
+      policyTypes: ["Ingress"],
+      ingress: [
+        { from: [{ podSelector: { matchLabels: PART_OF } }] },
+        ...(p2p.length ? [{ ports: p2p }] : []),
+        ...(prometheus && metrics.length ? [{ from: [prometheus], ports: metrics }] : []),
+      ],
+    },
   });
   add({
     apiVersion: "networking.k8s.io/v1",

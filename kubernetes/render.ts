@@ -64,7 +64,7 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
     const labels = { "app.kubernetes.io/component": layer, [LAYER_LABEL]: layer };
     add({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta(`${layer}-nodes`, labels), spec: { maxUnavailable: 1, selector: { matchLabels: { [LAYER_LABEL]: layer } } } });
   }
-  renderPolicies(all, meta, add);
+  renderPolicies(all, host, meta, add);
   renderWayIn(s, host, meta, add);
   return out;
 }

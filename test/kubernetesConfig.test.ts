@@ -36,6 +36,10 @@ describe("host kind kubernetes", () => {
     ["a namespace with a dot (a label, not a subdomain)", { host: { namespace: "rpc.stack" } }, "rpcstack:host.namespace: must be a Kubernetes name"],
     ["a TLS Secret name with an underscore", { host: { tlsSecret: "rpc_tls" } }, "rpcstack:host.tlsSecret: must be a Kubernetes name"],
     ["a disk size (each claim is sized from the table)", { host: { diskGB: 500 } }, "rpcstack:host.diskGB"],
+    ["a Prometheus namespace that is no Kubernetes name", { host: { metricsFrom: { namespace: "Monitoring" } } }, "rpcstack:host.metricsFrom.namespace: must be a Kubernetes name"],
+    ["a Prometheus named by labels alone", { host: { metricsFrom: { podLabels: { app: "prometheus" } } } }, "rpcstack:host.metricsFrom"],
+    ["a Prometheus label value with a space", { host: { metricsFrom: { namespace: "monitoring", podLabels: { app: "prom etheus" } } } }, "must be a label value"],
+    ["a Prometheus label key with a space", { host: { metricsFrom: { namespace: "monitoring", podLabels: { "my app": "prometheus" } } } }, "rpcstack:host.metricsFrom.podLabels"],
   ])("refuses %s", (_, o, expected) => {
     const got = problems(() => kubeStack("testnet", o as Parameters<typeof kubeStack>[1]));
     // One line for the key (a further host also draws its own rules: an ssh key, its nodes).

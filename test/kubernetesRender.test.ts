@@ -148,14 +148,30 @@ describe("the testnet stack on a cluster", () => {
     expect(svc.spec).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local", ports: [{ port: 443, targetPort: 443 }] });
   });
 
-  it("network policies: the nodes' RPC, engine and beacon APIs are reached only from the stack's pods; p2p, metrics and the gateway's 443 from anywhere", () => {
+  it("network policies: the nodes' RPC, engine and beacon APIs and every metrics port are reached only from the stack's pods; p2p and the gateway's 443 from anywhere", () => {
     const internal = one(os, "NetworkPolicy", "rpcstack-internal").spec;
     expect(internal.podSelector).toEqual({ matchLabels: { "app.kubernetes.io/part-of": "rpcstack" } });
     expect(internal.ingress[0]).toEqual({ from: [{ podSelector: { matchLabels: { "app.kubernetes.io/part-of": "rpcstack" } } }] });
+    expect(internal.ingress).toHaveLength(2);
     const open = internal.ingress[1].ports.map((p: any) => p.port);
-    expect(open).toEqual(expect.arrayContaining([30303, 9000, 9001, 6060, 8405]));
-    for (const closed of [8545, 8546, 8551, 5052, 6061]) expect(open).not.toContain(closed);
+    expect(open).toEqual(expect.arrayContaining([30303, 9000, 9001]));
+    // The usage keeper's 9107 tells every key's calls; HAProxy's 8405 the gateway's traffic.
+    for (const closed of [8545, 8546, 8551, 5052, 6061, 6060, 8405, 9107]) expect(open).not.toContain(closed);
     expect(one(os, "NetworkPolicy", "rpcstack-gateway").spec.ingress).toEqual([{ ports: [{ port: 443, protocol: "TCP" }] }]);
+  });
+
+  it("host.metricsFrom lets the cluster's Prometheus in to the metrics ports, and only to them", () => {
+    const withProm = objects(kubeStack("testnet", { host: { metricsFrom: { namespace: "monitoring", podLabels: { "app.kubernetes.io/name": "prometheus" } } } }));
+    const ingress = one(withProm, "NetworkPolicy", "rpcstack-internal").spec.ingress;
+    expect(ingress).toHaveLength(3);
+    expect(ingress[2].from).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } }]);
+    const ports = ingress[2].ports.map((p: any) => p.port);
+    expect(ports).toEqual(expect.arrayContaining([6060, 8405, 9107]));
+    for (const closed of [8545, 8546, 8551, 5052, 6061, 30303]) expect(ports).not.toContain(closed);
+    // Every port a scrape annotation names is among them.
+    const scraped = withProm.filter((o) => o.metadata.annotations?.["prometheus.io/scrape"] === "true").map((o) => Number(o.metadata.annotations!["prometheus.io/port"]));
+    expect(scraped.length).toBeGreaterThan(0);
+    for (const p of scraped) expect(ports).toContain(p);
   });
 
   it("no pod gets a service account token: nothing in it talks to the API server", () => {
