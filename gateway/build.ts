@@ -24,7 +24,7 @@ import { policyData, policyRules, wsPolicyData } from "./policy.js";
 import { HOST_FETCH, chainRoutes, hostIs, tendermintWsRules } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
-import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaTracking } from "./quotas.js";
+import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaMapPath, quotaTracking } from "./quotas.js";
 import { requestCalls, usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { EXPORTER_PATH, certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
@@ -156,7 +156,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), quota_map: quotaMapPath(opts), ...badgeData(opts) }),
     ...badgeFiles(opts),
     // Never empty: the docker provider refuses an upload without content.
     [QUOTA_USED_FILE]: "# <name>/<period> <calls counted before this HAProxy process>, filled by the usage keeper\n",

@@ -8,14 +8,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { keyMap, type ProjectKey } from "../gateway/build.js";
 import { startKeeper } from "../usage/keeper.js";
 import { ZERO } from "../usage/table.js";
 import { eventually } from "./support/http.js";
 import { makeBadge, newSigningKey } from "./support/badges.js";
-import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { hostHaproxy, startGateway, type HaproxyRunner, type RunningGateway } from "./support/haproxy.js";
 import { runKeySync } from "./support/keySync.js";
 import { freePort } from "./support/net.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
@@ -24,6 +24,8 @@ const ALICE = "quota_Alice_Q4w8E2r6T0y3U7i1O5p9A4s8D2f";
 const BOB = "quota_Bob_Z7x1C5v9B3n7M1q5W9e3R7t1Y5u9";
 const CAROL = "quota_Carol_P3o7I1u5Y9t3R7e1W5q9L3k7J1";
 const DAVE = "quota_Dave_M2n6B0v4C8x2Z6l0K4j8H2g6F0";
+const ERIN = "quota_Erin_H5j9K3l7Z1x5C9v3B7n1M5q9W3e";
+const FRANK = "quota_Frank_R8t2Y6u0I4o8P2a6S0d4F8g2H6j";
 const signing = newSigningKey();
 const call = (id: number) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
 const post = (key: string, body: unknown) =>
@@ -32,7 +34,7 @@ const post = (key: string, body: unknown) =>
 const toMidnight = () => 86400 - (Math.floor(Date.now() / 1000) % 86400);
 const nextMidnight = () => new Date((Math.floor(Date.now() / 86400000) + 1) * 86400000).toISOString().replace(".000Z", "Z");
 
-const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }];
+const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }, { name: "erin", key: ERIN }, { name: "frank", key: FRANK }];
 
 let node: Recorder;
 let gw: RunningGateway;
@@ -137,6 +139,126 @@ it("closes a WebSocket before it forwards a message past the quota, and refuses 
   expect(node.wsMessages.length - seen).toBe(1);
 }, 30_000);
 
+/** A WebSocket kept open: each `call` is answered, or the socket closes first (then "closed"). */
+async function steadySocket(key: string) {
+  const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${key}`, { rejectUnauthorized: false });
+  let remaining: string | undefined;
+  ws.once("upgrade", (res) => (remaining = res.headers["ratelimit-remaining"] as string | undefined));
+  await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+  let id = 0;
+  return {
+    remaining: () => remaining,
+    call: () =>
+      new Promise<string>((resolve) => {
+        const mine = ++id;
+        const onMessage = (m: unknown) => JSON.parse(String(m)).id === mine && (ws.off("message", onMessage), resolve("answered"));
+        ws.on("message", onMessage);
+        ws.once("close", () => resolve("closed"));
+        if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(call(mine)));
+        else resolve("closed");
+      }),
+    close: () => ws.terminate(),
+  };
+}
+
+it("an open WebSocket follows its key's quota at its next message: lowered, raised, removed, and added where it had none", async () => {
+  const map = join(gw.dir, "quotas.map");
+  const admin = (cmd: string) => runtimeCommand(join(gw.dir, "admin.sock"), cmd);
+  await admin(`add map ${map} erin 100\\ day`);
+  const seen = node.wsMessages.length;
+  const erin = await steadySocket(ERIN);
+  try {
+    expect([await erin.call(), await erin.call()]).toEqual(["answered", "answered"]);
+    // Lowered to 3: one more goes on, the next would pass it.
+    await admin(`set map ${map} erin 3\\ day`);
+    expect(await erin.call()).toBe("answered");
+    await admin(`set map ${map} erin 4\\ day`);
+    expect(await erin.call()).toBe("answered");
+    // Removed: no bound any more, and what goes on is still counted for a quota set again.
+    await admin(`del map ${map} erin`);
+    expect([await erin.call(), await erin.call()]).toEqual(["answered", "answered"]);
+    await admin(`add map ${map} erin 6\\ day`);
+    expect(await erin.call()).toBe("closed");
+    expect(node.wsMessages.length - seen).toBe(6);
+    expect((await post(ERIN, call(1))).status).toBe(429);
+  } finally {
+    erin.close();
+  }
+  // A key that had no quota when its socket opened: the message after a quota is set closes the
+  // socket unforwarded (its period is tracked from a handshake), and the next socket counts in it.
+  const frank = await steadySocket(FRANK);
+  try {
+    expect(await frank.call()).toBe("answered");
+    await admin(`add map ${map} frank 10\\ day`);
+    const before = node.wsMessages.length;
+    expect(await frank.call()).toBe("closed");
+    expect(node.wsMessages.length).toBe(before);
+  } finally {
+    frank.close();
+  }
+  const again = await steadySocket(FRANK);
+  try {
+    expect(again.remaining()).toBe("10");
+    expect(await again.call()).toBe("answered");
+    expect((await post(FRANK, call(1))).headers.get("ratelimit-remaining")).toBe("8");
+  } finally {
+    again.close();
+  }
+}, 30_000);
+
+describe("a day turning under an open WebSocket", () => {
+  // HAProxy's clock, from Debian's libfaketime: the day starts 6 s after it does (its timers keep
+  // the real monotonic clock).
+  const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+  const day = new Date().toISOString().slice(0, 10);
+  const fakeClock: HaproxyRunner = {
+    ...hostHaproxy,
+    start: (cfg, env) => hostHaproxy.start(cfg, { ...env, LD_PRELOAD: LIBFAKETIME, FAKETIME: `@${day} 23:59:54`, FAKETIME_DONT_FAKE_MONOTONIC: "1", TZ: "UTC" }),
+  };
+  let late: RunningGateway;
+  beforeAll(async () => {
+    late = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], KEYS, {}, undefined, fakeClock, undefined, [{ name: "erin", calls: 5, per: "day" }]);
+  }, 60_000);
+  afterAll(async () => {
+    await late?.stop();
+  });
+
+  it("the first message after midnight closes the socket unforwarded; the next socket counts in the new day", async () => {
+    const open = async () => {
+      const ws = new WebSocket(`wss://localhost:${late.httpsPort}/gateway/eth/rpc/${ERIN}`, { rejectUnauthorized: false });
+      const headers = await new Promise<Record<string, unknown>>((resolve, reject) => (ws.once("upgrade", (res) => resolve(res.headers)), ws.once("error", reject)));
+      await new Promise((r) => (ws.readyState === WebSocket.OPEN ? r(null) : ws.once("open", r)));
+      const answer = (id: number) =>
+        new Promise<string>((resolve) => {
+          ws.once("message", () => resolve("answered"));
+          ws.once("close", () => resolve("closed"));
+          ws.send(JSON.stringify(call(id)));
+        });
+      return { ws, headers, answer };
+    };
+    const before = await open();
+    try {
+      expect(before.headers["ratelimit-remaining"]).toBe("5");
+      expect(Number(before.headers["ratelimit-reset"])).toBeLessThanOrEqual(6);
+      expect([await before.answer(1), await before.answer(2)]).toEqual(["answered", "answered"]);
+      await new Promise((r) => setTimeout(r, 6500));
+      const seen = node.wsMessages.length;
+      expect(await before.answer(3)).toBe("closed");
+      expect(node.wsMessages.length).toBe(seen);
+    } finally {
+      before.ws.terminate();
+    }
+    const after = await open();
+    try {
+      expect(after.headers["ratelimit-remaining"]).toBe("5");
+      expect(Number(after.headers["ratelimit-reset"])).toBeGreaterThan(86_000);
+      expect(await after.answer(4)).toBe("answered");
+    } finally {
+      after.ws.terminate();
+    }
+  }, 30_000);
+});
+
 it("applies a quota changed live through the runtime API to the next call", async () => {
   const map = join(gw.dir, "quotas.map");
   expect((await post(ALICE, call(1))).status).toBe(429);
@@ -156,7 +278,7 @@ it("takes the deployed quotas from the key sync: the map file is the deployed on
     writeFileSync(join(dir, "quotas.map"), "carol 50 day\nweb 9 month\n");
     const quotaMap = join(gw.dir, "quotas.map");
     const run = await runKeySync({ KEY_MAP: join(gw.dir, "keys.map"), DESIRED: join(dir, "keys.map"), QUOTA_MAP: quotaMap, DESIRED_QUOTAS: join(dir, "quotas.map"), ADMIN_PORT: String(adminPort) });
-    expect(run).toEqual({ code: 0, out: "key sync: 4 keys live: alice,bob,carol,dave\nkey sync: 2 quotas live: carol 50 day,web 9 month\n" });
+    expect(run).toEqual({ code: 0, out: "key sync: 6 keys live: alice,bob,carol,dave,erin,frank\nkey sync: 2 quotas live: carol 50 day,web 9 month\n" });
     expect(readFileSync(quotaMap, "utf8")).toBe("carol 50 day\nweb 9 month\n");
     const r = await post(CAROL, call(1));
     expect(r.status).toBe(200);

@@ -38,6 +38,9 @@ local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badg
 local FILTERS = DATA.filters and require('rpcstack.filter_budget').shared(DATA.filters.max, DATA.filters.window)
 -- The key map the configuration reads: the same map, so a runtime API change is seen here at once.
 local KEYS = DATA.key_map and Map.new(DATA.key_map, Map._str)
+-- The quota map (`<name> <calls> <day|month>`, gateway/quotas.ts), read the same way: a quota
+-- changed through the runtime API applies to an open socket's next message.
+local QUOTAS = DATA.quota_map and Map.new(DATA.quota_map, Map._str)
 
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address):
 -- one Lua state serves every thread (lua-load), so this is the whole gateway's count.
@@ -83,9 +86,11 @@ function WsLimit:start_analyze(txn, chn)
     self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
     -- Whose filters: the key's (a badge's project's), as over HTTP (filters.lua).
     self.key = txn:get_var('txn.keyname') or self.who
-    -- The key's quota as HAProxy read it at the handshake (gateway/quotas.ts).
+    -- The key's quota as HAProxy read it at the handshake (gateway/quotas.ts): its period's entry
+    -- is the one sc5 tracks for the socket's life, so it counts until that period's end.
     self.quota = self.quota_sc and tonumber(txn:get_var('txn.quota_limit'))
     self.quota_before = tonumber(txn:get_var('txn.quota_before')) or 0
+    self.quota_end = self.quota and tonumber(txn:get_var('txn.quota_reset'))
     local digest = KEYS and txn:get_var('txn.key_digest')
     if digest and KEYS:lookup(digest) then self.digest = digest end
     local jti = LEDGER and txn:get_var('txn.badge_jti')
@@ -100,10 +105,23 @@ function WsLimit:start_analyze(txn, chn)
   end
 end
 
--- A message whose calls would take the key past its quota is refused uncounted; else they count.
-function WsLimit:over_quota(txn, calls)
-  if txn.f:sc_get_gpc(0, self.quota_sc) + self.quota_before + calls > self.quota then return true end
-  for _ = 1, calls do txn.f:sc_inc_gpc(0, self.quota_sc) end
+-- The key's quota now, as the map has it: its calls, or nil when it has none (any more).
+function WsLimit:quota_now()
+  local q = QUOTAS and self.quota_sc and QUOTAS:lookup(self.key)
+  return q and tonumber(q:match('^(%d+)'))
+end
+
+-- Whether a message's calls may go on under the key's quota: nil (they may), 'over' (they would
+-- take the key past it: refused uncounted) or 'reopen'. The
+-- quota is the map's at this message: raised, lowered or removed since the handshake. The
+-- period's entry is tracked from the handshake, so a socket whose period has ended, or whose key
+-- got a quota it was not opened under, is closed before the message goes on ('reopen'): the
+-- client's next handshake counts in the right entry.
+function WsLimit:quota_check(txn, calls, now)
+  local quota = self:quota_now()
+  if not self.quota then return quota and 'reopen' or nil end
+  if now >= self.quota_end then return 'reopen' end
+  if quota and txn.f:sc_get_gpc(0, self.quota_sc) + self.quota_before + calls > quota then return 'over' end
 end
 
 -- Every close drops what the filter holds first: txn:done() erases the buffer, but the filter's
@@ -195,16 +213,21 @@ function WsLimit:tcp_payload(txn, chn)
       local verdict, calls, text, opened, made = ws.check(whole, self.rules, view, self.mark)
       if verdict then close(txn, msg, chn) end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
-      local b = self.badge
+      local b, n = self.badge, math.max(1, calls)
+      local quota = self.quota_sc and self:quota_check(txn, n, now or os.time())
+      if quota == 'reopen' then close(txn, msg, chn) end
+      -- The badge's allowance is asked last: it spends what it allows.
       if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate
-        or self.quota and self:over_quota(txn, math.max(1, calls))
-        or b and LEDGER:spend(b.jti, b.exp, b.alw, math.max(1, calls), now) then
+        or quota == 'over'
+        or b and LEDGER:spend(b.jti, b.exp, b.alw, n, now) then
         -- Usage (gateway/usage.ts): refused for the rate, the quota or the badge's allowance.
         if self.usage then txn.f:sc_inc_gpc(2, self.usage) end
         close(txn, msg, chn)
       end
+      -- Only what goes on counts against the quota, as in usage.
+      for _ = 1, self.quota and n or 0 do txn.f:sc_inc_gpc(0, self.quota_sc) end
       -- Only what goes on counts, in usage too: a socket closed above forwards nothing.
-      for _ = 1, self.usage and math.max(1, calls) or 0 do txn.f:sc_inc_gpc(0, self.usage) end
+      for _ = 1, self.usage and n or 0 do txn.f:sc_inc_gpc(0, self.usage) end
       if made and made > 0 and FILTERS then FILTERS:take(self.key, made, self.now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then
