@@ -5,6 +5,7 @@
  * headers on every answer; a badge counted against its project's quota; a quota changed live.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect as http2Connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
@@ -26,6 +27,8 @@ const CAROL = "quota_Carol_P3o7I1u5Y9t3R7e1W5q9L3k7J1";
 const DAVE = "quota_Dave_M2n6B0v4C8x2Z6l0K4j8H2g6F0";
 const ERIN = "quota_Erin_H5j9K3l7Z1x5C9v3B7n1M5q9W3e";
 const FRANK = "quota_Frank_R8t2Y6u0I4o8P2a6S0d4F8g2H6j";
+const GINA = "quota_Gina_T4y8U2i6O0p4A8s2D6f0G4h8J2k";
+const HANK = "quota_Hank_W6e0R4t8Y2u6I0o4P8a2S6d0F4g";
 const signing = newSigningKey();
 const call = (id: number) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
 const post = (key: string, body: unknown) =>
@@ -34,7 +37,7 @@ const post = (key: string, body: unknown) =>
 const toMidnight = () => 86400 - (Math.floor(Date.now() / 1000) % 86400);
 const nextMidnight = () => new Date((Math.floor(Date.now() / 86400000) + 1) * 86400000).toISOString().replace(".000Z", "Z");
 
-const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }, { name: "erin", key: ERIN }, { name: "frank", key: FRANK }];
+const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }, { name: "erin", key: ERIN }, { name: "frank", key: FRANK }, { name: "gina", key: GINA }, { name: "hank", key: HANK }];
 
 let node: Recorder;
 let gw: RunningGateway;
@@ -206,6 +209,83 @@ it("an open WebSocket follows its key's quota at its next message: lowered, rais
   }
 }, 30_000);
 
+/** A client's text frame (masked, RFC 6455 5.3), its payload under 126 bytes. */
+const clientFrame = (text: string) => {
+  const payload = Buffer.from(text);
+  const mask = Buffer.from([1, 2, 3, 4]);
+  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4])]);
+};
+/** The node's side as the client reads it: each frame's opcode and payload (short frames). */
+function serverFrames(bytes: Buffer): { op: number; payload: Buffer }[] {
+  const out: { op: number; payload: Buffer }[] = [];
+  for (let p = 0; p + 2 <= bytes.length; ) {
+    const op = bytes[p] & 0x0f;
+    let len = bytes[p + 1] & 0x7f;
+    let head = 2;
+    if (len === 126) [len, head] = [bytes.readUInt16BE(p + 2), 4];
+    if (p + head + len > bytes.length) break;
+    out.push({ op, payload: bytes.subarray(p + head, p + head + len) });
+    p += head + len;
+  }
+  return out;
+}
+
+describe("pipelined messages past the quota: those before it go on and are billed, the rest never", () => {
+  const PIPELINED = 15;
+  const QUOTA = 10;
+  const frames = Buffer.concat(Array.from({ length: PIPELINED }, (_, i) => clientFrame(JSON.stringify(call(i + 1)))));
+  /** What the client got: answered ids, and the close frame's code and reason. */
+  const verdict = (got: { op: number; payload: Buffer }[]) => ({
+    answered: got.filter((f) => f.op === 1).map((f) => JSON.parse(String(f.payload)).id),
+    close: got.filter((f) => f.op === 8).map((f) => `${f.payload.readUInt16BE(0)} ${f.payload.subarray(2)}`),
+  });
+  const expected = { answered: Array.from({ length: QUOTA }, (_, i) => i + 1), close: ["1008 quota exceeded for this project key"] };
+
+  it("over HTTP/1.1: 15 messages in one write against a quota of 10", async () => {
+    await runtimeCommand(join(gw.dir, "admin.sock"), `add map ${join(gw.dir, "quotas.map")} gina ${QUOTA}\\ day`);
+    const seen = node.wsMessages.length;
+    const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${GINA}`, { rejectUnauthorized: false });
+    await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+    const socket = (ws as unknown as { _socket: import("node:net").Socket })._socket;
+    // The client's raw bytes from here on, read as frames.
+    socket.removeAllListeners("data");
+    const got: Buffer[] = [];
+    socket.on("data", (d: Buffer) => got.push(d));
+    const ended = new Promise((r) => socket.once("close", r));
+    socket.write(frames);
+    await eventually("the close frame", async () => verdict(serverFrames(Buffer.concat(got))).close.length, (n) => n === 1, 10_000);
+    socket.end(clientFrame("").fill(0x88, 0, 1));
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 3000))]);
+    socket.destroy();
+    expect(verdict(serverFrames(Buffer.concat(got)))).toEqual(expected);
+    expect(node.wsMessages.length - seen).toBe(QUOTA);
+    // The bill: the quota is spent by exactly what went on.
+    expect((await post(GINA, call(99))).status).toBe(429);
+  }, 30_000);
+
+  it("over an HTTP/2 WebSocket (extended CONNECT): the same", async () => {
+    await runtimeCommand(join(gw.dir, "admin.sock"), `add map ${join(gw.dir, "quotas.map")} hank ${QUOTA}\\ day`);
+    const seen = node.wsMessages.length;
+    const session = http2Connect(`https://localhost:${gw.httpsPort}`, { rejectUnauthorized: false });
+    session.on("error", () => {});
+    try {
+      await new Promise((r) => session.once("remoteSettings", r));
+      const stream = session.request({ ":method": "CONNECT", ":protocol": "websocket", ":scheme": "https", ":path": `/gateway/eth/rpc/${HANK}`, ":authority": `localhost:${gw.httpsPort}`, "sec-websocket-version": "13" } as Record<string, string>);
+      stream.on("error", () => {});
+      expect(await new Promise<number>((r) => stream.once("response", (h) => r(Number(h[":status"]))))).toBe(200);
+      const got: Buffer[] = [];
+      stream.on("data", (d: Buffer) => got.push(d));
+      stream.write(frames);
+      await eventually("the close frame", async () => verdict(serverFrames(Buffer.concat(got))).close.length, (n) => n === 1, 10_000);
+      expect(verdict(serverFrames(Buffer.concat(got)))).toEqual(expected);
+      expect(node.wsMessages.length - seen).toBe(QUOTA);
+      expect((await post(HANK, call(99))).status).toBe(429);
+    } finally {
+      session.destroy();
+    }
+  }, 30_000);
+});
+
 describe("a day turning under an open WebSocket", () => {
   // HAProxy's clock, from Debian's libfaketime: the day starts 6 s after it does (its timers keep
   // the real monotonic clock).
@@ -278,7 +358,7 @@ it("takes the deployed quotas from the key sync: the map file is the deployed on
     writeFileSync(join(dir, "quotas.map"), "carol 50 day\nweb 9 month\n");
     const quotaMap = join(gw.dir, "quotas.map");
     const run = await runKeySync({ KEY_MAP: join(gw.dir, "keys.map"), DESIRED: join(dir, "keys.map"), QUOTA_MAP: quotaMap, DESIRED_QUOTAS: join(dir, "quotas.map"), ADMIN_PORT: String(adminPort) });
-    expect(run).toEqual({ code: 0, out: "key sync: 6 keys live: alice,bob,carol,dave,erin,frank\nkey sync: 2 quotas live: carol 50 day,web 9 month\n" });
+    expect(run).toEqual({ code: 0, out: "key sync: 8 keys live: alice,bob,carol,dave,erin,frank,gina,hank\nkey sync: 2 quotas live: carol 50 day,web 9 month\n" });
     expect(readFileSync(quotaMap, "utf8")).toBe("carol 50 day\nweb 9 month\n");
     const r = await post(CAROL, call(1));
     expect(r.status).toBe(200);

@@ -8,8 +8,9 @@
 --   - a message over `max` bytes, a control frame over 125 bytes, a message that is not JSON the
 --     gateway can read, or a batch over the chain's maxBatch: the socket is closed, unforwarded;
 --   - each call adds one to the tracked counter's gpc 0 (the per-key rate that HTTP requests and
---     batch calls share; on Cosmos hostnames the address's); past the rate the socket is closed
---     before the message is forwarded; a key's usage (gateway/usage.ts) counts what goes on;
+--     batch calls share; on Cosmos hostnames the address's); a message past the rate, the key's
+--     quota or a badge's allowance is not forwarded and ends the socket, after the messages
+--     before it (end_before); a key's usage (gateway/usage.ts) and quota count what goes on;
 --   - calls the chain's method policy denies, subscriptions past the socket's or the key's
 --     cap, and filters past the key's bound (rpcstack/filter_budget.lua, shared with HTTP calls),
 --     are rewritten into calls of a method no node serves: the node answers each with a JSON-RPC
@@ -18,8 +19,8 @@
 --     replaced by the gateway's own error with the call's id and method as sent
 --     (rpcstack/answers.lua);
 --   - on a socket opened with a badge (gateway/badges.ts), each call also counts against the
---     badge's allowance (rpcstack/badge_ledger.lua, shared with the HTTP path): past it, or past
---     the badge's expiry, the socket is closed before the message is forwarded. The node's
+--     badge's allowance (rpcstack/badge_ledger.lua, shared with the HTTP path): past its expiry
+--     the socket is closed before the message is forwarded. The node's
 --     frames are watched too, so a socket that only receives (a subscription) is closed at the
 --     first frame after the badge expired.
 --   - a socket opened with a project key whose key is revoked (deleted from the key map through
@@ -166,6 +167,34 @@ function WsLimit:drop_unfinished(txn, msg, chn, keep, avail)
   return keep
 end
 
+-- Why a socket is ended before a message: a close reason (RFC 6455 7.4.1: 1008, policy violation).
+local RATE_PAST = 'rate limit exceeded for this project key'
+local QUOTA_PAST = 'quota exceeded for this project key'
+local ALLOWANCE_PAST = "badge's allowance spent"
+local QUOTA_PERIOD = 'quota period ended: open a new socket'
+
+-- A message refused for the rate, the quota or an allowance ends the socket, but the messages
+-- before it in the same read (`keep` bytes, counted and let through) go on: the node gets a close
+-- frame in place of the refused message and of everything after it, so that it answers the calls
+-- before it and then its close, which node_payload turns into the client's close frame with the
+-- reason. Nothing the client sends after that reaches the node, nor counts.
+function WsLimit:end_before(txn, msg, chn, keep, why)
+  local avail = chn:input()
+  local f = ws.close(1008, why, string.pack('>I4', math.random(0, 0xffffffff)))
+  msg:set(f, keep, avail - keep)
+  self.ending, self.need = ws.close(1008, why), 0
+  self:unfinished(txn, false, msg, chn)
+  return keep + #f
+end
+
+-- The client's bytes once its socket is ending: dropped; once it has had the close frame, its
+-- answer ends the stream.
+function WsLimit:after_end(txn, msg, chn)
+  if self.closing then close(txn, msg, chn) end
+  msg:remove(0, chn:input())
+  return 0
+end
+
 -- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
 -- for every piece. HAProxy calls this for every read of the client's bytes, so the common
@@ -179,6 +208,7 @@ function WsLimit:tcp_payload(txn, chn)
   msg.__filter = chn.__filter
   if now and now > self.badge.exp + LEDGER.skew then close(txn, msg, chn) end
   if self.digest and not KEYS:lookup(self.digest) then return self:revoked(txn, msg, chn) end
+  if self.ending then return self:after_end(txn, msg, chn) end
   local avail = chn:input()
   if avail < self.need then
     if held.client_gone(txn.req, chn, DATA.buffer) then return self:drop_unfinished(txn, msg, chn, 0, avail) end
@@ -215,14 +245,15 @@ function WsLimit:tcp_payload(txn, chn)
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       local b, n = self.badge, math.max(1, calls)
       local quota = self.quota_sc and self:quota_check(txn, n, now or os.time())
-      if quota == 'reopen' then close(txn, msg, chn) end
+      if quota == 'reopen' then return self:end_before(txn, msg, chn, pos - 1, QUOTA_PERIOD) end
       -- The badge's allowance is asked last: it spends what it allows.
-      if txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate
-        or quota == 'over'
-        or b and LEDGER:spend(b.jti, b.exp, b.alw, n, now) then
+      local why = txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate and RATE_PAST
+        or quota == 'over' and QUOTA_PAST
+        or b and LEDGER:spend(b.jti, b.exp, b.alw, n, now) and ALLOWANCE_PAST
+      if why then
         -- Usage (gateway/usage.ts): refused for the rate, the quota or the badge's allowance.
         if self.usage then txn.f:sc_inc_gpc(2, self.usage) end
-        close(txn, msg, chn)
+        return self:end_before(txn, msg, chn, pos - 1, why)
       end
       -- Only what goes on counts against the quota, as in usage.
       for _ = 1, self.quota and n or 0 do txn.f:sc_inc_gpc(0, self.quota_sc) end
@@ -296,6 +327,13 @@ function WsLimit:node_payload(txn, chn)
     if pos >= avail then return pos end
     local hlen, len, op, fin = ws.header(msg:body(pos, math.min(14, avail - pos)) or '')
     if not hlen then return pos end
+    if self.ending and op == 8 then
+      -- The node's answer to the close frame end_before sent it: the client gets the reason.
+      if avail - pos < hlen + len then return pos end
+      msg:set(self.ending, pos, avail - pos)
+      self.closing = true
+      return pos + #self.ending
+    end
     if self.refused.n > 0 and op == 1 and fin and len <= self.max then
       if avail - pos < hlen + len then return pos end
       local text = ws.reanswer(msg:body(pos + hlen, len) or '', self.refused, MARK .. self.nonce)
