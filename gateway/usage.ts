@@ -27,19 +27,33 @@ export const usageTracking = (keyed: Cond): Rule[] => [
 ];
 
 /**
- * A request's calls once the rates have let it through, in txn.req_calls for usage and quotas alike: a
- * batch's number of calls (txn.rpc_calls, set by the policy for two or more), else one. A
- * WebSocket's calls are its messages' (ws_limit), so `notWs` leaves its handshake out.
+ * A request's calls once the rates have let it through, in txn.req_calls for usage, quotas and a
+ * badge's allowance alike: the calls that go on to a node. A batch holding refused calls counts
+ * those the policy relays (txn.rpc_relayed, possibly none), another batch its calls (txn.rpc_calls,
+ * set by the policy for two or more), else one. A WebSocket's calls are its messages'
+ * (ws_limit), so `notWs` leaves its handshake out.
  */
-export const requestCalls = (notWs: Cond): Rule[] => [
-  req(["set-var(txn.req_calls)", "var(txn.rpc_calls)"], [...notWs, ...anon("var(txn.rpc_calls)", "-m", "found")]),
-  req(["set-var(txn.req_calls)", "int(1)"], [...notWs, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
-];
+export const requestCalls = (notWs: Cond): Rule[] => {
+  const split = anon("var(txn.rpc_relayed)", "-m", "found");
+  return [
+    req(["set-var(txn.req_calls)", "var(txn.rpc_relayed)"], [...notWs, ...split]),
+    req(["set-var(txn.req_calls)", "var(txn.rpc_calls)"], [...notWs, "!", ...split, ...anon("var(txn.rpc_calls)", "-m", "found")]),
+    req(["set-var(txn.req_calls)", "int(1)"], [...notWs, "!", ...split, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
+  ];
+};
 
-/** Adds a request's calls (requestCalls) to its usage entry. */
-export const usageCalls = (): Rule[] => [
-  req([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls)"], [...anon("var(txn.usage)", "-m", "found"), ...anon("var(txn.req_calls)", "-m", "found")]),
-];
+/**
+ * Adds a request's calls (requestCalls) to its usage entry, and the calls of a batch the gateway
+ * answered itself to its errors: a refused call is an error wherever it is, alone (its 403, in
+ * usageAnswers) or in a batch.
+ */
+export const usageCalls = (): Rule[] => {
+  const tracked = anon("var(txn.usage)", "-m", "found");
+  return [
+    req([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls)"], [...tracked, ...anon("var(txn.req_calls)", "-m", "found")]),
+    req([`sc-add-gpc(${USAGE_GPC.errors},${USAGE_SC})`, "var(txn.rpc_refused)"], [...tracked, ...anon("var(txn.rpc_refused)", "-m", "found")]),
+  ];
+};
 
 /** Every answer, the gateway's own refusals included (http-after-response sees them all). */
 export const usageAnswers = (): Rule[] => {

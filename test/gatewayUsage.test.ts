@@ -12,6 +12,7 @@ import { startRecorder, type Recorder } from "./support/recorder.js";
 
 const ALICE = "usage_Alice_Q4w8E2r6T0y3U7i1O5p9A4s8D2f";
 const BOB = "usage_Bob_Z7x1C5v9B3n7M1q5W9e3R7t1Y5u9";
+const CAROL = "usage_Carol_P3o7I1u5Y9t3R7e1W5q9L3k7J1";
 const call = (id: number, method = "eth_chainId") => ({ jsonrpc: "2.0", id, method, params: [] });
 const post = (key: string, body: unknown) =>
   fetch(`${gw.base}/gateway/eth/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
@@ -21,7 +22,7 @@ let gw: RunningGateway;
 beforeAll(async () => {
   node = await startRecorder();
   // 2 calls a second: 20 in the 10 s window.
-  gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }], { rateLimitPerSecond: 2, maxBodyBytes: 4096 });
+  gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }], { rateLimitPerSecond: 2, maxBodyBytes: 4096 });
 }, 60_000);
 afterAll(async () => {
   await gw?.stop();
@@ -59,7 +60,7 @@ it("counts calls, requests, errors and 429s per key name, chain and interface, e
   expect(statuses.filter((s) => s === 429)).toHaveLength(5);
 
   const u = await usage();
-  expect(Object.keys(u).sort()).toEqual(["alice/eth/http", "alice/eth/ws", "bob/eth/http"]);
+  expect(Object.keys(u).filter((k) => !k.startsWith("carol/")).sort()).toEqual(["alice/eth/http", "alice/eth/ws", "bob/eth/http"]);
   expect(u["alice/eth/http"]).toMatchObject({ http_req_cnt: 5, gpc0: 7, gpc1: 1, gpc2: 0, gpc3: 0 });
   expect(u["alice/eth/ws"]).toMatchObject({ http_req_cnt: 1, gpc0: 4, gpc1: 0, gpc2: 0 });
   expect(u["bob/eth/http"]).toMatchObject({ http_req_cnt: 25, gpc0: 20, gpc1: 0, gpc2: 5 });
@@ -67,3 +68,18 @@ it("counts calls, requests, errors and 429s per key name, chain and interface, e
   // What reached the node: alice's 4 HTTP requests and bob's 20.
   expect(node.seen).toHaveLength(24);
 }, 60_000);
+
+it("a refused call is an error and no call, alone or in a batch: calls count what reached the node", async () => {
+  const before = node.seen.length;
+  // A batch of 4 with 2 denied: 2 calls go on (one request to the node), 2 errors.
+  const mixed = await post(CAROL, [call(1), call(2, "admin_peers"), call(3), call(4, "debug_setHead")]);
+  expect(mixed.status).toBe(200);
+  expect((await mixed.json()).map((a: { id: number; error?: unknown }) => [a.id, a.error ? "refused" : "answered"])).toEqual([[1, "answered"], [2, "refused"], [3, "answered"], [4, "refused"]]);
+  // A batch of 2 denied calls: nothing reaches the node, 2 errors, no call.
+  expect((await post(CAROL, [call(5, "admin_peers"), call(6, "admin_nodeInfo")])).status).toBe(200);
+  // A denied call alone: 403, an error.
+  expect((await post(CAROL, call(7, "admin_peers"))).status).toBe(403);
+  const reached = node.seen.slice(before).flatMap((s) => [JSON.parse(s.body)].flat());
+  expect(reached.map((c: { id: number }) => c.id)).toEqual([1, 3]);
+  expect((await usage())["carol/eth/http"]).toMatchObject({ http_req_cnt: 3, gpc0: reached.length, gpc1: 5 });
+}, 30_000);

@@ -5,14 +5,17 @@
 --                    (JSON, but no call it can check)
 --   txn.rpc_read     true for an allowed body whose every call is a known read, on a chain
 --                    with several nodes (its lists hold the reads): it may go to a second node
---   txn.rpc_calls    a batch's number of calls (a badge's allowance counts them: badges.lua)
+--   txn.rpc_calls    a batch's number of calls (the rate counts them)
+--   txn.rpc_relayed  of a batch holding refused calls, how many go on to a node, and
+--   txn.rpc_refused  how many the gateway answers itself (usage, quotas and a badge's allowance
+--                    count only those relayed: gateway/usage.ts requestCalls)
 -- Each chain's lists come from the stack's generated data (gateway_data.lua).
 local POLICY = require('gateway_data').policy
 local decide = require('rpcstack.policy').decide
 
 core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batch)
   local body = txn.f:req_body() or ''
-  local verdict, calls, _, send = decide(body, POLICY[chain], tonumber(max_batch))
+  local verdict, calls, _, send, relayed = decide(body, POLICY[chain], tonumber(max_batch))
   if verdict == 'invalid' or verdict == 'parse' or verdict == 'batch' then
     txn:set_var('txn.rpc_verdict', verdict)
     return
@@ -24,7 +27,12 @@ core.register_action('rpc_policy', { 'http-req' }, function(txn, chain, max_batc
   if calls > 1 then txn:set_var('txn.rpc_calls', calls) end
   if verdict == 'denied' then
     -- A batch is answered as one (refusals.lua): its refused calls in place, its others relayed.
-    txn:set_var('txn.rpc_verdict', body:find('^%s*%[') and 'split' or verdict)
+    local batch = body:find('^%s*%[') ~= nil
+    txn:set_var('txn.rpc_verdict', batch and 'split' or verdict)
+    if batch then
+      txn:set_var('txn.rpc_relayed', relayed)
+      txn:set_var('txn.rpc_refused', calls - relayed)
+    end
   elseif send == false then
     txn:set_var('txn.rpc_read', true)
   end

@@ -10,8 +10,8 @@ describe('decide', function()
   end)
 
   it('denies a listed method or family, in any case, and names it as sent', function()
-    assert.same({ 'denied', 1, 'Debug_SetHead-X' }, { decide(call('Debug_SetHead-X'), EVM, 10) })
-    assert.same({ 'denied', 1, 'ETH_SIGN' }, { decide(call('ETH_SIGN'), EVM, 10) })
+    assert.same({ 'denied', 1, 'Debug_SetHead-X', nil, 0 }, { decide(call('Debug_SetHead-X'), EVM, 10) })
+    assert.same({ 'denied', 1, 'ETH_SIGN', nil, 0 }, { decide(call('ETH_SIGN'), EVM, 10) })
     assert.same({ nil, 1 }, { decide(call('eth_signTransaction'), EVM, 10) })
   end)
 
@@ -36,7 +36,14 @@ describe('decide', function()
     assert.same({ nil, 2 }, { decide(batch, EVM, 2) })
     assert.equal('batch', (decide(batch, EVM, 1)))
     local mixed = '[' .. call('eth_chainId') .. ',1,' .. call('admin_peers') .. ']'
-    assert.same({ 'denied', 3, 'admin_peers' }, { decide(mixed, EVM, 5) })
+    assert.same({ 'denied', 3, 'admin_peers', nil, 1 }, { decide(mixed, EVM, 5) })
+  end)
+
+  it('says how many calls of a batch holding refused ones are relayed: neither denied nor no call', function()
+    local items = { call('eth_chainId'), call('admin_peers'), call('eth_blockNumber'), '7', call('debug_setHead') }
+    assert.same({ 'denied', 5, 'admin_peers', nil, 2 }, { decide('[' .. table.concat(items, ',') .. ']', EVM, 10) })
+    local none = '[' .. call('admin_peers') .. ',' .. call('debug_setHead') .. ']'
+    assert.same({ 'denied', 2, 'admin_peers', nil, 0 }, { decide(none, EVM, 10) })
   end)
 
   it('refuses what it cannot read whole: broken JSON and trailing text as a parse error, a bare value '
@@ -67,6 +74,6 @@ describe('decide', function()
     assert.same({ nil, 2, nil, false }, { decide(reads_only, lists, 10) })
     -- A call without a method string is nothing the gateway can vouch for as a read.
     assert.same({ nil, 2, nil, true }, { decide('[' .. call('eth_chainId') .. ',{"id":2}]', lists, 10) })
-    assert.same({ 'denied', 1, 'admin_peers' }, { decide(call('admin_peers'), lists, 10) })
+    assert.same({ 'denied', 1, 'admin_peers', nil, 0 }, { decide(call('admin_peers'), lists, 10) })
   end)
 end)

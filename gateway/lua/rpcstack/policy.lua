@@ -131,22 +131,28 @@ local function denied(methods, lists)
   return nil
 end
 
+-- The verdict on a body, its number of calls, the first denied method as sent, whether a call may
+-- send (with `lists.reads`), and for a batch holding refused calls how many of them are relayed.
 local function decide(body, lists, max_batch)
   local calls, invalid, why = read(body)
   if not calls then return why end
   if #calls > max_batch then return 'batch' end
-  local send = false
-  for _, methods in ipairs(calls) do
+  local send, first, relayed = false, nil, 0
+  for i, methods in ipairs(calls) do
     -- A call whose method is not a string (or missing) is no read the policy can vouch for.
     if #methods == 0 then send = true end
+    local refused = invalid and invalid[i]
     for _, m in ipairs(methods) do
-      local lm = m:lower()
-      if denied({ m }, lists) then return 'denied', #calls, m end
-      if lists.reads and not lists.reads[lm] then send = true end
+      if denied({ m }, lists) then
+        first, refused = first or m, true
+      elseif lists.reads and not lists.reads[m:lower()] then
+        send = true
+      end
     end
+    if not refused then relayed = relayed + 1 end
   end
   -- Items that are no call are answered in place by the gateway, as denied calls are (rpcstack/answers.lua).
-  if invalid then return 'denied', #calls end
+  if first or invalid then return 'denied', #calls, first, nil, relayed end
   if lists.reads then return nil, #calls, nil, send end
   return nil, #calls
 end
