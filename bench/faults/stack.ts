@@ -85,7 +85,20 @@ async function movedPorts(file: string): Promise<Map<string, number>> {
   return moved;
 }
 
+/** A port picked free was taken by another program before Docker bound it: worth one more try on others. */
+const portTaken = (e: unknown) => /port is already allocated|address already in use/i.test(String((e as Error)?.message ?? e));
+
 export async function startFaultStack(log: (s: string) => void): Promise<FaultStack> {
+  try {
+    return await startFaultStackOnce(log);
+  } catch (e) {
+    if (!portTaken(e)) throw e;
+    log(`a published port was taken meanwhile (${String((e as Error).message).split("\n").find((l) => /allocated|in use/.test(l))?.trim()}): once more on other ports`);
+    return startFaultStackOnce(log);
+  }
+}
+
+async function startFaultStackOnce(log: (s: string) => void): Promise<FaultStack> {
   const t0 = Date.now();
   const images = buildReplicaImages(log);
   log(`images ready in ${Math.round((Date.now() - t0) / 1000)} s`);
