@@ -12,7 +12,7 @@
  * The service itself is served at BADGE_PATH, behind a per-address request rate.
  */
 import { JSON_TYPE, errorBody, refuse } from "./errors.js";
-import { anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
+import { afterResponse, anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
 import { BADGE_ALG, BADGE_CLOCK_SKEW_SECONDS, BADGE_MAX_BODY_BYTES, BADGE_PATH, chainClaim, claimPath, type BadgeClaims } from "./badgeContract.js";
 
@@ -103,6 +103,10 @@ export function badgeAllowanceRules(o: GatewayOptions, c: BadgeConds): Rule[] {
     refuse(503, "the gateway holds as many badges as it may: try again shortly", verdict("full")),
   ];
 }
+
+/** A request no route took (be_unrouted): the calls badge_spend counted against its badge's allowance are given back. */
+export const badgeRefund = (o: GatewayOptions, phase: typeof req | typeof afterResponse = req, cond: Cond = []): Rule[] =>
+  o.badges ? [phase(["lua.badge_refund"], [...anon("var(txn.badge_jti)", "-m", "found"), "!", ...anon("var(txn.badge_verdict)", "-m", "found"), ...cond])] : [];
 
 /** `path /badge`: the badge service, behind a per-address rate; nothing else of it is served. */
 export const BADGE_ACL: Directive = ["acl", "badge_path", "path", BADGE_PATH];

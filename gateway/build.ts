@@ -6,7 +6,7 @@
  * policy.ts, cors.ts, errors.ts, tls.ts; this file puts them in the order HAProxy must run them.
  */
 import { createHash } from "node:crypto";
-import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeConds, badgeData, badgeFiles, badgeRefusals, badgeScopeRules, badgeSections, badgeServiceRules } from "./badges.js";
+import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeConds, badgeData, badgeFiles, badgeRefund, badgeRefusals, badgeScopeRules, badgeSections, badgeServiceRules } from "./badges.js";
 import { batchData, batchGlobal, batchRules, batchSections } from "./batch.js";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheMetricsPath, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
@@ -18,14 +18,14 @@ import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
 import { filterData, filterGlobal, filterRules } from "./filters.js";
 import { nodeMetricsBackend, nodeMetricsRoutes } from "./nodeMetrics.js";
-import { anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
+import { afterResponse, anon, req, serialize, type Cond, type Rule, type Section } from "./model.js";
 import { LUA_DATA_FILE, LUA_ENTRIES, luaDataFile, luaLoad, luaPaths } from "./lua.js";
 import { policyData, policyRules, wsPolicyData } from "./policy.js";
-import { HOST_FETCH, chainRoutes, hostIs, tendermintWsRules } from "./routes.js";
+import { HOST_FETCH, NODE_DOWN, chainRoutes, hostIs, tendermintWsRules } from "./routes.js";
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
-import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaMapPath, quotaTracking } from "./quotas.js";
-import { requestCalls, usageAnswers, usageCalls, usageTracking } from "./usage.js";
+import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaMapPath, quotaNeverSent, quotaTakeBack, quotaTracking } from "./quotas.js";
+import { NEVER_SENT, requestCalls, usageAnswers, usageCalls, usageNeverSent, usageTakeBack, usageTracking } from "./usage.js";
 import { EXPORTER_PATH, certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
 
@@ -117,18 +117,23 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...filterRules(chains, opts),
     ...retryRules(chains),
     ...rateRules(opts, keyed),
-    ...requestCalls(["!", ...WS_HANDSHAKE]),
+    // The gates (a node out, an unknown spec version, a method a hostname does not serve) before
+    // anything is counted: a call they refuse spends no usage, quota or allowance.
+    ...chains.flatMap(specGates),
+    ...per.flatMap(({ r }) => r.gates),
+    ...requestCalls(["!", ...WS_HANDSHAKE], NODE_DOWN),
     ...badgeAllowanceRules(opts, badge),
     ...quotaCalls(["!", ...WS_HANDSHAKE], ws),
     ...usageCalls(),
     ...batchRules(chains),
     ...wsRules(opts, ws),
-    ...chains.flatMap(specGates),
-    ...per.flatMap(({ r }) => r.gates),
     ...cacheRules(chains, opts),
     ...per.flatMap(({ r }) => r.hostUses),
     ...per.flatMap(({ r }) => r.uses),
     ...usageAnswers(),
+    ...usageNeverSent(),
+    ...quotaNeverSent(NEVER_SENT),
+    ...badgeRefund(opts, afterResponse, NEVER_SENT),
     ...quotaHeaders(),
     // Anything no route took: http-request rules run before use_backend, so this is a backend.
     { phase: "default_backend", action: ["be_unrouted"] },
@@ -153,7 +158,12 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     // Without public hostnames their rules can never apply: not written, not evaluated per request.
     rules: endBeforeBody(settleNever(rules, hostnames.length ? [] : ["public_host"])),
   };
-  const unrouted: Section = { header: ["backend", "be_unrouted"], directives: [refuseDirective(405, "method or path not served on this interface")] };
+  // What no route takes: its calls were counted on the way (requestCalls), and are given back.
+  const unrouted: Section = {
+    header: ["backend", "be_unrouted"],
+    directives: [],
+    rules: [...usageTakeBack(), ...quotaTakeBack(), ...badgeRefund(opts), refuse(405, "method or path not served on this interface")],
+  };
 
   const files: Record<string, string> = {
     [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), quota_map: quotaMapPath(opts), ...badgeData(opts) }),

@@ -105,6 +105,14 @@ export function quotaCalls(notWs: Cond, ws: Cond): Rule[] {
   ];
 }
 
+const takeBack = (phase: typeof req | typeof afterResponse, cond: Cond = []): Rule[] => [
+  phase([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.req_calls),neg"], [...quoted, ...anon("var(txn.req_calls)", "-m", "found"), "!", ...anon("var(txn.quota_over)", "-m", "bool"), ...cond]),
+];
+/** A request no route took (be_unrouted): the calls quotaCalls added are taken back. */
+export const quotaTakeBack = (): Rule[] => takeBack(req);
+/** A request HAProxy could not hand to a node (usage.ts NEVER_SENT): its calls are taken back. */
+export const quotaNeverSent = (neverSent: Cond): Rule[] => takeBack(afterResponse, neverSent);
+
 /**
  * On every answer to a key with a quota: the three fields of the IETF httpapi ratelimit-headers
  * drafts (RateLimit-Limit, -Remaining, and -Reset in seconds to the period's end).

@@ -33,12 +33,15 @@ export const usageTracking = (keyed: Cond): Rule[] => [
  * set by the policy for two or more), else one. A WebSocket's calls are its messages'
  * (ws_limit), so `notWs` leaves its handshake out.
  */
-export const requestCalls = (notWs: Cond): Rule[] => {
+export const requestCalls = (notWs: Cond, nodeDown: Cond): Rule[] => {
   const split = anon("var(txn.rpc_relayed)", "-m", "found");
+  // A node out with a status URL (`nodeDown`): its down backend answers (routes.ts gate), no call goes on.
+  const on: Cond = [...notWs, "!", ...nodeDown];
   return [
-    req(["set-var(txn.req_calls)", "var(txn.rpc_relayed)"], [...notWs, ...split]),
-    req(["set-var(txn.req_calls)", "var(txn.rpc_calls)"], [...notWs, "!", ...split, ...anon("var(txn.rpc_calls)", "-m", "found")]),
-    req(["set-var(txn.req_calls)", "int(1)"], [...notWs, "!", ...split, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
+    req(["set-var(txn.req_calls)", "int(0)"], [...notWs, ...nodeDown]),
+    req(["set-var(txn.req_calls)", "var(txn.rpc_relayed)"], [...on, ...split]),
+    req(["set-var(txn.req_calls)", "var(txn.rpc_calls)"], [...on, "!", ...split, ...anon("var(txn.rpc_calls)", "-m", "found")]),
+    req(["set-var(txn.req_calls)", "int(1)"], [...on, "!", ...split, "!", ...anon("var(txn.rpc_calls)", "-m", "found")]),
   ];
 };
 
@@ -54,6 +57,20 @@ export const usageCalls = (): Rule[] => {
     req([`sc-add-gpc(${USAGE_GPC.errors},${USAGE_SC})`, "var(txn.rpc_refused)"], [...tracked, ...anon("var(txn.rpc_refused)", "-m", "found")]),
   ];
 };
+
+const takeBack = (phase: typeof req | typeof afterResponse, cond: Cond = []): Rule[] => [
+  phase([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls),neg"], [...anon("var(txn.usage)", "-m", "found"), ...anon("var(txn.req_calls)", "-m", "found"), ...cond]),
+];
+/** A request no route took (be_unrouted): the calls usageCalls added are taken back (gpc is unsigned: adding the negation). */
+export const usageTakeBack = (): Rule[] => takeBack(req);
+
+/**
+ * HAProxy's own answer to a request it could not hand to a node (the connection refused or timed
+ * out, the queue timed out: the termination state's second letter C or Q): the calls are taken
+ * back, as for no route. A node's own error answer reached the node, and counts.
+ */
+export const NEVER_SENT: Cond = anon("txn.sess_term_state", "-m", "reg", "^[sS][CQ]$");
+export const usageNeverSent = (): Rule[] => takeBack(afterResponse, NEVER_SENT);
 
 /** Every answer, the gateway's own refusals included (http-after-response sees them all). */
 export const usageAnswers = (): Rule[] => {

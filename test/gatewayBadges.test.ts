@@ -198,6 +198,17 @@ describe("badges at the gateway", () => {
     expect((await relay("eth", await newBadge())).status).toBe(200);
   });
 
+  it("a request no route takes (405) gives back what it was counted against the allowance; a batch of denied calls spends none", async () => {
+    const badge = await newBadge();
+    const unrouted = await fetch(`${gw.base}/gateway/eth/rpc-http/${badge}/more`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] }))) });
+    expect(unrouted.status).toBe(405);
+    expect((await relay("eth", badge, [1, 2].map((id) => ({ jsonrpc: "2.0", id, method: "admin_peers", params: [] })))).status).toBe(200);
+    // The allowance (5) is whole: five calls go on, the sixth is refused.
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await relay("eth", badge)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+
   it("over WebSocket: a badge opens the socket, its messages spend the allowance, and the socket closes past it", async () => {
     const badge = await newBadge();
     const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${badge}?secret=null`);
@@ -205,13 +216,14 @@ describe("badges at the gateway", () => {
     const replies: unknown[] = [];
     ws.on("message", (d) => replies.push(JSON.parse(String(d))));
     const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
-    // The handshake was one call: four messages fit, the fifth does not.
-    for (let id = 1; id <= 5; id++) {
+    // The handshake is no call: five messages fit (the allowance), the sixth does not, and the
+    // client is told why.
+    for (let id = 1; id <= 6; id++) {
       ws.send(JSON.stringify({ jsonrpc: "2.0", id, method: "eth_blockNumber", params: [] }));
       await new Promise((r) => setTimeout(r, 150));
     }
-    await closed;
-    expect(replies).toHaveLength(4);
+    expect(await closed).toBe(1008);
+    expect(replies).toHaveLength(5);
     // The spent badge is refused at the next handshake too.
     const again = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${badge}?secret=null`);
     const status = await new Promise<number>((r) => again.once("unexpected-response", (_req, res) => r(res.statusCode!)));

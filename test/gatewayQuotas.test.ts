@@ -105,6 +105,14 @@ it("refuses a batch that would go past the quota without spending it, and a mont
   expect(Math.abs(Number(r.headers.get("ratelimit-reset")) - (monthEnd - Math.floor(Date.now() / 1000)))).toBeLessThanOrEqual(2);
 }, 30_000);
 
+it("a request no route takes (405) gives back the quota it was counted against; a call the node answers spends it", async () => {
+  const remaining = async (r: Response) => Number(r.headers.get("ratelimit-remaining"));
+  const first = await remaining(await post(DAVE, call(1)));
+  const unrouted = await fetch(`${gw.base}/gateway/eth/rpc-http/${DAVE}/more`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify([call(2), call(3)]) });
+  expect(unrouted.status).toBe(405);
+  expect(await remaining(await post(DAVE, call(4)))).toBe(first - 1);
+}, 30_000);
+
 it("counts a badge's calls against its project's quota", async () => {
   const badge = await makeBadge(signing, { sub: "web", chains: { eth: 1 }, alw: 100 });
   const statuses: number[] = [];

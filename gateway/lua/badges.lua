@@ -22,7 +22,8 @@ core.register_action('badge_spend', { 'http-req' }, function(txn)
     txn:set_var('txn.badge_verdict', 'spent')
     return
   end
-  local calls = tonumber(txn:get_var('txn.req_calls')) or 1
+  -- No txn.req_calls: a WebSocket handshake, which is no call (its messages' calls count in ws_limit).
+  local calls = tonumber(txn:get_var('txn.req_calls')) or 0
   local now = os.time()
   local verdict = ledger:spend(jti, exp, alw, calls, now)
   if verdict then txn:set_var('txn.badge_verdict', verdict) end
@@ -31,6 +32,15 @@ core.register_action('badge_spend', { 'http-req' }, function(txn)
     local claims = { exp = exp, sub = txn:get_var('txn.badge_project'), jti = jti, alw = alw }
     ledger:remember(digest, claims, txn:get_var('txn.chain'), now)
   end
+end, 0)
+
+-- A request no route took, or HAProxy could not hand to a node, gives back what badge_spend
+-- counted (the same calls, negated).
+core.register_action('badge_refund', { 'http-req', 'http-after-res' }, function(txn)
+  local jti = txn:get_var('txn.badge_jti')
+  local exp, alw = tonumber(txn:get_var('txn.badge_exp')), tonumber(txn:get_var('txn.badge_alw'))
+  if not jti or not exp or not alw then return end
+  ledger:spend(jti, exp, alw, -(tonumber(txn:get_var('txn.req_calls')) or 0), os.time())
 end, 0)
 
 core.register_action('badge_seen', { 'http-req' }, function(txn)

@@ -240,10 +240,12 @@ function WsLimit:tcp_payload(txn, chn)
       local view = self.view
       view.socket, view.key = self.subs, open
       view.filters = FILTERS and self.rules.filter and self.filters_left or nil
-      local verdict, calls, text, opened, made = ws.check(whole, self.rules, view, self.mark)
+      local verdict, calls, text, opened, made, refused = ws.check(whole, self.rules, view, self.mark)
       if verdict then close(txn, msg, chn) end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
-      local b, n = self.badge, math.max(1, calls)
+      -- What the message bills (usage, quota, allowance): its calls but those the gateway refused
+      -- in place (they reach the node only as a method it does not serve); an empty batch, one.
+      local b, n = self.badge, calls == 0 and 1 or calls - refused
       local quota = self.quota_sc and self:quota_check(txn, n, now or os.time())
       if quota == 'reopen' then return self:end_before(txn, msg, chn, pos - 1, QUOTA_PERIOD) end
       -- The badge's allowance is asked last: it spends what it allows.
@@ -257,8 +259,10 @@ function WsLimit:tcp_payload(txn, chn)
       end
       -- Only what goes on counts against the quota, as in usage.
       for _ = 1, self.quota and n or 0 do txn.f:sc_inc_gpc(0, self.quota_sc) end
-      -- Only what goes on counts, in usage too: a socket closed above forwards nothing.
+      -- Only what goes on counts, in usage too: a socket closed above forwards nothing. A refused
+      -- call is an error, as over HTTP.
       for _ = 1, self.usage and n or 0 do txn.f:sc_inc_gpc(0, self.usage) end
+      for _ = 1, self.usage and refused or 0 do txn.f:sc_inc_gpc(1, self.usage) end
       if made and made > 0 and FILTERS then FILTERS:take(self.key, made, self.now) end
       if opened > 0 then self.subs, OPEN[self.who] = self.subs + opened, open + opened end
       if text then

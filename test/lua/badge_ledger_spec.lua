@@ -7,9 +7,21 @@ describe('badge ledger', function()
     assert.is_nil((l:spend('a', 1000, 3, 2, 900)))
     local v, spent = l:spend('a', 1000, 3, 1, 901)
     assert.are.equal('spent', v)
-    assert.are.equal(4, spent)
+    -- a refusal spends nothing
+    assert.are.equal(3, spent)
     -- another badge has its own allowance
     assert.is_nil((l:spend('b', 1000, 3, 3, 901)))
+  end)
+
+  it('refuses a batch that would pass the allowance whole, spending nothing; a handshake once none is left', function()
+    local l = Ledger.new(10, 5)
+    assert.is_nil((l:spend('a', 1000, 5, 3, 900)))
+    assert.same({ 'spent', 3 }, { l:spend('a', 1000, 5, 3, 900) })
+    assert.same({ nil, 3 }, { l:spend('a', 1000, 5, 0, 900) })
+    assert.same({ nil, 5 }, { l:spend('a', 1000, 5, 2, 900) })
+    assert.same({ 'spent', 5 }, { l:spend('a', 1000, 5, 0, 900) })
+    -- given back (a request no route took)
+    assert.same({ nil, 3 }, { l:spend('a', 1000, 5, -2, 900) })
   end)
 
   it('counts a batch as its calls', function()

@@ -62,17 +62,17 @@ end)
 describe('check', function()
   it('reads the common message (one object, one "method" key, no escape) without the parser', function()
     local sub = ' {"id":1,"Method" : "eth_subscribe","params":["newHeads"]}'
-    assert.same({ nil, 1, nil, 1, 0 }, { ws.check(sub, RULES, subs()) })
+    assert.same({ nil, 1, nil, 1, 0, 0 }, { ws.check(sub, RULES, subs()) })
     local _, _, out = ws.check('{"id":1,"method":"admin_peers"}', RULES, subs())
     assert.equal('{"jsonrpc":"2.0","id":1,"method":"' .. ws.DENIED .. '","params":[]}', out)
     -- Cut short, it goes on as it is: the node answers a parse error, as over HTTP.
-    assert.same({ nil, 1, nil, 0, 0 }, { ws.check('{"method":"eth_call"', RULES, subs()) })
+    assert.same({ nil, 1, nil, 0, 0, 0 }, { ws.check('{"method":"eth_call"', RULES, subs()) })
   end)
 
   it('lets allowed calls through untouched and counts every call of a batch', function()
-    assert.same({ nil, 1, nil, 0, 0 }, { ws.check(call('eth_blockNumber'), RULES, subs()) })
+    assert.same({ nil, 1, nil, 0, 0, 0 }, { ws.check(call('eth_blockNumber'), RULES, subs()) })
     local batch = '[' .. call('a_b', 1) .. ',' .. call('c_d', 2) .. ',' .. call('debug_traceTransaction', 3) .. ']'
-    assert.same({ nil, 3, nil, 0, 0 }, { ws.check(batch, RULES, subs()) })
+    assert.same({ nil, 3, nil, 0, 0, 0 }, { ws.check(batch, RULES, subs()) })
   end)
 
   it('refuses what it cannot read and batches over the limit: the socket is closed on these', function()
@@ -103,8 +103,16 @@ describe('check', function()
   end)
 
   it('drops a denied notification: a message left with no call is not forwarded', function()
-    assert.same({ nil, 1, '', 0, 0 }, { ws.check('{"method":"admin_peers"}', RULES, subs()) })
-    assert.same({ nil, 2, '', 0, 0 }, { ws.check('[{"method":"admin_peers"},{"method":"debug_x"}]', RULES, subs()) })
+    assert.same({ nil, 1, '', 0, 0, 1 }, { ws.check('{"method":"admin_peers"}', RULES, subs()) })
+    assert.same({ nil, 2, '', 0, 0, 2 }, { ws.check('[{"method":"admin_peers"},{"method":"debug_x"}]', RULES, subs()) })
+  end)
+
+  it('says how many calls it refused in place: denied, no call, past the subscription cap', function()
+    local batch = '[' .. table.concat({ call('eth_chainId', 1), call('admin_peers', 2), '7' }, ',') .. ']'
+    assert.equal(2, select(6, ws.check(batch, RULES, subs())))
+    assert.equal(1, select(6, ws.check(call('eth_subscribe', 3), RULES, subs(2, 0))))
+    local allowed = '[' .. call('eth_chainId', 1) .. ',' .. call('eth_subscribe', 2) .. ']'
+    assert.equal(0, select(6, ws.check(allowed, RULES, subs())))
   end)
 
   it('with mark, sends a denied call under the marker id and keeps the gateway\'s answer for it', function()
@@ -145,7 +153,7 @@ describe('check', function()
   end)
 
   it('counts subscriptions and refuses those past the socket cap or the key cap', function()
-    assert.same({ nil, 1, nil, 1, 0 }, { ws.check(call('eth_subscribe'), RULES, subs(0, 0)) })
+    assert.same({ nil, 1, nil, 1, 0, 0 }, { ws.check(call('eth_subscribe'), RULES, subs(0, 0)) })
     local two = '[' .. call('eth_subscribe', 1) .. ',' .. call('eth_subscribe', 2) .. ']'
     local _, _, out, opened = ws.check(two, RULES, subs(1, 0))
     assert.equal(1, opened)
@@ -158,11 +166,11 @@ describe('check', function()
   it('counts every name that holds "subscribe" as a subscription, whatever its namespace, not unsubscribe', function()
     local opening = { 'juno_subscribeNewHeads', 'pathfinder_subscribe', 'starknet_subscribeEvents', 'subscribe' }
     for _, m in ipairs(opening) do
-      assert.same({ nil, 1, nil, 1, 0 }, { ws.check(call(m), RULES, subs()) }, m)
+      assert.same({ nil, 1, nil, 1, 0, 0 }, { ws.check(call(m), RULES, subs()) }, m)
     end
     local closing = { 'starknet_unsubscribe', 'eth_unsubscribe', 'unsubscribe_all', 'starknet_subscriptionReorg' }
     for _, m in ipairs(closing) do
-      assert.same({ nil, 1, nil, 0, 0 }, { ws.check(call(m), RULES, subs()) }, m)
+      assert.same({ nil, 1, nil, 0, 0, 0 }, { ws.check(call(m), RULES, subs()) }, m)
     end
   end)
 
@@ -177,9 +185,9 @@ describe('check', function()
     assert.falsy(out:find('"id":2,"method":"' .. ws.OVER_FILTERS .. '"', 1, true))
     -- Polling, removing and getLogs create nothing; without a bound every creation goes through.
     for _, m in ipairs({ 'eth_getFilterChanges', 'eth_uninstallFilter', 'eth_getLogs' }) do
-      assert.same({ nil, 1, nil, 0, 0 }, { ws.check(call(m), RULES, s) }, m)
+      assert.same({ nil, 1, nil, 0, 0, 0 }, { ws.check(call(m), RULES, s) }, m)
     end
-    assert.same({ nil, 3, nil, 0, 3 }, { ws.check(three, RULES, subs()) })
+    assert.same({ nil, 3, nil, 0, 3, 0 }, { ws.check(three, RULES, subs()) })
   end)
 end)
 

@@ -14,10 +14,11 @@
 --   ledger:known(digest, now) -> claims   that badge's claims (and .scope[chain] for each chain
 --       it was accepted for), or nil when it is not held or has expired
 --   ledger:spend(jti, exp, allowance, calls, now) -> verdict, spent
---       verdict  nil (within the allowance), "spent" (the allowance is used up: this call and
---                every later one are refused), "full" (too many badges held), "expired"
---       spent    the badge's calls so far, this call's included (a refused call counts too, so an
---                address cannot probe past its allowance for free)
+--       verdict  nil (within the allowance), "spent" (these calls would pass the allowance, or,
+--                for none (a WebSocket handshake), nothing is left), "full" (too many badges
+--                held), "expired"
+--       spent    the badge's calls so far, these included when allowed: a refusal spends nothing,
+--                as a quota's does (negative calls give back what a request no route took spent)
 local Ledger = {}
 Ledger.__index = Ledger
 
@@ -89,9 +90,13 @@ function Ledger:spend(jti, exp, allowance, calls, now)
     if self.held >= self.max then return 'full', 0 end
     b.n, self.held, used = b.n + 1, self.held + 1, 0
   end
+  -- A refusal spends nothing; a WebSocket handshake (no calls) is refused once nothing is left.
+  if used + calls > allowance or calls == 0 and used >= allowance then
+    b.used[jti] = used
+    return 'spent', used
+  end
   used = used + calls
   b.used[jti] = used
-  if used > allowance then return 'spent', used end
   return nil, used
 end
 

@@ -218,9 +218,13 @@ local function check(text, rules, subs, mark)
       refuse[i] = r
     end
   end
-  if not refuse then return nil, #calls, nil, opened, made end
+  if not refuse then return nil, #calls, nil, opened, made, 0 end
+  local refused = 0
+  for _ in pairs(refuse) do refused = refused + 1 end
   local start = json.skip(text, 1)
-  if byte(text, start) ~= 91 then return nil, #calls, replaced(text, start, refuse[1], mark) or '', opened, made end
+  if byte(text, start) ~= 91 then
+    return nil, #calls, replaced(text, start, refuse[1], mark) or '', opened, made, refused
+  end
   local items = json.elements(text, start)
   local out = {}
   for i, it in ipairs(items) do
@@ -228,7 +232,7 @@ local function check(text, rules, subs, mark)
     if refuse[i] then out[#out + 1] = replaced(text, it.a, refuse[i], mark)
     else out[#out + 1] = text:sub(it.a, it.b) end
   end
-  return nil, #calls, #out > 0 and '[' .. concat(out, ',') .. ']' or '', opened, made
+  return nil, #calls, #out > 0 and '[' .. concat(out, ',') .. ']' or '', opened, made, refused
 end
 
 -- A node's message with the answers to marked calls (ids in `pending`, raw) replaced by the
