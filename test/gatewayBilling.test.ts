@@ -15,6 +15,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { makeBadge, newSigningKey } from "./support/badges.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { random } from "./support/jsonFuzz.js";
 import { freePort } from "./support/net.js";
 
 const KEYS = [0, 1, 2, 3].map((k) => ({ name: `k${k}`, key: `billing_Key${k}_Q4w8E2r6T0y3U7i1O5p9A4s8` }));
@@ -28,18 +29,6 @@ let badge: string;
 const MAX_BODY = 2048;
 const OPERATIONS = 240;
 const SEED = Number(process.env.RPCSTACK_BILLING_SEED ?? 20261129);
-
-/** mulberry32: the same mix for the same seed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The stub node: answers every call, counting each by the key its id names (`k<key>-<n>`). */
 function startNode() {

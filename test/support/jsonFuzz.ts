@@ -6,7 +6,7 @@
  */
 
 /** mulberry32: a small seeded generator, so a failing body can be found again from its seed. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
