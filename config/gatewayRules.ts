@@ -36,8 +36,9 @@ export function gatewayProblems(raw: RawConfig, network: NetworkDefaults | undef
 }
 
 /**
- * Quotas name a project key or a badge project, once each. Tools that never see secrets have no
- * projectKeys: then only badge projects are known, and unknown names are not reported.
+ * Quotas name a project key, or a badge project as `badge:<projectId>` (its badges are counted
+ * apart from any key), once each. Tools that never see secrets have no projectKeys: then only badge
+ * projects are known, and unknown plain names are not reported.
  */
 function quotaProblems(quotas: unknown[], raw: RawConfig): string[] {
   const out: string[] = [];
@@ -49,8 +50,14 @@ function quotaProblems(quotas: unknown[], raw: RawConfig): string[] {
     const at = ["gateway", "quotas", i, "name"];
     if (seen.has(q.name)) out.push(problem(at, `"${q.name}" already has a quota in gateway.quotas[${seen.get(q.name)}]`));
     else seen.set(q.name, i);
-    if (keyNames && !keyNames.includes(q.name) && !projects.includes(q.name)) {
-      out.push(problem(at, `"${q.name}" is neither a project key's name (rpcstack:projectKeys) nor a badge project's id (rpcstack:badges.projects)`));
+    const project = q.name.startsWith("badge:") ? q.name.slice("badge:".length) : undefined;
+    if (project !== undefined) {
+      if (!projects.includes(project)) out.push(problem(at, `"${q.name}" names no badge project: "${project}" is not in rpcstack:badges.projects`));
+    } else if (keyNames && !keyNames.includes(q.name)) {
+      // A project's badges are counted apart from a project key of the same name.
+      out.push(problem(at, projects.includes(q.name)
+        ? `"${q.name}" is a badge project's id, not a project key's name: its badges have a quota of their own, named "badge:${q.name}"`
+        : `"${q.name}" is neither a project key's name (rpcstack:projectKeys) nor "badge:" and a badge project's id (rpcstack:badges.projects)`));
     }
   });
   return out;

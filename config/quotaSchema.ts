@@ -4,7 +4,7 @@ export const quotasSchema = {
   items: {
     type: "object",
     properties: {
-      name: { type: "string", pattern: "^[A-Za-z0-9_.-]{1,64}$", "x-hint": "must be a project key's name or a badge project's id" },
+      name: { type: "string", pattern: "^(badge:)?[A-Za-z0-9_.-]{1,64}$", "x-hint": "must be a project key's name, or badge: and a badge project's id" },
       calls: { type: "integer", minimum: 1, maximum: 1000000000000, "x-hint": "must be a positive whole number of calls" },
       per: { type: "string", enum: ["day", "month"] },
     },

@@ -21,6 +21,9 @@ export const BADGE_MAX_HELD = 200_000;
 /** The public key, and the projects whose badges are accepted, among the gateway's files. */
 export const BADGE_KEY_FILE = "badge.pub.pem";
 export const BADGE_PROJECTS_FILE = "badge_projects.map";
+/** The key name a project's badges are counted under (rate, usage, quota, log): `badge:<projectId>`. */
+export const BADGE_NAME_PREFIX = "badge:";
+export const badgeKeyName = (projectId: string) => `${BADGE_NAME_PREFIX}${projectId}`;
 
 /** A JWS in compact form: three base64url parts (a project key has no dot, so never looks like one). */
 const JWT_SHAPE = String.raw`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$`;
@@ -60,7 +63,9 @@ export function badgeAuthRules(o: GatewayOptions, c: BadgeConds): Rule[] {
     req(["set-var(txn.now)", "date()"], signed),
     req(["set-var(txn.badge_exp)", `var(txn.key),jwt_payload_query('${claimPath("exp")}','int')`], [...signed, ...unread("badge_exp")]),
     req(["set-var(txn.badge_project)", `var(txn.key),jwt_payload_query('${claimPath("sub")}'),map(${f(BADGE_PROJECTS_FILE)})`], [...live, ...unread("badge_project")]),
-    req(["set-var(txn.keyname)", "var(txn.badge_project)"], c.accepted),
+    // Counted under a name of its own: a project's badges never spend the rate or the quota of a
+    // project key that has the project's name (its back end).
+    req(["set-var-fmt(txn.keyname)", `${BADGE_NAME_PREFIX}%[var(txn.badge_project)]`], c.accepted),
     claim("badge_jti", "jti"),
     claim("badge_alw", "alw", "int"),
     // A page's WebSockets and subscriptions count per badge: a front end has many pages open.

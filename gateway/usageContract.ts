@@ -46,7 +46,8 @@ export const USAGE_STORE = `${Object.values(HAPROXY_COUNTERS).join(",")},gpc(${O
 /** An entry's key: `<keyname>/<chain>/<interface>`, a key's name and never the key. */
 export const entryId = (r: { key: string; chain: string; iface: string }) => `${r.key}/${r.chain}/${r.iface}`;
 
-const ENTRY_KEY = new RegExp(String.raw`^([A-Za-z0-9_.-]{1,64})\/([a-z0-9-]+)\/(${USAGE_INTERFACE_NAMES.join("|")})$`);
+// A key's name, or `badge:<projectId>` for a project's badges (gateway/badges.ts).
+const ENTRY_KEY = new RegExp(String.raw`^((?:badge:)?[A-Za-z0-9_.-]{1,64})\/([a-z0-9-]+)\/(${USAGE_INTERFACE_NAMES.join("|")})$`);
 
 export function parseEntryId(id: string): { key: string; chain: string; iface: UsageInterface } | undefined {
   const m = ENTRY_KEY.exec(id);

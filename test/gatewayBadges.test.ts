@@ -119,7 +119,7 @@ describe("the badge service behind /badge", () => {
 });
 
 describe("badges at the gateway", () => {
-  it("a badge relays like a project key, counted under its project's name; the node never sees the badge", async () => {
+  it("a badge relays like a project key, counted under badge:<its project>; the node never sees the badge", async () => {
     const badge = await newBadge();
     const before = up.seen.length;
     const res = await relay("eth", badge);
@@ -127,7 +127,7 @@ describe("badges at the gateway", () => {
     expect(((await res.json()) as { result: unknown }).result).toBeDefined();
     expect(up.seen.length).toBe(before + 1);
     expect(JSON.stringify(up.seen.at(-1))).not.toContain(badge);
-    await eventually("the access log line", async () => gw.logs(), (l) => /key=web chain=eth iface=rpc-http/.test(l));
+    await eventually("the access log line", async () => gw.logs(), (l) => /key=badge:web chain=eth iface=rpc-http/.test(l));
     expect(gw.logs()).not.toContain(badge);
     // The project keys still work beside badges.
     expect((await relay("eth", KEY)).status).toBe(200);

@@ -29,6 +29,8 @@ const ERIN = "quota_Erin_H5j9K3l7Z1x5C9v3B7n1M5q9W3e";
 const FRANK = "quota_Frank_R8t2Y6u0I4o8P2a6S0d4F8g2H6j";
 const GINA = "quota_Gina_T4y8U2i6O0p4A8s2D6f0G4h8J2k";
 const HANK = "quota_Hank_W6e0R4t8Y2u6I0o4P8a2S6d0F4g";
+/** A project key with the badge project's name: its back end, counted apart from the badges. */
+const WEB = "quota_Web_B3n7M1q5W9e3R7t1Y5u9Z7x1C5v9";
 const signing = newSigningKey();
 const call = (id: number) => ({ jsonrpc: "2.0", id, method: "eth_chainId", params: [] });
 const post = (key: string, body: unknown) =>
@@ -37,7 +39,7 @@ const post = (key: string, body: unknown) =>
 const toMidnight = () => 86400 - (Math.floor(Date.now() / 1000) % 86400);
 const nextMidnight = () => new Date((Math.floor(Date.now() / 86400000) + 1) * 86400000).toISOString().replace(".000Z", "Z");
 
-const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }, { name: "erin", key: ERIN }, { name: "frank", key: FRANK }, { name: "gina", key: GINA }, { name: "hank", key: HANK }];
+const KEYS: ProjectKey[] = [{ name: "alice", key: ALICE }, { name: "bob", key: BOB }, { name: "carol", key: CAROL }, { name: "dave", key: DAVE }, { name: "erin", key: ERIN }, { name: "frank", key: FRANK }, { name: "gina", key: GINA }, { name: "hank", key: HANK }, { name: "web", key: WEB }];
 
 let node: Recorder;
 let gw: RunningGateway;
@@ -53,7 +55,7 @@ beforeAll(async () => {
     undefined,
     undefined,
     signing.publicKeyPem,
-    [{ name: "alice", calls: 5, per: "day" }, { name: "carol", calls: 3, per: "day" }, { name: "web", calls: 3, per: "day" }, { name: "dave", calls: 100, per: "month" }],
+    [{ name: "alice", calls: 5, per: "day" }, { name: "carol", calls: 3, per: "day" }, { name: "badge:web", calls: 3, per: "day" }, { name: "dave", calls: 100, per: "month" }],
   );
 }, 60_000);
 afterAll(async () => {
@@ -113,13 +115,17 @@ it("a request no route takes (405) gives back the quota it was counted against; 
   expect(await remaining(await post(DAVE, call(4)))).toBe(first - 1);
 }, 30_000);
 
-it("counts a badge's calls against its project's quota", async () => {
+it("counts a badge's calls against its project's quota (badge:web), apart from the project key of the same name", async () => {
   const badge = await makeBadge(signing, { sub: "web", chains: { eth: 1 }, alw: 100 });
   const statuses: number[] = [];
   for (let i = 0; i < 4; i++) statuses.push((await post(badge, call(i))).status);
   expect(statuses).toEqual([200, 200, 200, 429]);
   // Another badge of the same project shares the quota.
   expect((await post(await makeBadge(signing, { sub: "web", chains: { eth: 1 } }), call(9))).status).toBe(429);
+  // The back end's key named web has no quota and a rate of its own: the badges spent neither.
+  const backEnd = await post(WEB, call(10));
+  expect(backEnd.status).toBe(200);
+  expect(backEnd.headers.has("ratelimit-limit")).toBe(false);
 }, 30_000);
 
 it("closes a WebSocket before it forwards a message past the quota, and refuses its upgrade once none is left", async () => {
@@ -363,11 +369,11 @@ it("takes the deployed quotas from the key sync: the map file is the deployed on
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-quotasync-"));
   try {
     writeFileSync(join(dir, "keys.map"), keyMap(KEYS));
-    writeFileSync(join(dir, "quotas.map"), "carol 50 day\nweb 9 month\n");
+    writeFileSync(join(dir, "quotas.map"), "carol 50 day\nbadge:web 9 month\n");
     const quotaMap = join(gw.dir, "quotas.map");
     const run = await runKeySync({ KEY_MAP: join(gw.dir, "keys.map"), DESIRED: join(dir, "keys.map"), QUOTA_MAP: quotaMap, DESIRED_QUOTAS: join(dir, "quotas.map"), ADMIN_PORT: String(adminPort) });
-    expect(run).toEqual({ code: 0, out: "key sync: 8 keys live: alice,bob,carol,dave,erin,frank,gina,hank\nkey sync: 2 quotas live: carol 50 day,web 9 month\n" });
-    expect(readFileSync(quotaMap, "utf8")).toBe("carol 50 day\nweb 9 month\n");
+    expect(run).toEqual({ code: 0, out: "key sync: 9 keys live: alice,bob,carol,dave,erin,frank,gina,hank,web\nkey sync: 2 quotas live: carol 50 day,badge:web 9 month\n" });
+    expect(readFileSync(quotaMap, "utf8")).toBe("carol 50 day\nbadge:web 9 month\n");
     const r = await post(CAROL, call(1));
     expect(r.status).toBe(200);
     expect(r.headers.get("ratelimit-limit")).toBe("50");

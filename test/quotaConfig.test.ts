@@ -21,17 +21,20 @@ const base = (quotas: unknown) => ({
 
 describe("rpcstack:gateway.quotas", () => {
   it("takes quotas for project keys and badge projects, and the key sync ships them as quotas.map, not haproxy.cfg", () => {
-    const quotas = [{ name: "ci-first", calls: 1000, per: "day" }, { name: "webapp", calls: 50000, per: "month" }];
+    const quotas = [{ name: "ci-first", calls: 1000, per: "day" }, { name: "badge:webapp", calls: 50000, per: "month" }];
     const s = loadRaw(base(quotas));
     expect(s.gateway.quotas).toEqual(quotas);
-    expect(keyFiles("keys", s.gateway.quotas).find((f) => f.name === QUOTA_MAP_FILE)).toEqual({ name: QUOTA_MAP_FILE, content: "# <name> <calls> <day|month>\nci-first 1000 day\nwebapp 50000 month\n" });
+    expect(keyFiles("keys", s.gateway.quotas).find((f) => f.name === QUOTA_MAP_FILE)).toEqual({ name: QUOTA_MAP_FILE, content: "# <name> <calls> <day|month>\nci-first 1000 day\nbadge:webapp 50000 month\n" });
     // haproxy.cfg reads the map whatever it holds: a quota set or removed changes no byte of it.
     expect(planStack(s).gatewayConfig.compiled.config).toBe(planStack(loadRaw(base([]))).gatewayConfig.compiled.config);
     expect(loadRaw({ ...base(undefined), gateway: {} }).gateway.quotas).toEqual([]);
   });
 
   it.each([
-    ["an unknown name", [{ name: "nobody", calls: 5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.name: "nobody" is neither a project key's name \(rpcstack:projectKeys\) nor a badge project's id/],
+    ["an unknown name", [{ name: "nobody", calls: 5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.name: "nobody" is neither a project key's name \(rpcstack:projectKeys\) nor "badge:" and a badge project's id/],
+    ["a badge project by its bare id", [{ name: "webapp", calls: 5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.name: "webapp" is a badge project's id, not a project key's name: its badges have a quota of their own, named "badge:webapp"/],
+    ["badge: and no badge project", [{ name: "badge:nobody", calls: 5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.name: "badge:nobody" names no badge project: "nobody" is not in rpcstack:badges\.projects/],
+    ["badge: and a project id with a slash", [{ name: "badge:a/b", calls: 5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.name: must be a project key's name, or badge: and a badge project's id/],
     ["a name twice", [{ name: "ci-first", calls: 5, per: "day" }, { name: "ci-first", calls: 9, per: "month" }], /rpcstack:gateway\.quotas\[1\]\.name: "ci-first" already has a quota in gateway\.quotas\[0\]/],
     ["zero calls", [{ name: "ci-first", calls: 0, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.calls: must be >= 1/],
     ["a fraction of calls", [{ name: "ci-first", calls: 2.5, per: "day" }], /rpcstack:gateway\.quotas\[0\]\.calls: must be a positive whole number of calls/],
