@@ -150,4 +150,5 @@ export const badgeFiles = (o: GatewayOptions): Record<string, string> =>
   o.badges ? { [BADGE_PROJECTS_FILE]: o.badges.projects.map((p) => `${p} ${p}\n`).join("") } : {};
 
 /** What the Lua programs read about badges (gateway_data.lua). */
-export const badgeData = (o: GatewayOptions) => (o.badges ? { badges: { max_held: BADGE_MAX_HELD, skew: BADGE_CLOCK_SKEW_SECONDS } } : {});
+/** The ledger's bounds: `max_held` badges at once, each of `projects` holding at most its equal share. */
+export const badgeData = (o: GatewayOptions) => (o.badges ? { badges: { max_held: BADGE_MAX_HELD, skew: BADGE_CLOCK_SKEW_SECONDS, projects: o.badges.projects.length } } : {});

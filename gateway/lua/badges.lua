@@ -13,7 +13,7 @@
 -- chain the badge was accepted for before, txn.badge_scope, as HAProxy's own checks would.
 -- Loaded by HAProxy's lua-load; the ledger is shared with the WebSocket filter (limits.lua).
 local DATA = require('gateway_data').badges
-local ledger = require('rpcstack.badge_ledger').shared(DATA.max_held, DATA.skew)
+local ledger = require('rpcstack.badge_ledger').shared(DATA.max_held, DATA.skew, DATA.projects)
 
 core.register_action('badge_spend', { 'http-req' }, function(txn)
   local jti = txn:get_var('txn.badge_jti')
@@ -25,7 +25,7 @@ core.register_action('badge_spend', { 'http-req' }, function(txn)
   -- No txn.req_calls: a WebSocket handshake, which is no call (its messages' calls count in ws_limit).
   local calls = tonumber(txn:get_var('txn.req_calls')) or 0
   local now = os.time()
-  local verdict = ledger:spend(jti, exp, alw, calls, now)
+  local verdict = ledger:spend(jti, exp, alw, calls, now, txn:get_var('txn.badge_project'))
   if verdict then txn:set_var('txn.badge_verdict', verdict) end
   local digest = txn:get_var('txn.badge_digest')
   if digest and not verdict then

@@ -35,7 +35,8 @@ local ws = require 'rpcstack.ws'
 local held = require 'rpcstack.held'
 local DATA = require('gateway_data')
 local RULES = DATA.ws
-local LEDGER = DATA.badges and require('rpcstack.badge_ledger').shared(DATA.badges.max_held, DATA.badges.skew)
+local LEDGER = DATA.badges
+  and require('rpcstack.badge_ledger').shared(DATA.badges.max_held, DATA.badges.skew, DATA.badges.projects)
 local FILTERS = DATA.filters and require('rpcstack.filter_budget').shared(DATA.filters.max, DATA.filters.window)
 -- The key map the configuration reads: the same map, so a runtime API change is seen here at once.
 local KEYS = DATA.key_map and Map.new(DATA.key_map, Map._str)

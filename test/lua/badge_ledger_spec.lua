@@ -24,6 +24,19 @@ describe('badge ledger', function()
     assert.same({ nil, 3 }, { l:spend('a', 1000, 5, -2, 900) })
   end)
 
+  it('shares the badges held between projects: one filling its share leaves the others room', function()
+    local l = Ledger.new(6, 5, 3)
+    assert.is_nil((l:spend('a1', 1000, 9, 1, 900, 'flood')))
+    assert.is_nil((l:spend('a2', 1000, 9, 1, 900, 'flood')))
+    assert.are.equal('full', (l:spend('a3', 1000, 9, 1, 900, 'flood')))
+    -- a badge it holds goes on
+    assert.is_nil((l:spend('a1', 1000, 9, 1, 900, 'flood')))
+    assert.is_nil((l:spend('b1', 1000, 9, 1, 900, 'web')))
+    assert.is_nil((l:spend('c1', 1000, 9, 1, 900, 'shop')))
+    -- once its badges expire, the project has its share again
+    assert.is_nil((l:spend('a4', 2000, 9, 1, 1200, 'flood')))
+  end)
+
   it('counts a batch as its calls', function()
     local l = Ledger.new(10, 5)
     assert.are.equal('spent', (l:spend('a', 1000, 5, 6, 900)))

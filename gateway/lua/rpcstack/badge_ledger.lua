@@ -13,18 +13,21 @@
 --       request with the same bytes need neither verify its signature nor read its claims again
 --   ledger:known(digest, now) -> claims   that badge's claims (and .scope[chain] for each chain
 --       it was accepted for), or nil when it is not held or has expired
---   ledger:spend(jti, exp, allowance, calls, now) -> verdict, spent
+--   ledger:spend(jti, exp, allowance, calls, now, project) -> verdict, spent
 --       verdict  nil (within the allowance), "spent" (these calls would pass the allowance, or,
 --                for none (a WebSocket handshake), nothing is left), "full" (too many badges
---                held), "expired"
+--                held, or the project holds its share of them: a badge not yet held), "expired"
 --       spent    the badge's calls so far, these included when allowed: a refusal spends nothing,
 --                as a quota's does (negative calls give back what a request no route took spent)
 local Ledger = {}
 Ledger.__index = Ledger
 
-function Ledger.new(max, skew)
+-- `projects`: how many projects share the `max` badges held; each may hold its equal share, so one
+-- project's pages (or a script minting for it) cannot fill the room the others' need.
+function Ledger.new(max, skew, projects)
   return setmetatable({
     buckets = {}, held = 0, max = max, skew = skew, swept = 0,
+    share = math.max(1, max // math.max(1, projects or 1)), by = {},
     seen = {}, seen_claims = {}, seen_held = 0,
   }, Ledger)
 end
@@ -36,6 +39,7 @@ function Ledger:sweep(now)
   for minute, b in pairs(self.buckets) do
     if (minute + 1) * 60 + self.skew <= now then
       self.held = self.held - b.n
+      for project, n in pairs(b.by) do self.by[project] = self.by[project] - n end
       self.buckets[minute] = nil
     end
   end
@@ -76,19 +80,21 @@ function Ledger:known(digest, now)
   if claims and claims.exp + self.skew >= now then return claims end
 end
 
-function Ledger:spend(jti, exp, allowance, calls, now)
+function Ledger:spend(jti, exp, allowance, calls, now, project)
   self:sweep(now)
   if exp + self.skew < now then return 'expired', 0 end
   local minute = exp // 60
   local b = self.buckets[minute]
   if not b then
-    b = { n = 0, used = {} }
+    b = { n = 0, used = {}, by = {} }
     self.buckets[minute] = b
   end
   local used = b.used[jti]
   if not used then
-    if self.held >= self.max then return 'full', 0 end
+    project = project or '-'
+    if self.held >= self.max or (self.by[project] or 0) >= self.share then return 'full', 0 end
     b.n, self.held, used = b.n + 1, self.held + 1, 0
+    b.by[project], self.by[project] = (b.by[project] or 0) + 1, (self.by[project] or 0) + 1
   end
   -- A refusal spends nothing; a WebSocket handshake (no calls) is refused once nothing is left.
   if used + calls > allowance or calls == 0 and used >= allowance then
@@ -102,8 +108,8 @@ end
 
 local shared
 -- The gateway's one ledger (created by the first program that asks, with its bounds).
-function Ledger.shared(max, skew)
-  shared = shared or Ledger.new(max, skew)
+function Ledger.shared(max, skew, projects)
+  shared = shared or Ledger.new(max, skew, projects)
   return shared
 end
 
