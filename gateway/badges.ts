@@ -97,12 +97,17 @@ export function badgeScopeRules(o: GatewayOptions, chains: readonly GatewayChain
   ];
 }
 
-/** After the rate limit: the call counts against the badge's allowance (a call refused before it does not). */
-export function badgeAllowanceRules(o: GatewayOptions, c: BadgeConds): Rule[] {
+/**
+ * After the rate limit and the quota: the calls count against the badge's allowance (a call refused
+ * before it does not). `beforeRefusal`: what gives back what was counted before, when the badge
+ * refuses (the quota, quotas.ts).
+ */
+export function badgeAllowanceRules(o: GatewayOptions, c: BadgeConds, beforeRefusal: (refused: Cond) => Rule[] = () => []): Rule[] {
   if (!o.badges) return [];
   const verdict = (v: string) => [...c.accepted, ...anon("var(txn.badge_verdict)", "-m", "str", v)];
   return [
     req(["lua.badge_spend"], c.accepted),
+    ...beforeRefusal([...c.accepted, ...anon("var(txn.badge_verdict)", "-m", "found")]),
     refuse(429, "badge allowance used up: ask the badge server for a new badge", verdict("spent")),
     refuse(401, EXPIRED, verdict("expired")),
     refuse(503, "the gateway holds as many badges as it may: try again shortly", verdict("full")),

@@ -25,7 +25,7 @@ import { HOST_FETCH, NODE_DOWN, chainRoutes, hostIs, tendermintWsRules } from ".
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
 import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaMapPath, quotaNeverSent, quotaTakeBack, quotaTracking } from "./quotas.js";
-import { NEVER_SENT, requestCalls, usageAnswers, usageCalls, usageNeverSent, usageTakeBack, usageTracking } from "./usage.js";
+import { NEVER_SENT, UNROUTED_VAR, requestCalls, usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { EXPORTER_PATH, certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
 
@@ -122,8 +122,10 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...chains.flatMap(specGates),
     ...per.flatMap(({ r }) => r.gates),
     ...requestCalls(["!", ...WS_HANDSHAKE], NODE_DOWN),
-    ...badgeAllowanceRules(opts, badge),
+    // The quota first (it counts, then checks: concurrent calls never pass it), then the badge's
+    // allowance, which gives the quota back when it refuses: a refusal spends neither.
     ...quotaCalls(["!", ...WS_HANDSHAKE], ws),
+    ...badgeAllowanceRules(opts, badge, quotaTakeBack),
     ...usageCalls(),
     ...batchRules(chains),
     ...wsRules(opts, ws),
@@ -131,7 +133,6 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...per.flatMap(({ r }) => r.hostUses),
     ...per.flatMap(({ r }) => r.uses),
     ...usageAnswers(),
-    ...usageNeverSent(),
     ...quotaNeverSent(NEVER_SENT),
     ...badgeRefund(opts, afterResponse, NEVER_SENT),
     ...quotaHeaders(),
@@ -162,7 +163,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   const unrouted: Section = {
     header: ["backend", "be_unrouted"],
     directives: [],
-    rules: [...usageTakeBack(), ...quotaTakeBack(), ...badgeRefund(opts), refuse(405, "method or path not served on this interface")],
+    rules: [req([`set-var(${UNROUTED_VAR})`, "bool(true)"]), ...quotaTakeBack(), ...badgeRefund(opts), refuse(405, "method or path not served on this interface")],
   };
 
   const files: Record<string, string> = {

@@ -31,11 +31,12 @@ export const quotaMap = (quotas: readonly Quota[]) =>
 /**
  * HAProxy's longest expiry (timers are at most 2^31 ms, ~24.8 days): each call renews it, so only
  * a monthly quota left unused for 24 days within one month loses what it spent before. A name is
- * at most 64 characters, a period 10.
+ * at most 70 characters (`badge:` and a 64-character project id), `/` and a period 10: HAProxy
+ * cuts longer keys, which would merge the days of a month.
  */
 export const quotaTable = (): Section => ({
   header: ["backend", QUOTA_TABLE],
-  directives: [["stick-table", "type", "string", "len", "80", "size", "100k", "expire", "24d", "store", "gpc(1)"]],
+  directives: [["stick-table", "type", "string", "len", "88", "size", "100k", "expire", "24d", "store", "gpc(1)"]],
 });
 
 /** Calls spent in the period: this process's count and what the keeper says came before it. */
@@ -108,8 +109,8 @@ export function quotaCalls(notWs: Cond, ws: Cond): Rule[] {
 const takeBack = (phase: typeof req | typeof afterResponse, cond: Cond = []): Rule[] => [
   phase([`sc-add-gpc(0,${QUOTA_SC})`, "var(txn.req_calls),neg"], [...quoted, ...anon("var(txn.req_calls)", "-m", "found"), "!", ...anon("var(txn.quota_over)", "-m", "bool"), ...cond]),
 ];
-/** A request no route took (be_unrouted): the calls quotaCalls added are taken back. */
-export const quotaTakeBack = (): Rule[] => takeBack(req);
+/** A request no route took (be_unrouted), or `cond` (a badge's allowance refused it): the calls quotaCalls added are taken back. */
+export const quotaTakeBack = (cond: Cond = []): Rule[] => takeBack(req, cond);
 /** A request HAProxy could not hand to a node (usage.ts NEVER_SENT): its calls are taken back. */
 export const quotaNeverSent = (neverSent: Cond): Rule[] => takeBack(afterResponse, neverSent);
 

@@ -45,32 +45,34 @@ export const requestCalls = (notWs: Cond, nodeDown: Cond): Rule[] => {
   ];
 };
 
-/**
- * Adds a request's calls (requestCalls) to its usage entry, and the calls of a batch the gateway
- * answered itself to its errors: a refused call is an error wherever it is, alone (its 403, in
- * usageAnswers) or in a batch.
- */
-export const usageCalls = (): Rule[] => {
-  const tracked = anon("var(txn.usage)", "-m", "found");
-  return [
-    req([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls)"], [...tracked, ...anon("var(txn.req_calls)", "-m", "found")]),
-    req([`sc-add-gpc(${USAGE_GPC.errors},${USAGE_SC})`, "var(txn.rpc_refused)"], [...tracked, ...anon("var(txn.rpc_refused)", "-m", "found")]),
-  ];
-};
-
-const takeBack = (phase: typeof req | typeof afterResponse, cond: Cond = []): Rule[] => [
-  phase([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls),neg"], [...anon("var(txn.usage)", "-m", "found"), ...anon("var(txn.req_calls)", "-m", "found"), ...cond]),
-];
-/** A request no route took (be_unrouted): the calls usageCalls added are taken back (gpc is unsigned: adding the negation). */
-export const usageTakeBack = (): Rule[] => takeBack(req);
+/** Set by be_unrouted: no route took the request (build.ts). */
+export const UNROUTED_VAR = "txn.unrouted";
 
 /**
  * HAProxy's own answer to a request it could not hand to a node (the connection refused or timed
- * out, the queue timed out: the termination state's second letter C or Q): the calls are taken
- * back, as for no route. A node's own error answer reached the node, and counts.
+ * out, the queue timed out: the termination state's second letter C or Q). A node's own error
+ * answer reached the node, and counts.
  */
 export const NEVER_SENT: Cond = anon("txn.sess_term_state", "-m", "reg", "^[sS][CQ]$");
-export const usageNeverSent = (): Rule[] => takeBack(afterResponse, NEVER_SENT);
+
+/**
+ * The calls of a request (requestCalls) added to its usage entry once it is answered, and only when
+ * they went on to a node (or the cache answered them): not for the quota's or a badge's refusal, a
+ * request no route took, or one HAProxy could not hand to a node. Counted at the answer, never
+ * taken back: the usage keeper reads a counter that went down as a new entry. The calls of a batch
+ * the gateway answered itself go to its errors at once: a refused call is an error wherever it is,
+ * alone (its 403, in usageAnswers) or in a batch.
+ */
+export const usageCalls = (): Rule[] => {
+  const tracked = anon("var(txn.usage)", "-m", "found");
+  const not = (v: string, ...m: string[]) => ["!", ...anon(`var(${v})`, "-m", ...(m.length ? m : ["found"]))];
+  return [
+    req([`sc-add-gpc(${USAGE_GPC.errors},${USAGE_SC})`, "var(txn.rpc_refused)"], [...tracked, ...anon("var(txn.rpc_refused)", "-m", "found")]),
+    afterResponse([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls)"], [
+      ...tracked, ...anon("var(txn.req_calls)", "-m", "found"), ...not("txn.quota_over", "bool"), ...not("txn.badge_verdict"), ...not(UNROUTED_VAR, "bool"), "!", ...NEVER_SENT,
+    ]),
+  ];
+};
 
 /** Every answer, the gateway's own refusals included (http-after-response sees them all). */
 export const usageAnswers = (): Rule[] => {

@@ -19,7 +19,7 @@ describe("quotas in the generated configuration", () => {
     expect(b.config).toContain("tune.stick-counters 7");
     expect(b.config).toContain("http-request set-var(txn.quota) var(txn.keyname),map(/g/quotas.map) if");
     expect(b.config).toContain("http-request track-sc5 var(txn.quota_entry) table st_quota");
-    expect(b.config).toMatch(/backend st_quota\n\s+stick-table type string len 80 size 100k expire 24d store gpc\(1\)/);
+    expect(b.config).toMatch(/backend st_quota\n\s+stick-table type string len 88 size 100k expire 24d store gpc\(1\)/);
     expect(b.config).toContain("lua-load /l/quotas.lua");
     expect(b.config).toMatch(/http-after-response set-header RateLimit-Remaining %\[var\(txn.quota_left\)\] if/);
     // The 429 comes after the policy has counted a batch's calls, never before the body is read.

@@ -126,6 +126,19 @@ it("counts a badge's calls against its project's quota (badge:web), apart from t
   const backEnd = await post(WEB, call(10));
   expect(backEnd.status).toBe(200);
   expect(backEnd.headers.has("ratelimit-limit")).toBe(false);
+  // A call the quota refused spent nothing of the badge's allowance (6): with the quota raised,
+  // the badge makes its other 3 calls.
+  const small = await makeBadge(signing, { sub: "web", chains: { eth: 1 }, alw: 6 });
+  const map = join(gw.dir, "quotas.map");
+  await runtimeCommand(join(gw.dir, "admin.sock"), `set map ${map} badge:web 6\\ day`);
+  const more: number[] = [];
+  for (let i = 0; i < 6; i++) more.push((await post(small, call(20 + i))).status);
+  expect(more).toEqual([200, 200, 200, 429, 429, 429]);
+  await runtimeCommand(join(gw.dir, "admin.sock"), `set map ${map} badge:web 1000\\ day`);
+  const after: number[] = [];
+  for (let i = 0; i < 4; i++) after.push((await post(small, call(30 + i))).status);
+  expect(after).toEqual([200, 200, 200, 429]);
+  expect(await (await post(small, call(40))).text()).toMatch(/badge allowance used up/);
 }, 30_000);
 
 it("closes a WebSocket before it forwards a message past the quota, and refuses its upgrade once none is left", async () => {
@@ -299,6 +312,24 @@ describe("pipelined messages past the quota: those before it go on and are bille
     }
   }, 30_000);
 });
+
+it("a message the gateway cannot relay ends the socket after the whole messages before it in the same read, which are answered and billed", async () => {
+  const seen = node.wsMessages.length;
+  const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${WEB}`, { rejectUnauthorized: false });
+  await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+  const socket = (ws as unknown as { _socket: import("node:net").Socket })._socket;
+  socket.removeAllListeners("data");
+  const got: Buffer[] = [];
+  socket.on("data", (d: Buffer) => got.push(d));
+  socket.write(Buffer.concat([clientFrame(JSON.stringify(call(1))), clientFrame(JSON.stringify(call(2))), clientFrame("not json")]));
+  await eventually("the close frame", async () => serverFrames(Buffer.concat(got)).filter((f) => f.op === 8).length, (n) => n === 1, 10_000);
+  socket.destroy();
+  const frames = serverFrames(Buffer.concat(got));
+  expect(frames.filter((f) => f.op === 1).map((f) => JSON.parse(String(f.payload)).id)).toEqual([1, 2]);
+  expect(frames.filter((f) => f.op === 8).map((f) => `${f.payload.readUInt16BE(0)} ${f.payload.subarray(2)}`)).toEqual(["1008 message the gateway cannot read"]);
+  expect(node.wsMessages.length - seen).toBe(2);
+  expect(/key=web\/eth\/ws .* gpc0=(\d+)/.exec(await runtimeCommand(join(gw.dir, "admin.sock"), "show table st_usage"))?.[1]).toBe("2");
+}, 30_000);
 
 describe("a day turning under an open WebSocket", () => {
   // HAProxy's clock, from Debian's libfaketime: the day starts 6 s after it does (its timers keep

@@ -137,14 +137,19 @@ end
 -- Whether this socket holds part of a message: counted against its address while it does (each
 -- holds a whole buffer until the rest comes, rpcstack/held.lua). Past the address's bound, or held
 -- longer than a body may take, the socket is closed (msg and chn are needed only while it holds one).
-function WsLimit:unfinished(txn, holds, msg, chn)
+-- With `keep` (whole messages before the held part, let through and counted), a socket past the
+-- address's bound is not closed here: true tells the caller to end it after them (end_before).
+function WsLimit:unfinished(txn, holds, msg, chn, keep)
   if holds == (self.since ~= nil) then
     if holds and os.time() - self.since > self.unfinished_s then close(txn, msg, chn) end
     return
   end
   local n = held.count(self.src, holds and 1 or -1)
   self.since = holds and os.time() or nil
-  if holds and n > self.unfinished_max then close(txn, msg, chn) end
+  if holds and n > self.unfinished_max then
+    if keep and keep > 0 then return true end
+    close(txn, msg, chn)
+  end
 end
 
 -- The socket is gone: its subscriptions no longer count against the key, nor a message it held
@@ -173,6 +178,10 @@ local RATE_PAST = 'rate limit exceeded for this project key'
 local QUOTA_PAST = 'quota exceeded for this project key'
 local ALLOWANCE_PAST = "badge's allowance spent"
 local QUOTA_PERIOD = 'quota period ended: open a new socket'
+local TOO_LARGE = 'message too large'
+local UNREADABLE = 'message the gateway cannot read'
+local BATCH_TOO_LARGE = 'batch too large'
+local TOO_MANY_HELD = 'too many unfinished messages from this address'
 
 -- A message refused for the rate, the quota or an allowance ends the socket, but the messages
 -- before it in the same read (`keep` bytes, counted and let through) go on: the node gets a close
@@ -182,10 +191,19 @@ local QUOTA_PERIOD = 'quota period ended: open a new socket'
 function WsLimit:end_before(txn, msg, chn, keep, why)
   local avail = chn:input()
   local f = ws.close(1008, why, string.pack('>I4', math.random(0, 0xffffffff)))
-  msg:set(f, keep, avail - keep)
+  -- No room for the close frame (a node that stopped reading): closed at once, as before.
+  if msg:set(f, keep, avail - keep) == -1 then close(txn, msg, chn) end
   self.ending, self.need = ws.close(1008, why), 0
   self:unfinished(txn, false, msg, chn)
   return keep + #f
+end
+
+-- A message the gateway cannot relay (too large, unreadable, a batch too large, one unfinished
+-- message too many): the socket ends, after the whole messages before it in the same read (`keep`
+-- bytes, already counted) when there are any; else at once, as a protocol error.
+function WsLimit:refuse_rest(txn, msg, chn, keep, why)
+  if keep == 0 then close(txn, msg, chn) end
+  return self:end_before(txn, msg, chn, keep, why)
 end
 
 -- The client's bytes once its socket is ending: dropped; once it has had the close frame, its
@@ -220,11 +238,13 @@ function WsLimit:tcp_payload(txn, chn)
   local pos = 1
   while pos <= #data do
     local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
-    if stop == false then close(txn, msg, chn) end
+    if stop == false then return self:refuse_rest(txn, msg, chn, pos - 1, TOO_LARGE) end
     if not stop then
       if held.client_gone(txn.req, chn, DATA.buffer) then return self:drop_unfinished(txn, msg, chn, pos - 1, #data) end
       self.need = frames
-      self:unfinished(txn, true, msg, chn)
+      if self:unfinished(txn, true, msg, chn, pos - 1) then
+        return self:end_before(txn, msg, chn, pos - 1, TOO_MANY_HELD)
+      end
       return pos - 1
     end
     if #frames > 0 then
@@ -242,7 +262,9 @@ function WsLimit:tcp_payload(txn, chn)
       view.socket, view.key = self.subs, open
       view.filters = FILTERS and self.rules.filter and self.filters_left or nil
       local verdict, calls, text, opened, made, refused = ws.check(whole, self.rules, view, self.mark)
-      if verdict then close(txn, msg, chn) end
+      if verdict then
+        return self:refuse_rest(txn, msg, chn, pos - 1, verdict == 'batch' and BATCH_TOO_LARGE or UNREADABLE)
+      end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       -- What the message bills (usage, quota, allowance): its calls but those the gateway refused
       -- in place (they reach the node only as a method it does not serve); an empty batch, one.
