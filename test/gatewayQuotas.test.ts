@@ -242,6 +242,17 @@ const clientFrame = (text: string) => {
   const mask = Buffer.from([1, 2, 3, 4]);
   return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4])]);
 };
+/** An open WebSocket read raw from here on: its socket, the bytes it received, and its end. */
+async function rawWebSocket(key: string) {
+  const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${key}`, { rejectUnauthorized: false });
+  await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+  const socket = (ws as unknown as { _socket: import("node:net").Socket })._socket;
+  socket.removeAllListeners("data");
+  const got: Buffer[] = [];
+  socket.on("data", (d: Buffer) => got.push(d));
+  return { socket, received: () => Buffer.concat(got), ended: new Promise((r) => socket.once("close", r)) };
+}
+
 /** The node's side as the client reads it: each frame's opcode and payload (short frames). */
 function serverFrames(bytes: Buffer): { op: number; payload: Buffer }[] {
   const out: { op: number; payload: Buffer }[] = [];
@@ -271,20 +282,13 @@ describe("pipelined messages past the quota: those before it go on and are bille
   it("over HTTP/1.1: 15 messages in one write against a quota of 10", async () => {
     await runtimeCommand(join(gw.dir, "admin.sock"), `add map ${join(gw.dir, "quotas.map")} gina ${QUOTA}\\ day`);
     const seen = node.wsMessages.length;
-    const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${GINA}`, { rejectUnauthorized: false });
-    await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
-    const socket = (ws as unknown as { _socket: import("node:net").Socket })._socket;
-    // The client's raw bytes from here on, read as frames.
-    socket.removeAllListeners("data");
-    const got: Buffer[] = [];
-    socket.on("data", (d: Buffer) => got.push(d));
-    const ended = new Promise((r) => socket.once("close", r));
+    const { socket, received, ended } = await rawWebSocket(GINA);
     socket.write(frames);
-    await eventually("the close frame", async () => verdict(serverFrames(Buffer.concat(got))).close.length, (n) => n === 1, 10_000);
+    await eventually("the close frame", async () => verdict(serverFrames(received())).close.length, (n) => n === 1, 10_000);
     socket.end(clientFrame("").fill(0x88, 0, 1));
     await Promise.race([ended, new Promise((r) => setTimeout(r, 3000))]);
     socket.destroy();
-    expect(verdict(serverFrames(Buffer.concat(got)))).toEqual(expected);
+    expect(verdict(serverFrames(received()))).toEqual(expected);
     expect(node.wsMessages.length - seen).toBe(QUOTA);
     // The bill: the quota is spent by exactly what went on.
     expect((await post(GINA, call(99))).status).toBe(429);
@@ -315,16 +319,11 @@ describe("pipelined messages past the quota: those before it go on and are bille
 
 it("a message the gateway cannot relay ends the socket after the whole messages before it in the same read, which are answered and billed", async () => {
   const seen = node.wsMessages.length;
-  const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${WEB}`, { rejectUnauthorized: false });
-  await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
-  const socket = (ws as unknown as { _socket: import("node:net").Socket })._socket;
-  socket.removeAllListeners("data");
-  const got: Buffer[] = [];
-  socket.on("data", (d: Buffer) => got.push(d));
+  const { socket, received } = await rawWebSocket(WEB);
   socket.write(Buffer.concat([clientFrame(JSON.stringify(call(1))), clientFrame(JSON.stringify(call(2))), clientFrame("not json")]));
-  await eventually("the close frame", async () => serverFrames(Buffer.concat(got)).filter((f) => f.op === 8).length, (n) => n === 1, 10_000);
+  await eventually("the close frame", async () => serverFrames(received()).filter((f) => f.op === 8).length, (n) => n === 1, 10_000);
   socket.destroy();
-  const frames = serverFrames(Buffer.concat(got));
+  const frames = serverFrames(received());
   expect(frames.filter((f) => f.op === 1).map((f) => JSON.parse(String(f.payload)).id)).toEqual([1, 2]);
   expect(frames.filter((f) => f.op === 8).map((f) => `${f.payload.readUInt16BE(0)} ${f.payload.subarray(2)}`)).toEqual(["1008 message the gateway cannot read"]);
   expect(node.wsMessages.length - seen).toBe(2);
