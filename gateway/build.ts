@@ -126,7 +126,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     // allowance, which gives the quota back when it refuses: a refusal spends neither.
     ...quotaCalls(["!", ...WS_HANDSHAKE], ws),
     ...badgeAllowanceRules(opts, badge, quotaTakeBack),
-    ...usageCalls(),
+    ...usageCalls(!!opts.badges),
     ...batchRules(chains),
     ...wsRules(opts, ws),
     ...cacheRules(chains, opts),

@@ -63,13 +63,13 @@ export const NEVER_SENT: Cond = anon("txn.sess_term_state", "-m", "reg", "^[sS][
  * the gateway answered itself go to its errors at once: a refused call is an error wherever it is,
  * alone (its 403, in usageAnswers) or in a batch.
  */
-export const usageCalls = (): Rule[] => {
+export const usageCalls = (badges: boolean): Rule[] => {
   const tracked = anon("var(txn.usage)", "-m", "found");
   const not = (v: string, ...m: string[]) => ["!", ...anon(`var(${v})`, "-m", ...(m.length ? m : ["found"]))];
   return [
     req([`sc-add-gpc(${USAGE_GPC.errors},${USAGE_SC})`, "var(txn.rpc_refused)"], [...tracked, ...anon("var(txn.rpc_refused)", "-m", "found")]),
     afterResponse([`sc-add-gpc(${USAGE_GPC.calls},${USAGE_SC})`, "var(txn.req_calls)"], [
-      ...tracked, ...anon("var(txn.req_calls)", "-m", "found"), ...not("txn.quota_over", "bool"), ...not("txn.badge_verdict"), ...not(UNROUTED_VAR, "bool"), "!", ...NEVER_SENT,
+      ...tracked, ...anon("var(txn.req_calls)", "-m", "found"), ...not("txn.quota_over", "bool"), ...(badges ? not("txn.badge_verdict") : []), ...not(UNROUTED_VAR, "bool"), "!", ...NEVER_SENT,
     ]),
   ];
 };
