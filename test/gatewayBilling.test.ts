@@ -16,6 +16,7 @@ import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { makeBadge, newSigningKey } from "./support/badges.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { random } from "./support/jsonFuzz.js";
+import { textFrame } from "./support/wsFrames.js";
 import { freePort } from "./support/net.js";
 
 const KEYS = [0, 1, 2, 3].map((k) => ({ name: `k${k}`, key: `billing_Key${k}_Q4w8E2r6T0y3U7i1O5p9A4s8` }));
@@ -81,13 +82,6 @@ afterAll(async () => {
   await new Promise((r) => node?.server.close(r));
 });
 
-/** A client's text frame (masked, RFC 6455 5.3). */
-function clientFrame(text: string): Buffer {
-  const payload = Buffer.from(text);
-  const mask = Buffer.from([9, 8, 7, 6]);
-  const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0xfe, payload.length >> 8, payload.length & 0xff]);
-  return Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]);
-}
 
 /** A raw WebSocket to the gateway: bytes written as given, the socket's end awaited. */
 async function rawSocket(key: string, localAddress: string): Promise<{ socket: TLSSocket; closed: Promise<void> }> {
@@ -166,7 +160,7 @@ it(`per key, the node's calls equal usage's calls and the quota spent (seed ${SE
           continue;
         }
         const messages = Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => JSON.stringify(rnd() < 0.7 ? call(k, rnd() < 0.15) : Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => call(k, rnd() < 0.2))));
-        const bytes = Buffer.concat(messages.map(clientFrame));
+        const bytes = Buffer.concat(messages.map(textFrame));
         let received = 0;
         socket.on("data", (d: Buffer) => (received += d.length));
         if (rnd() < 0.3) {

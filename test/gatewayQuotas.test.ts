@@ -11,6 +11,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runtimeCommand } from "../gateway/runtimeApi.js";
+import { serverFrames, textFrame } from "./support/wsFrames.js";
 import { keyMap, type ProjectKey } from "../gateway/build.js";
 import { startKeeper } from "../usage/keeper.js";
 import { ZERO } from "../usage/table.js";
@@ -236,12 +237,6 @@ it("an open WebSocket follows its key's quota at its next message: lowered, rais
   }
 }, 30_000);
 
-/** A client's text frame (masked, RFC 6455 5.3), its payload under 126 bytes. */
-const clientFrame = (text: string) => {
-  const payload = Buffer.from(text);
-  const mask = Buffer.from([1, 2, 3, 4]);
-  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ mask[i % 4])]);
-};
 /** An open WebSocket read raw from here on: its socket, the bytes it received, and its end. */
 async function rawWebSocket(key: string) {
   const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${key}`, { rejectUnauthorized: false });
@@ -253,25 +248,11 @@ async function rawWebSocket(key: string) {
   return { socket, received: () => Buffer.concat(got), ended: new Promise((r) => socket.once("close", r)) };
 }
 
-/** The node's side as the client reads it: each frame's opcode and payload (short frames). */
-function serverFrames(bytes: Buffer): { op: number; payload: Buffer }[] {
-  const out: { op: number; payload: Buffer }[] = [];
-  for (let p = 0; p + 2 <= bytes.length; ) {
-    const op = bytes[p] & 0x0f;
-    let len = bytes[p + 1] & 0x7f;
-    let head = 2;
-    if (len === 126) [len, head] = [bytes.readUInt16BE(p + 2), 4];
-    if (p + head + len > bytes.length) break;
-    out.push({ op, payload: bytes.subarray(p + head, p + head + len) });
-    p += head + len;
-  }
-  return out;
-}
 
 describe("pipelined messages past the quota: those before it go on and are billed, the rest never", () => {
   const PIPELINED = 15;
   const QUOTA = 10;
-  const frames = Buffer.concat(Array.from({ length: PIPELINED }, (_, i) => clientFrame(JSON.stringify(call(i + 1)))));
+  const frames = Buffer.concat(Array.from({ length: PIPELINED }, (_, i) => textFrame(JSON.stringify(call(i + 1)))));
   /** What the client got: answered ids, and the close frame's code and reason. */
   const verdict = (got: { op: number; payload: Buffer }[]) => ({
     answered: got.filter((f) => f.op === 1).map((f) => JSON.parse(String(f.payload)).id),
@@ -285,7 +266,7 @@ describe("pipelined messages past the quota: those before it go on and are bille
     const { socket, received, ended } = await rawWebSocket(GINA);
     socket.write(frames);
     await eventually("the close frame", async () => verdict(serverFrames(received())).close.length, (n) => n === 1, 10_000);
-    socket.end(clientFrame("").fill(0x88, 0, 1));
+    socket.end(textFrame("").fill(0x88, 0, 1));
     await Promise.race([ended, new Promise((r) => setTimeout(r, 3000))]);
     socket.destroy();
     expect(verdict(serverFrames(received()))).toEqual(expected);
@@ -320,7 +301,7 @@ describe("pipelined messages past the quota: those before it go on and are bille
 it("a message the gateway cannot relay ends the socket after the whole messages before it in the same read, which are answered and billed", async () => {
   const seen = node.wsMessages.length;
   const { socket, received } = await rawWebSocket(WEB);
-  socket.write(Buffer.concat([clientFrame(JSON.stringify(call(1))), clientFrame(JSON.stringify(call(2))), clientFrame("not json")]));
+  socket.write(Buffer.concat([textFrame(JSON.stringify(call(1))), textFrame(JSON.stringify(call(2))), textFrame("not json")]));
   await eventually("the close frame", async () => serverFrames(received()).filter((f) => f.op === 8).length, (n) => n === 1, 10_000);
   socket.destroy();
   const frames = serverFrames(received());

@@ -12,6 +12,7 @@ import { runtimeCommand } from "../gateway/runtimeApi.js";
 import type { GatewayChain, GatewayOptions } from "../gateway/build.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
+import { clientFrame } from "./support/wsFrames.js";
 
 const KEY = "wsl_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS";
 const MAX = 64 * 1024;
@@ -166,20 +167,6 @@ describe("subscriptions and the method policy inside WebSockets", () => {
     s.ws.close();
   });
 });
-
-/** One client frame (RFC 6455 5.2: masked), a text frame unless `opcode` says otherwise. */
-function clientFrame(payload: Buffer, opcode = 1): Buffer {
-  const len = payload.length;
-  const head = len < 126 ? Buffer.from([0x80 | opcode, 0x80 | len]) : Buffer.alloc(len < 65536 ? 4 : 10);
-  if (len >= 126) {
-    head[0] = 0x80 | opcode;
-    head[1] = 0x80 | (len < 65536 ? 126 : 127);
-    if (len < 65536) head.writeUInt16BE(len, 2);
-    else head.writeBigUInt64BE(BigInt(len), 2);
-  }
-  const mask = Buffer.from([0x5a, 0x17, 0xc3, 0x08]);
-  return Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]);
-}
 
 describe("WebSocket control frames", () => {
   it("a ping over 125 bytes (a protocol error) closes the socket; the node sees nothing of it", async () => {
