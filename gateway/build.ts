@@ -10,7 +10,7 @@ import { BADGE_ACL, BADGE_KEY_FILE, badgeAllowanceRules, badgeAuthRules, badgeCo
 import { batchData, batchGlobal, batchRules, batchSections } from "./batch.js";
 import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheMetricsPath, cacheRules, cacheSections } from "./cache.js";
 import { corsRules } from "./cors.js";
-import { endBeforeBody, errorFiles, refuse, refuseDirective } from "./errors.js";
+import { endBeforeBody, errorFiles, refuse } from "./errors.js";
 import { internalData, internalSecretGlobal, internalStrip } from "./internal.js";
 import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, gatewayMemoryMiB, wsOpenRules, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
@@ -159,7 +159,8 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     // Without public hostnames their rules can never apply: not written, not evaluated per request.
     rules: endBeforeBody(settleNever(rules, hostnames.length ? [] : ["public_host"])),
   };
-  // What no route takes: its calls were counted on the way (requestCalls), and are given back.
+  // What no route takes: marked so that usage does not count its calls (usageCalls), and what the
+  // quota and a badge's allowance counted on the way is given back.
   const unrouted: Section = {
     header: ["backend", "be_unrouted"],
     directives: [],
