@@ -22,6 +22,8 @@ export const badgesSchema = {
           },
           lifetimeSeconds: { type: "integer", minimum: 30, maximum: 3600 },
           allowance: { type: "integer", minimum: 1, maximum: 100000000, default: 1000 },
+          // The project's badges together, apart from any project key's rate: what a page's visitors may spend a second.
+          ratePerSecond: { type: "integer", minimum: 1, maximum: 1000000 },
         },
         required: ["projectId", "chains", "origins"],
         additionalProperties: false,

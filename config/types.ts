@@ -221,7 +221,7 @@ export interface MonitoringSettings {
 
 /** One project whose web pages may ask for badges (`badges.projects[]`). */
 export interface BadgeProject {
-  /** Also the key name badges are counted under: a project key of the same name shares its rate. */
+  /** Its badges are counted under the key name `badge:<projectId>`, apart from any project key's. */
   readonly projectId: string;
   /** Chain ids (`ETH1`, `STRK`) its badges may call. */
   readonly chains: readonly string[];
@@ -230,6 +230,8 @@ export interface BadgeProject {
   readonly lifetimeSeconds: number;
   /** Calls one badge may make over its life (a batch counts call by call). */
   readonly allowance: number;
+  /** Calls per second the project's badges may make together; absent: `gateway.rateLimitPerSecond`. */
+  readonly ratePerSecond?: number;
 }
 
 /** `badges`: short-lived signed keys for front ends, issued by the badge service and checked by the gateway. */

@@ -254,6 +254,7 @@ function resolveBadges(raw: NonNullable<RawConfig["badges"]>): BadgeSettings {
       origins: p.origins,
       lifetimeSeconds: p.lifetimeSeconds ?? lifetime,
       allowance: p.allowance ?? B.projects.items.properties.allowance.default,
+      ...(p.ratePerSecond !== undefined ? { ratePerSecond: p.ratePerSecond } : {}),
     })),
   };
 }

@@ -4,8 +4,9 @@
  * converters (jwt_verify, jwt_payload_query), and never asks the service:
  *   - signature, against the public key file (a badge with another algorithm, or none, fails it);
  *   - expiry (`exp`), granting BADGE_CLOCK_SKEW_SECONDS;
- *   - project (`sub`): one the stack still lists; it becomes the request's key name, so the
- *     project's badges share one rate limit (with its project key, if one has the same name);
+ *   - project (`sub`): one the stack still lists; the request's key name becomes `badge:<project>`,
+ *     so the project's badges share one rate limit (their own, when the project has one), apart
+ *     from any project key's;
  *   - chain scope (`chains.<claim>` = 1 for the chain of the path);
  *   - allowance (`alw` calls per badge, `jti` its id), counted for the whole gateway by the Lua
  *     ledger (gateway/lua/badges.lua, rpcstack/badge_ledger.lua), WebSocket messages included.
@@ -14,6 +15,7 @@
 import { JSON_TYPE, errorBody, refuse } from "./errors.js";
 import { afterResponse, anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
+import { OWN_RATE_VAR, callsPerWindowAt, ownRates } from "./limits.js";
 import { BADGE_ALG, BADGE_CLOCK_SKEW_SECONDS, BADGE_MAX_BODY_BYTES, BADGE_PATH, chainClaim, claimPath, type BadgeClaims } from "./badgeContract.js";
 
 /** Badges the gateway keeps counts for at once (about 100 bytes each); a new one past it gets 503. */
@@ -21,6 +23,8 @@ export const BADGE_MAX_HELD = 200_000;
 /** The public key, and the projects whose badges are accepted, among the gateway's files. */
 export const BADGE_KEY_FILE = "badge.pub.pem";
 export const BADGE_PROJECTS_FILE = "badge_projects.map";
+/** `<projectId> <calls per rate window>` for the projects with a rate of their own. */
+export const BADGE_RATES_FILE = "badge_rates.map";
 /** The key name a project's badges are counted under (rate, usage, quota, log): `badge:<projectId>`. */
 export const BADGE_NAME_PREFIX = "badge:";
 export const badgeKeyName = (projectId: string) => `${BADGE_NAME_PREFIX}${projectId}`;
@@ -66,6 +70,8 @@ export function badgeAuthRules(o: GatewayOptions, c: BadgeConds): Rule[] {
     // Counted under a name of its own: a project's badges never spend the rate or the quota of a
     // project key that has the project's name (its back end).
     req(["set-var-fmt(txn.keyname)", `${BADGE_NAME_PREFIX}%[var(txn.badge_project)]`], c.accepted),
+    // A project absent from the map has no value: the gateway's rate applies (callRate).
+    ...(ownRates(o).length > 0 ? [req([`set-var(${OWN_RATE_VAR})`, `var(txn.badge_project),map_str_int(${f(BADGE_RATES_FILE)})`], c.accepted)] : []),
     claim("badge_jti", "jti"),
     claim("badge_alw", "alw", "int"),
     // A page's WebSockets and subscriptions count per badge: a front end has many pages open.
@@ -151,8 +157,14 @@ export function badgeSections(o: GatewayOptions): Section[] {
 }
 
 /** The project map: badges of a project the stack no longer lists are refused at once. */
-export const badgeFiles = (o: GatewayOptions): Record<string, string> =>
-  o.badges ? { [BADGE_PROJECTS_FILE]: o.badges.projects.map((p) => `${p} ${p}\n`).join("") } : {};
+export function badgeFiles(o: GatewayOptions): Record<string, string> {
+  if (!o.badges) return {};
+  const rates = ownRates(o);
+  return {
+    [BADGE_PROJECTS_FILE]: o.badges.projects.map((p) => `${p} ${p}\n`).join(""),
+    ...(rates.length > 0 ? { [BADGE_RATES_FILE]: rates.map(([p, perSecond]) => `${p} ${callsPerWindowAt(perSecond)}\n`).join("") } : {}),
+  };
+}
 
 /** What the Lua programs read about badges (gateway_data.lua). */
 /** The ledger's bounds: `max_held` badges at once, each of `projects` holding at most its equal share. */

@@ -168,7 +168,12 @@ export function bodyRules(o: GatewayOptions, bodied: Cond): Rule[] {
 
 /** The window of every rate here (the stick tables' http_req_rate and gpc_rate), and the calls it allows. */
 const RATE_WINDOW_S = 10;
-const callsPerWindow = (o: GatewayOptions) => String(o.rateLimitPerSecond * RATE_WINDOW_S);
+export const callsPerWindowAt = (perSecond: number) => String(perSecond * RATE_WINDOW_S);
+const callsPerWindow = (o: GatewayOptions) => callsPerWindowAt(o.rateLimitPerSecond);
+/** A rate of the key's own, in calls per window (set from badge_rates.map by badgeAuthRules); absent: callsPerWindow. */
+export const OWN_RATE_VAR = "txn.rate_max";
+/** The badge projects with a rate of their own, and their calls per second. */
+export const ownRates = (o: GatewayOptions): [string, number][] => Object.entries(o.badges?.ratePerSecond ?? {});
 
 /**
  * Rates counted in calls, per key on gateway paths (sc0 tracks the key) and per address on
@@ -176,9 +181,14 @@ const callsPerWindow = (o: GatewayOptions) => String(o.rateLimitPerSecond * RATE
  * action adds a batch's further calls to gpc 0 of the same counter.
  */
 export function callRate(o: GatewayOptions, sc: 0 | 1, who: Cond, message: string): Rule[] {
+  const calls = `sc_http_req_rate(${sc}),add(txn.batch_extra_rate)`;
+  const over = anon(calls, "gt", callsPerWindow(o));
+  // Keys with a rate of their own (badge projects) only where some have one: one more test per request.
+  const keyRates = sc === 0 && ownRates(o).length > 0;
+  const own = anon(`var(${OWN_RATE_VAR})`, "-m", "found");
   return [
     req(["set-var(txn.batch_extra_rate)", `sc_gpc_rate(0,${sc})`], who),
-    refuse(429, message, [...who, ...anon(`sc_http_req_rate(${sc}),add(txn.batch_extra_rate)`, "gt", callsPerWindow(o))]),
+    refuse(429, message, keyRates ? [...who, "!", ...own, ...over, "or", ...who, ...own, ...anon(`${calls},sub(${OWN_RATE_VAR})`, "gt", "0")] : [...who, ...over]),
   ];
 }
 export const ADDRESS_RATE = "rate limit exceeded for this address";

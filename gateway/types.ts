@@ -150,6 +150,11 @@ export interface BadgeGatewayOptions {
   readonly projects: readonly string[];
   /** Badges one client address may ask for per minute. */
   readonly perAddressPerMinute: number;
+  /**
+   * Calls per second of each project whose badges have a rate of their own (counted under
+   * `badge:<projectId>`); a project not named here has rateLimitPerSecond, like a key.
+   */
+  readonly ratePerSecond?: Readonly<Record<string, number>>;
 }
 
 export interface CacheOptions {

@@ -8,7 +8,14 @@ import type { Surface } from "./surface.js";
 /** What the gateway needs to check badges; absent without `badges`. */
 export function badgeGatewayOptions(settings: StackSettings): BadgeGatewayOptions | undefined {
   const b = settings.badges;
-  return b ? { service: BADGE_SERVICE, projects: b.projects.map((p) => p.projectId), perAddressPerMinute: b.perAddressPerMinute } : undefined;
+  if (!b) return undefined;
+  const rates = b.projects.flatMap((p) => (p.ratePerSecond !== undefined ? [[p.projectId, p.ratePerSecond] as const] : []));
+  return {
+    service: BADGE_SERVICE,
+    projects: b.projects.map((p) => p.projectId),
+    perAddressPerMinute: b.perAddressPerMinute,
+    ...(rates.length > 0 ? { ratePerSecond: Object.fromEntries(rates) } : {}),
+  };
 }
 
 /** RPCSTACK_BADGE_PROJECTS: each project with its chains' claims (the gateway checks the claim of the path it serves the chain at). */

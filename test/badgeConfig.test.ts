@@ -48,6 +48,8 @@ describe("rpcstack:badges", () => {
     ["a lifetime over an hour", { lifetimeSeconds: 7200, projects: [project] }, "rpcstack:badges.lifetimeSeconds", /<= 3600/],
     ["a lifetime under 30 s", { projects: [{ ...project, lifetimeSeconds: 5 }] }, "rpcstack:badges.projects[0].lifetimeSeconds", />= 30/],
     ["an allowance of zero", { projects: [{ ...project, allowance: 0 }] }, "rpcstack:badges.projects[0].allowance", />= 1/],
+    ["a rate of zero", { projects: [{ ...project, ratePerSecond: 0 }] }, "rpcstack:badges.projects[0].ratePerSecond", />= 1/],
+    ["a rate that is no whole number", { projects: [{ ...project, ratePerSecond: 2.5 }] }, "rpcstack:badges.projects[0].ratePerSecond", /integer/],
     ["an unknown key", { projects: [project], secret: "x" }, "rpcstack:badges.secret", /not a known key/],
   ])("refuses %s, naming the key", (_label, badges, key, why) => {
     const problems = problemsOf(base(badges));
@@ -74,6 +76,20 @@ describe("badges in the plan", () => {
     expect(cfg).toContain("server badges badges:8480");
     expect(cfg).toMatch(/jwt_verify\("ES256","\/usr\/local\/etc\/haproxy\/badge.pub.pem"\)/);
     expect(plan.gatewayConfig.compiled.files["badge_projects.map"]).toBe("webapp webapp\n");
+    // No project has a rate of its own: every key and project has the gateway's, and no rule asks.
+    expect(plan.gatewayConfig.compiled.files["badge_rates.map"]).toBeUndefined();
+    expect(cfg).not.toContain("txn.rate_max");
+  });
+
+  it("a project's own rate: its badges together get it (in calls per 10 s window), the others keep the gateway's", () => {
+    const plan = planStack(loadRaw(base({ projects: [{ ...project, ratePerSecond: 5 }, { ...project, projectId: "other" }] }, { rateLimitPerSecond: 50 })));
+    expect(plan.gatewayConfig.options.badges!.ratePerSecond).toEqual({ webapp: 5 });
+    expect(plan.gatewayConfig.compiled.files["badge_rates.map"]).toBe("webapp 50\n");
+    const cfg = plan.gatewayConfig.compiled.config;
+    expect(cfg).toMatch(/set-var\(txn.rate_max\) var\(txn.badge_project\),map_str_int\(\/usr\/local\/etc\/haproxy\/badge_rates.map\)/);
+    // The key's rate stays the gateway's (500 calls per window) for every key without a rate of its own.
+    expect(cfg).toContain("! { var(txn.rate_max) -m found } { sc_http_req_rate(0),add(txn.batch_extra_rate) gt 500 } or");
+    expect(cfg).toContain("{ var(txn.rate_max) -m found } { sc_http_req_rate(0),add(txn.batch_extra_rate),sub(txn.rate_max) gt 0 }");
   });
 
   it("a CORS list of the gateway's own gains the badge pages' origins; '*' stays '*'", () => {

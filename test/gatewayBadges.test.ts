@@ -16,6 +16,9 @@ import { startRecorder, type Recorder } from "./support/recorder.js";
 const KEY = "team_Key_Z8xC5vB2nM7qW4eR1tY6uI3oP0aS";
 const ORIGIN = "https://app.example.org";
 const PROJECT = { projectId: "web", chains: { ETH1: "eth", HEADS: "heads" }, origins: [ORIGIN], lifetimeSeconds: 60, allowance: 5 };
+// A project with a rate of its own: 2 calls a second, 20 in the gateway's 10 s window.
+const BURST = { projectId: "burst", chains: { ETH1: "eth" }, origins: [ORIGIN], lifetimeSeconds: 60, allowance: 100 };
+const BURST_PER_WINDOW = 20;
 
 let up: Recorder;
 let svc: RunningBadgeService;
@@ -32,7 +35,7 @@ beforeAll(async () => {
     ws.on("close", () => clearInterval(t));
   });
   const headsUrl = (await listenLoopback(headsServer)).replace("http", "ws");
-  svc = await startBadgeService([PROJECT]);
+  svc = await startBadgeService([PROJECT, BURST]);
   gw = await startGateway(
     [
       { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: up.url, rpcWs: up.wsUrl } },
@@ -40,7 +43,7 @@ beforeAll(async () => {
       { path: "heads", chainId: "HEADS", kind: "evm", upstreams: { rpcHttp: up.url, rpcWs: headsUrl } },
     ],
     [{ name: "team", key: KEY }],
-    { badges: { service: svc.address, projects: ["web"], perAddressPerMinute: 40 }, wsMaxConnectionsPerKey: 1 },
+    { badges: { service: svc.address, projects: ["web", "burst"], perAddressPerMinute: 40, ratePerSecond: { burst: 2 } }, wsMaxConnectionsPerKey: 1 },
     undefined,
     undefined,
     svc.key.publicKeyPem,
@@ -72,8 +75,8 @@ function askBadge(body: unknown, origin: string | null = ORIGIN): Promise<{ stat
 const relay = (chain: string, key: string, body: unknown = { jsonrpc: "2.0", id: 7, method: "eth_chainId", params: [] }) =>
   fetch(`${gw.base}/gateway/${chain}/rpc-http/${key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
-async function newBadge(): Promise<string> {
-  const res = await askBadge({ projectId: "web", chainIds: ["ETH1"] });
+async function newBadge(projectId = "web"): Promise<string> {
+  const res = await askBadge({ projectId, chainIds: ["ETH1"] });
   expect(res.status).toBe(200);
   return ((await res.json()) as { key: string }).key;
 }
@@ -242,6 +245,35 @@ describe("badges at the gateway", () => {
     await new Promise((r, j) => (other.once("open", r), other.once("error", j)));
     first.close();
     other.close();
+  });
+
+  it("a project with a rate of its own: its badges together get that rate (HTTP and an open socket), and neither the key nor another project's badges are held back", async () => {
+    const [a, b] = [await newBadge("burst"), await newBadge("burst")];
+    const ws = new WebSocket(`wss://localhost:${gw.httpsPort}/gateway/eth/rpc/${a}?secret=null`);
+    await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+    const replies: unknown[] = [];
+    ws.on("message", (d) => replies.push(JSON.parse(String(d))));
+    const closed = new Promise<[number, string]>((r) => ws.once("close", (c, why) => r([c, String(why)])));
+    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }));
+    await eventually("the socket's answer", async () => replies.length, (n) => n === 1);
+    // The handshake and the message took 2 of the window's 20; two badges of the project share the rest.
+    const before = up.seen.length;
+    const statuses: number[] = [];
+    for (let i = 0; i < BURST_PER_WINDOW - 1; i++) statuses.push((await relay("eth", i % 2 ? a : b)).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(BURST_PER_WINDOW - 2);
+    const over = await relay("eth", b);
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as any).error.message).toMatch(/rate limit exceeded/);
+    // The project key and the other project's badges have the gateway's rate, untouched.
+    expect((await relay("eth", KEY)).status).toBe(200);
+    expect((await relay("eth", await newBadge())).status).toBe(200);
+    // The open socket's next message is past the project's rate: the socket ends, nothing reaches the node.
+    const relayed = up.seen.length;
+    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "eth_blockNumber", params: [] }));
+    expect(await closed).toEqual([1008, "rate limit exceeded for this project key"]);
+    expect(up.seen.length - before).toBe(BURST_PER_WINDOW - 2 + 2); // the project's 18, the key's and the web badge's
+    expect(up.seen.length).toBe(relayed);
+    expect(replies).toHaveLength(1);
   });
 
   it("over WebSocket: a socket that only listens is closed once its badge has expired, though the node keeps sending", async () => {

@@ -88,6 +88,8 @@ function WsLimit:start_analyze(txn, chn)
     self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
     -- Whose filters: the key's (a badge's project's), as over HTTP (filters.lua).
     self.key = txn:get_var('txn.keyname') or self.who
+    -- A badge project's own rate (gateway/limits.ts OWN_RATE_VAR), else the filter's.
+    self.rate = tonumber(txn:get_var('txn.rate_max')) or self.rate
     -- The key's quota as HAProxy read it at the handshake (gateway/quotas.ts): its period's entry
     -- is the one sc5 tracks for the socket's life, so it counts until that period's end.
     self.quota = self.quota_sc and tonumber(txn:get_var('txn.quota_limit'))
