@@ -15,7 +15,7 @@
 import { JSON_TYPE, errorBody, refuse } from "./errors.js";
 import { afterResponse, anon, req, type Cond, type Directive, type Rule, type Section } from "./model.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
-import { OWN_RATE_VAR, callsPerWindowAt, ownRates } from "./limits.js";
+import { CLIENT_ADDRESS, OWN_RATE_VAR, callsPerWindowAt, ownRates } from "./limits.js";
 import { BADGE_ALG, BADGE_CLOCK_SKEW_SECONDS, BADGE_MAX_BODY_BYTES, BADGE_PATH, chainClaim, claimPath, type BadgeClaims } from "./badgeContract.js";
 
 /** Badges the gateway keeps counts for at once (about 100 bytes each); a new one past it gets 503. */
@@ -131,7 +131,7 @@ const badgePath: Cond = ["badge_path"];
 export function badgeServiceRules(o: GatewayOptions): Rule[] {
   if (!o.badges) return [];
   return [
-    req(["track-sc0", "src", "table", "st_badge_addresses"], badgePath, "Badge requests: a rate per address (sc0 is free on this path: it names no key)."),
+    req(["track-sc0", CLIENT_ADDRESS, "table", "st_badge_addresses"], badgePath, "Badge requests: a rate per address (sc0 is free on this path: it names no key)."),
     refuse(429, "too many badge requests from this address: wait a minute", [...badgePath, ...anon("sc_http_req_rate(0)", "gt", String(o.badges.perAddressPerMinute))]),
     refuse(429, "too many requests in progress from this address", [...badgePath, ...anon("sc_conn_cur(0)", "gt", String(o.maxConnectionsPerAddress))]),
     refuse(405, "the badge server takes POST (and CORS preflights)", [...badgePath, "!", ...anon("method", "POST", "OPTIONS")]),

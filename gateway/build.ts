@@ -12,7 +12,7 @@ import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheMetricsPath, cache
 import { corsRules } from "./cors.js";
 import { endBeforeBody, errorFiles, refuse } from "./errors.js";
 import { internalData, internalSecretGlobal, internalStrip } from "./internal.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, gatewayMemoryMiB, wsOpenRules, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, CLIENT_ADDRESS, gatewayMemoryMiB, wsOpenRules, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
@@ -93,7 +93,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...handshakeRules(tendermintHosts.length ? hostIs(...tendermintHosts) : undefined),
     ...wsOpenRules([...WS_HANDSHAKE]),
     ...inProgressRules(opts, ["gateway_path", "!public_host", "!", ...WS_HANDSHAKE], ["public_host", "!", ...WS_HANDSHAKE]),
-    req(["track-sc1", "src", "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
+    req(["track-sc1", CLIENT_ADDRESS, "table", "st_addresses"], ["public_host"], "Cosmos public hostnames (no /gateway path): per-address rate limit."),
     // An address already over its rate is refused before its body is waited for (this request's
     // batch calls are counted after the policy, in rateRules).
     ...callRate(opts, 1, ["public_host"], ADDRESS_RATE),

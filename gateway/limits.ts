@@ -69,17 +69,26 @@ export const HAPROXY_ENVIRONMENT: Readonly<Record<string, string>> = {
 export const MAX_HEADER_BYTES = 16 * 1024;
 export const headerRules = (): Rule[] => [refuse(431, "request headers too large", anon("req.hdrs,length", "gt", String(MAX_HEADER_BYTES)))];
 
+/**
+ * Who "an address" is in every per-address limit: an IPv4 address, or the /64 an IPv6 address is
+ * in. A subscriber is given a whole /64 (often more), so counting each IPv6 address would let one
+ * client spread over 2^64 of them. HAProxy reads an IPv4-mapped (::ffff:a.b.c.d) address as IPv4.
+ */
+export const CLIENT_ADDRESS = "src,ipmask(32,64)";
+/** The same, for the Lua filters (limits.lua: unfinished messages per address), set on WebSocket handshakes. */
+const CLIENT_VAR = "txn.client";
+
 /** Where wsOpenRules counts an address's WebSocket opens; connectionRules reads it before TLS. */
 const WS_OPENS_TABLE = "st_ws_opens";
 
 /** Per-address connection cap, before TLS (sc2 is the client address for the whole connection). */
 export const connectionRules = (o: GatewayOptions): Rule[] => [
-  { phase: "tcp-request connection", action: ["track-sc2", "src", "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
+  { phase: "tcp-request connection", action: ["track-sc2", CLIENT_ADDRESS, "table", "st_sources"], why: "Per-address connections and wrong keys (sc2)." },
   { phase: "tcp-request connection", action: ["reject"], cond: anon("sc_conn_cur(2)", "gt", String(o.maxConnectionsPerAddress)) },
   // An address that goes on opening WebSockets past its 429s (wsOpenRules) is refused before TLS
   // for the rest of the window: each refusal over TLS costs a handshake and buffers.
   {
-    phase: "tcp-request connection", action: ["reject"], cond: anon(`src_http_req_rate(${WS_OPENS_TABLE})`, "gt", String(2 * WS_OPENS_PER_ADDRESS)),
+    phase: "tcp-request connection", action: ["reject"], cond: anon(`${CLIENT_ADDRESS},table_http_req_rate(${WS_OPENS_TABLE})`, "gt", String(2 * WS_OPENS_PER_ADDRESS)),
     why: "WebSocket opens per address (sc6, wsOpenRules): twice the bound, and its connections are refused before TLS.",
   },
 ];
@@ -105,8 +114,8 @@ export const H2_STREAMS_PER_CONNECTION = 8;
 export function inProgressRules(o: GatewayOptions, gateway: Cond, publicHost: Cond): Rule[] {
   const over = (sc: 0 | 1) => anon(`sc_conn_cur(${sc})`, "gt", String(o.maxConnectionsPerAddress));
   return [
-    req(["track-sc1", "src", "table", "st_requests"], gateway, "Requests in progress per address (HTTP/2 streams count one each)."),
-    req(["track-sc0", "src", "table", "st_requests"], publicHost),
+    req(["track-sc1", CLIENT_ADDRESS, "table", "st_requests"], gateway, "Requests in progress per address (HTTP/2 streams count one each)."),
+    req(["track-sc0", CLIENT_ADDRESS, "table", "st_requests"], publicHost),
     refuse(429, "too many requests in progress from this address", [...gateway, ...over(1), "or", ...publicHost, ...over(0)]),
   ];
 }
@@ -146,7 +155,7 @@ function slowBodyRules(bodied: Cond): Rule[] {
     slow([...hasLength, ...anon("req.body_len,sub(txn.cl)", "lt", "0")], "Slow bodies: an address holds few buffers waiting for a body, however many addresses come."),
     slow([...noLength, ...anon("req.body_len", "eq", "0"), "!", "METH_GET", "!", "METH_HEAD"]),
     slow([...noLength, ...anon("req.hdr_cnt(transfer-encoding)", "gt", "0")]),
-    req(["track-sc3", "src", "table", "st_slow"], anon("var(txn.slow)", "-m", "bool")),
+    req(["track-sc3", CLIENT_ADDRESS, "table", "st_slow"], anon("var(txn.slow)", "-m", "bool")),
     refuse(429, "too many request bodies on their way from this address", [...anon("sc_conn_cur(3)", "gt", String(SLOW_BODIES_PER_ADDRESS))]),
   ];
 }
@@ -213,7 +222,8 @@ export const rateRules = (o: GatewayOptions, keyed: Cond): Rule[] => [
 export const WS_OPENS_PER_ADDRESS = 30;
 export const WS_OPENS_PER_SECOND = 8;
 export const wsOpenRules = (ws: Cond): Rule[] => [
-  req(["track-sc6", "src", "table", WS_OPENS_TABLE], ws),
+  req(["track-sc6", CLIENT_ADDRESS, "table", WS_OPENS_TABLE], ws),
+  req([`set-var(${CLIENT_VAR})`, CLIENT_ADDRESS], ws),
   req(["sc-inc-gpc(0,6)"], ws),
   refuse(429, "too many WebSockets opened from this address: wait before opening another", [...ws, ...anon("sc_http_req_rate(6)", "gt", String(WS_OPENS_PER_ADDRESS)), "or", ...ws, ...anon("sc_gpc_rate(0,6)", "gt", String(WS_OPENS_PER_SECOND))]),
 ];

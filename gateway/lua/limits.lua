@@ -84,7 +84,8 @@ function WsLimit:start_analyze(txn, chn)
   if not chn:is_resp() and txn.sf:hdr('upgrade') ~= '' then
     -- Whose subscriptions these are: the key's, a badge's own (per page, not per project), or on
     -- Cosmos hostnames the address's.
-    self.src = tostring(txn.f:src())
+    -- The address as every per-address limit counts it (an IPv6 address's /64, gateway/limits.ts).
+    self.src = txn:get_var('txn.client') or tostring(txn.f:src())
     self.who = txn:get_var('txn.ws_owner') or ('address ' .. self.src)
     -- Whose filters: the key's (a badge's project's), as over HTTP (filters.lua).
     self.key = txn:get_var('txn.keyname') or self.who
