@@ -63,7 +63,8 @@ function call(from: string, key: string): Promise<{ status: number; message?: st
 /** A TLS connection from `from`: open once its handshake is done, refused when the gateway drops it first. */
 function tls(from: string): Promise<TLSSocket | "refused"> {
   return new Promise((resolve) => {
-    const s = tlsConnect({ host: SERVER, port: gw.httpsPort, servername: "localhost", localAddress: from }, () => (open.push(s), resolve(s)));
+    // tls.connect passes localAddress on to net.connect; its options type leaves it out.
+    const s = tlsConnect({ host: SERVER, port: gw.httpsPort, servername: "localhost", localAddress: from } as never, () => (open.push(s), resolve(s)));
     s.on("error", () => resolve("refused"));
   });
 }
@@ -97,7 +98,7 @@ const stillOpen = (s: TLSSocket) =>
 
 describe("an IPv6 client is its /64", () => {
   it("connections: the /64 holds the address's bound, split between its addresses; another /64 connects", async () => {
-    const held = [];
+    const held: (TLSSocket | "refused")[] = [];
     for (let i = 0; i < CONNECTIONS; i++) held.push(await tls(i % 2 ? A2 : A1));
     expect(held.filter((s) => s === "refused")).toHaveLength(0);
     expect(await tls(A2)).toBe("refused");
