@@ -108,7 +108,7 @@ describe("npm run usage", () => {
     [["--since", "2026-11-02", "--until", "2026-11-01", "--file", "x"], "--until (2026-11-01) is before --since (2026-11-02)"],
     [["--since", "2026-11-01", "--format", "xml", "--file", "x"], '--format must be table, json or csv (got "xml")'],
     [["--since", "2026-11-01", "--by", "week", "--file", "x"], '--by accepts only "day" (got "week")'],
-    [["--since", "2026-11-01", "--url", "u", "--file", "x"], "give --url (the usage keeper) or --file (its ledger), not both"],
+    [["--since", "2026-11-01", "--url", "u", "--file", "x"], "give --url (the usage keepers) or --file (their ledgers), not both"],
     [["--since", "2026-11-01", "--url", ""], '--url must be an http:// or https:// URL (got "")'],
     [["--since", "2026-11-01", "--file", ""], "--file must name the ledger file (got an empty name)"],
     [["--since", "2026-11-01", "--file", "x", "--fromat", "csv"], "Unknown option '--fromat'"],
@@ -148,17 +148,17 @@ describe("npm run usage", () => {
   it("without --url or --file asks the keeper where the gateway's host publishes it, and says so when it does not answer", async () => {
     expect(DEFAULT_KEEPER_URL).toBe("http://127.0.0.1:9107");
     const o = parseReportArgs(["--since", "2026-11-01"]);
-    expect(o).toMatchObject({ source: { url: DEFAULT_KEEPER_URL, defaulted: true } });
+    expect(o).toMatchObject({ sources: [{ url: DEFAULT_KEEPER_URL, defaulted: true }] });
     // The same options against a port where nothing listens (9107 may be taken on this machine).
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const err = await report({ ...(o as Exclude<typeof o, "help">), source: { url: closed, defaulted: true } }).catch((e: Error) => e.message);
+    const err = await report({ ...(o as Exclude<typeof o, "help">), sources: [{ url: closed, defaulted: true }] }).catch((e: Error) => e.message);
     expect(err).toContain(`the usage keeper at ${closed} did not answer`);
     expect(err).toContain("no --url was given: run this on the gateway's host, or give --url through a tunnel to it, or --file");
-    const given = await report({ ...(o as Exclude<typeof o, "help">), source: { url: closed } }).catch((e: Error) => e.message);
+    const given = await report({ ...(o as Exclude<typeof o, "help">), sources: [{ url: closed }] }).catch((e: Error) => e.message);
     expect(given).not.toContain("no --url was given");
   });
 
   it("defaults: the table format, summed over the period", () => {
-    expect(parseReportArgs(["--since", "2026-11-01", "--file", "f"])).toMatchObject({ format: "table", byDay: false, source: { file: "f" } });
+    expect(parseReportArgs(["--since", "2026-11-01", "--file", "f"])).toMatchObject({ format: "table", byDay: false, sources: [{ file: "f" }] });
   });
 });

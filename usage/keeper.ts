@@ -8,7 +8,9 @@ import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { absorb, sameProcess, type LedgerState } from "./ledger.js";
 import { usageMetrics } from "./metrics.js";
 import { dayRows, isDay } from "./report.js";
-import { quotaSeeds, sendSeeds } from "./quotaSeed.js";
+import { randomBytes } from "node:crypto";
+import type { CounterStore } from "./counterStore.js";
+import { mapLines, quotaTotals, sendSeeds } from "./quotaSeed.js";
 import { loadLedger, saveLedger } from "./store.js";
 import { READ_COMMAND, parseReading, type Reading } from "./table.js";
 
@@ -31,6 +33,11 @@ export interface KeeperOptions {
   readonly onGiveUp?: () => void;
   /** HAProxy's quota_used.map (gateway/quotas.ts): seeded from the ledger when a new process answers. */
   readonly quotaUsedMap?: string;
+  /**
+   * The counter store the gateway's replicas share: each reading publishes this ledger's quota
+   * counts there and adds the other replicas' to quota_used.map (with quotaUsedMap).
+   */
+  readonly store?: CounterStore;
 }
 
 export const readUsage = async (admin: string): Promise<Reading> => parseReading(await runtimeCommand(admin, READ_COMMAND, 5_000));
@@ -45,6 +52,8 @@ export interface Keeper {
 /** Loads the ledger (throws when its file cannot be read: nothing is started then), reads at once, then every interval. */
 export function startKeeper(o: KeeperOptions): Keeper {
   let state: LedgerState = loadLedger(o.file);
+  // Named once, with the ledger: replicas' counts in the store are told apart by it.
+  if (o.store && !state.id) state = { ...state, id: randomBytes(8).toString("hex") };
   const now = o.now ?? (() => new Date());
   const read = o.read ?? readUsage;
   let haproxyProblem: string | undefined;
@@ -52,6 +61,33 @@ export function startKeeper(o: KeeperOptions): Keeper {
   let lastReadAt: string | undefined;
   const reported = new Set<string>();
   let failingSince: number | undefined;
+  let storeProblem: string | undefined;
+  /** What the other replicas spent, as the store last said: kept while it cannot be reached (never given back). */
+  let others = new Map<string, number>();
+  let sent: string | undefined;
+
+  /** quota_used.map: the seed of the running process plus the other replicas' counts; sent when it changed, or to a new process. */
+  const sendQuotaUsed = async (map: string, fresh: boolean, at: Date) => {
+    if (o.store) {
+      try {
+        others = await o.store.exchange(state.id!, quotaTotals(state, at), at);
+        if (storeProblem) o.log("the counter store answers again");
+        storeProblem = undefined;
+      } catch (e) {
+        if ((e as Error).message !== storeProblem) o.log(`the counter store did not answer (${(e as Error).message}): quotas count the other replicas' calls as last read`);
+        storeProblem = (e as Error).message;
+      }
+    }
+    const lines = mapLines(Object.entries(state.seed ?? {}), others);
+    if (!fresh && lines === sent) return;
+    await sendSeeds(o.admin, map, lines).then(
+      () => {
+        sent = lines;
+        if (fresh) o.log(`a new HAProxy process: quotas seeded with ${Object.keys(state.seed ?? {}).length} periods' calls from the ledger`);
+      },
+      (e: Error) => o.log(fresh ? `a new HAProxy process, and its quotas could not be seeded (${e.message}): it counts them from 0` : `quota_used.map could not be updated (${e.message})`),
+    );
+  };
 
   const tick = async (): Promise<void> => {
     let reading: Reading;
@@ -76,13 +112,9 @@ export function startKeeper(o: KeeperOptions): Keeper {
     const at = now();
     const before = state;
     state = absorb(state, reading, at);
-    if (o.quotaUsedMap && !sameProcess(before.last?.process, reading.process)) {
-      const seeds = quotaSeeds(before, at);
-      await sendSeeds(o.admin, o.quotaUsedMap, seeds).then(
-        () => o.log(`a new HAProxy process: quotas seeded with ${seeds.split("\n").length - 1} periods' calls from the ledger`),
-        (e: Error) => o.log(`a new HAProxy process, and its quotas could not be seeded (${e.message}): it counts them from 0`),
-      );
-    }
+    const fresh = !sameProcess(before.last?.process, reading.process);
+    if (fresh) state = { ...state, seed: Object.fromEntries(quotaTotals(before, at)) };
+    if (o.quotaUsedMap) await sendQuotaUsed(o.quotaUsedMap, fresh, at);
     lastReadAt = at.toISOString();
     try {
       saveLedger(o.file, state);
@@ -110,7 +142,8 @@ export function startKeeper(o: KeeperOptions): Keeper {
       const p = { since: url.searchParams.get("since") ?? undefined, until: url.searchParams.get("until") ?? undefined, key: url.searchParams.get("key") ?? undefined };
       const bad = (["since", "until"] as const).find((k) => p[k] !== undefined && !isDay(p[k]!));
       if (bad) return send(400, "application/json", JSON.stringify({ error: `${bad} must be a day written YYYY-MM-DD` }) + "\n");
-      return send(200, "application/json", JSON.stringify({ rows: dayRows(state, p) }) + "\n");
+      // The ledger's id lets a report over several replicas refuse one ledger given twice.
+      return send(200, "application/json", JSON.stringify({ rows: dayRows(state, p), ...(state.id ? { ledger: state.id } : {}) }) + "\n");
     }
     send(404, "text/plain", "GET /metrics, /usage?since=YYYY-MM-DD&until=YYYY-MM-DD&key=NAME or /healthz\n");
   };
@@ -127,6 +160,7 @@ export function startKeeper(o: KeeperOptions): Keeper {
       await running;
       await guarded();
       await new Promise<void>((r) => server.close(() => r()));
+      await o.store?.close().catch(() => {});
       return !saveProblem;
     },
   };

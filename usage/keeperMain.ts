@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { systemReason } from "../kit/errors.js";
 import { numberArg, UsageError } from "../kit/args.js";
+import { checkStoreUrl, openCounterStore } from "./counterStore.js";
 import { startKeeper, type KeeperOptions } from "./keeper.js";
 import { parseRunAs, runAs, type RunAs } from "./runAs.js";
 import { LedgerFileError } from "./store.js";
@@ -24,6 +25,10 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
                            the new one after HAProxy's restarts (0, the default: never)
   --quota-used-map PATH    HAProxy's quota_used.map: seeded from the ledger when a new HAProxy
                            process answers, so a restart does not give quotas back
+  --store redis://HOST:PORT
+                           the counter store the gateway's replicas share (Redis or Valkey):
+                           each reading publishes this ledger's quota counts there and adds the
+                           other replicas' to --quota-used-map (which it needs)
   --run-as UID:GID         started as root: hand the ledger's folder (which must hold nothing
                            else) and the ledger to this user, then run as it (a new Docker
                            volume, and a ledger kept by an older keeper, belong to root); an
@@ -31,10 +36,10 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
   --help                   this text
 SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not be saved).`;
 
-export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log"> & { readonly runAs?: RunAs }) | "help" {
+export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log" | "store"> & { readonly runAs?: RunAs; readonly storeUrl?: string }) | "help" {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, "run-as": { type: "string" }, help: { type: "boolean" } } }));
+    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, store: { type: "string" }, "run-as": { type: "string" }, help: { type: "boolean" } } }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -46,6 +51,12 @@ export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log"> & {
   const intervalMs = numberArg("interval-seconds", values["interval-seconds"], 5, { min: 0.1, max: 3600 }) * 1000;
   const giveUpMs = numberArg("give-up-seconds", values["give-up-seconds"], 0, { min: 0, max: 86400 }) * 1000;
   const quotaUsedMap = values["quota-used-map"];
+  const store = values.store;
+  if (store !== undefined) {
+    const bad = checkStoreUrl(store);
+    if (bad) throw new UsageError(`--store: ${bad}`);
+    if (!quotaUsedMap) throw new UsageError("--store goes with --quota-used-map: the other replicas' counts are handed to HAProxy there");
+  }
   let who: RunAs | undefined;
   try {
     who = values["run-as"] === undefined ? undefined : parseRunAs(values["run-as"]);
@@ -53,7 +64,7 @@ export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log"> & {
     throw new UsageError((e as Error).message);
   }
   return {
-    ...(who ? { runAs: who } : {}), admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}) };
+    ...(who ? { runAs: who } : {}), admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}), ...(store ? { storeUrl: store } : {}) };
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -79,7 +90,18 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   try {
-    keeper = startKeeper({ ...options, log, onGiveUp: () => giveUp() });
+    const { storeUrl, ...rest } = options;
+    let storeProblem = "";
+    // Its host only: a URL may carry the store's password.
+    const where = storeUrl ? new URL(storeUrl).host : "";
+    const store = storeUrl
+      ? openCounterStore(storeUrl, (e) => {
+          // The client retries by itself; one line per new problem.
+          if (e.message !== storeProblem) log(`the counter store at ${where}: ${e.message}`);
+          storeProblem = e.message;
+        })
+      : undefined;
+    keeper = startKeeper({ ...rest, log, onGiveUp: () => giveUp(), ...(store ? { store } : {}) });
   } catch (e) {
     if (!(e instanceof LedgerFileError)) throw e;
     console.error(`rpcstack-usage: ${e.message}`);

@@ -11,6 +11,13 @@ export interface LedgerState {
   readonly days: Readonly<Record<string, Readonly<Record<string, Counters>>>>;
   /** The last reading absorbed: the process it came from and each entry's raw counters. */
   readonly last?: { readonly process: ProcessIdentity; readonly entries: Readonly<Record<string, Counters>> };
+  /**
+   * Whose counts these are among the gateway replicas that share a counter store (usage/counterStore.ts):
+   * made once with the ledger, so a pod that takes the ledger over publishes under the same name.
+   */
+  readonly id?: string;
+  /** What the last process's quotas were seeded with (`<name>/<period>` -> calls it spent before that process): kept while that process lives. */
+  readonly seed?: Readonly<Record<string, number>>;
 }
 
 export const EMPTY_LEDGER: LedgerState = { version: 1, days: {} };
@@ -77,5 +84,6 @@ export function absorb(state: LedgerState, reading: Reading, now: Date): LedgerS
   const entries: Record<string, Counters> = {};
   for (const row of reading.rows) entries[entryId(row)] = row.counters;
   const days = Object.keys(today).length ? { ...state.days, [day]: today } : state.days;
-  return { version: 1, days, last: { process: reading.process, entries } };
+  const same = sameProcess(state.last?.process, reading.process);
+  return { version: 1, days, last: { process: reading.process, entries }, ...(state.id ? { id: state.id } : {}), ...(same && state.seed ? { seed: state.seed } : {}) };
 }

@@ -1,17 +1,24 @@
 /**
- * Quotas across HAProxy restarts (gateway/quotas.ts): a new HAProxy process counts every quota
- * from 0, so when the keeper first reads a new process it hands it what each key name spent
- * earlier in the UTC day and month, as the ledger has it, in the map quota_used.map
- * (`<name>/<period> <calls>`) that the quota rules add to their own count. What the old process
- * counted after the keeper's last reading of it is not in the ledger, so not in the seed either.
+ * Quotas across HAProxy restarts and across gateway replicas (gateway/quotas.ts): a new HAProxy
+ * process counts every quota from 0, so the keeper hands it, in the map quota_used.map
+ * (`<name>/<period> <calls>`) that the quota rules add to their own count, what each key name spent
+ * earlier in the UTC day and month: as its own ledger has it when the process is new (the seed),
+ * plus, with replicas sharing a counter store (usage/counterStore.ts), what the other replicas'
+ * ledgers say they spent. What a process counted after the keeper's last reading of it is not in
+ * the ledger, so not in the seed either.
  */
 import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { utcDay, type LedgerState } from "./ledger.js";
 
-/** The map's lines: calls per `<name>/<YYYY-MM-DD>` for `at`'s day and `<name>/<YYYY-MM>` for its month. Pure. */
-export function quotaSeeds(state: LedgerState, at: Date): string {
+/** The periods a quota can count in at `at`: its UTC day (YYYY-MM-DD) and month (YYYY-MM). */
+export const quotaPeriods = (at: Date): [day: string, month: string] => {
   const day = utcDay(at);
-  const month = day.slice(0, 7);
+  return [day, day.slice(0, 7)];
+};
+
+/** Calls per `<name>/<YYYY-MM-DD>` for `at`'s day and `<name>/<YYYY-MM>` for its month, as the ledger has them; names with none are left out. Pure. */
+export function quotaTotals(state: LedgerState, at: Date): Map<string, number> {
+  const [day, month] = quotaPeriods(at);
   const out = new Map<string, number>();
   const add = (k: string, n: number) => out.set(k, (out.get(k) ?? 0) + n);
   for (const [d, entries] of Object.entries(state.days)) {
@@ -22,8 +29,19 @@ export function quotaSeeds(state: LedgerState, at: Date): string {
       if (d === day) add(`${name}/${day}`, c.calls);
     }
   }
-  return [...out].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}\n`).join("");
+  for (const [k, n] of out) if (n <= 0) out.delete(k);
+  return out;
 }
+
+/** The map's lines for these counts, summed where several give one period. Pure. */
+export function mapLines(...counts: Iterable<readonly [string, number]>[]): string {
+  const sum = new Map<string, number>();
+  for (const c of counts) for (const [k, n] of c) sum.set(k, (sum.get(k) ?? 0) + n);
+  return [...sum].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}\n`).join("");
+}
+
+/** The seed of a new process: the ledger's calls of `at`'s day and month. Pure. */
+export const quotaSeeds = (state: LedgerState, at: Date): string => mapLines(quotaTotals(state, at));
 
 /** Replaces the running map with `lines` in one commit (a seed sent twice leaves one entry per period). */
 export async function sendSeeds(admin: string, mapPath: string, lines: string): Promise<void> {

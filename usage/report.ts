@@ -53,6 +53,17 @@ export function sumDays(rows: readonly UsageRow[], p: Period): UsageRow[] {
   return [...sums.values()].sort(byRow);
 }
 
+/** Rows of one day, key name, chain and interface (from several replicas' ledgers) summed into one. */
+export function mergeDays(rows: readonly UsageRow[]): UsageRow[] {
+  const sums = new Map<string, UsageRow>();
+  for (const r of rows) {
+    const id = `${r.day}/${r.key}/${r.chain}/${r.interface}`;
+    const prev = sums.get(id);
+    sums.set(id, prev ? { ...prev, ...addCounters(counters(prev), counters(r)) } : r);
+  }
+  return [...sums.values()].sort(byRow);
+}
+
 /** Table, CSV and JSON name each column alike: a bill is checked against any of them. */
 const COLUMNS = ["day", "key", "chain", "interface", ...COUNTER_NAMES] as const;
 

@@ -12,6 +12,9 @@ import { COUNTER_NAMES, parseEntryId, type Counters } from "./table.js";
 
 export class LedgerFileError extends Error {}
 
+/** A ledger's id (LedgerState.id): what newLedgerId makes. */
+export const LEDGER_ID = /^[0-9a-f]{16}$/;
+
 const isCounters = (c: unknown): c is Counters =>
   typeof c === "object" && c !== null && COUNTER_NAMES.every((n) => Number.isSafeInteger((c as Record<string, unknown>)[n]) && ((c as Record<string, number>)[n] ?? -1) >= 0);
 
@@ -30,6 +33,8 @@ function ledgerProblem(v: unknown): string | undefined {
     const p = s.last?.process as unknown as Record<string, unknown> | undefined;
     if (!p || !["pid", "startTimeSec", "cumReq"].every((k) => Number.isSafeInteger(p[k])) || !isEntries(s.last.entries)) return "its last reading is not one";
   }
+  if (s.id !== undefined && (typeof s.id !== "string" || !LEDGER_ID.test(s.id))) return "named by an id that is not one";
+  if (s.seed !== undefined && (typeof s.seed !== "object" || s.seed === null || !Object.values(s.seed).every((n) => Number.isSafeInteger(n) && n >= 0))) return "holding a quota seed that is not one";
   return undefined;
 }
 
