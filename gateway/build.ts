@@ -168,7 +168,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), quota_map: quotaMapPath(opts), ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), quota_map: quotaMapPath(opts), quota_used_map: `${opts.filesDir}/${QUOTA_USED_FILE}`, ...badgeData(opts) }),
     ...badgeFiles(opts),
     // Never empty: the docker provider refuses an upload without content.
     [QUOTA_USED_FILE]: "# <name>/<period> <calls counted before this HAProxy process>, filled by the usage keeper\n",

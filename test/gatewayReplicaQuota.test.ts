@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUOTA_USED_FILE } from "../gateway/quotas.js";
 import type { Quota } from "../gateway/types.js";
@@ -22,11 +23,13 @@ const KEYS = [
   { name: "slow", key: "slow_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
   { name: "busy", key: "busy_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
   { name: "solo", key: "solo_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
+  { name: "sock", key: "sock_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
 ];
 const QUOTAS: Quota[] = [
   { name: "slow", calls: 10, per: "day" },
   { name: "busy", calls: 400, per: "day" },
   { name: "solo", calls: 1000, per: "month" },
+  { name: "sock", calls: 5, per: "day" },
 ];
 /** How often each keeper reads its HAProxy and exchanges with the store (production: 1 s). */
 const INTERVAL_MS = 200;
@@ -43,7 +46,7 @@ beforeAll(async () => {
   node = await startRecorder();
   redis = await startRedis();
   for (const replica of ["a", "b"]) {
-    const gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url } }], KEYS, {}, undefined, undefined, undefined, QUOTAS);
+    const gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], KEYS, {}, undefined, undefined, undefined, QUOTAS);
     gateways.push(gw);
     const dir = mkdtempSync(join(tmpdir(), "rpcstack-replica-"));
     dirs.push(dir);
@@ -120,6 +123,27 @@ describe("a quota shared by two gateway replicas through one counter store", () 
     await pause(3 * INTERVAL_MS);
     expect([await call(gateways[0], KEYS[1].key), await call(gateways[1], KEYS[1].key)]).toEqual([429, 429]);
   }, 60_000);
+
+  it("an open WebSocket on one replica sees what the other spends: its next message past the quota is refused", async () => {
+    const ws = new WebSocket(`wss://localhost:${gateways[1].httpsPort}/gateway/eth/rpc/${KEYS[3].key}?secret=null`);
+    await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
+    const replies: unknown[] = [];
+    ws.on("message", (d) => replies.push(JSON.parse(String(d))));
+    const closed = new Promise<[number, string]>((r) => ws.once("close", (c, why) => r([c, String(why)])));
+    const send = (id: number) => ws.send(JSON.stringify({ jsonrpc: "2.0", id, method: "eth_blockNumber", params: [] }));
+    send(1);
+    await pause(3 * INTERVAL_MS);
+    expect(replies).toHaveLength(1);
+    // The other replica spends 4 of the 5 over HTTP: the socket's next call is the quota's last, the one after is past it.
+    for (let i = 0; i < 3; i++) expect(await call(gateways[0], KEYS[3].key)).toBe(200);
+    await pause(3 * INTERVAL_MS);
+    send(2);
+    await pause(3 * INTERVAL_MS);
+    expect(replies).toHaveLength(2);
+    send(3);
+    expect((await closed)[1]).toMatch(/quota/);
+    expect(replies).toHaveLength(2);
+  }, 30_000);
 
   it("a store that stops answering: each replica keeps the others' calls as last read (nothing given back)", async () => {
     for (let i = 0; i < 6; i++) expect(await call(gateways[0], KEYS[2].key)).toBe(200);

@@ -43,6 +43,9 @@ local KEYS = DATA.key_map and Map.new(DATA.key_map, Map._str)
 -- The quota map (`<name> <calls> <day|month>`, gateway/quotas.ts), read the same way: a quota
 -- changed through the runtime API applies to an open socket's next message.
 local QUOTAS = DATA.quota_map and Map.new(DATA.quota_map, Map._str)
+-- What the key spent before this process and on the other gateway replicas (quota_used.map, kept
+-- by the usage keeper): read at each message, as the replicas' counts move on.
+local USED = DATA.quota_used_map and Map.new(DATA.quota_used_map, Map._str)
 
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address):
 -- one Lua state serves every thread (lua-load), so this is the whole gateway's count.
@@ -95,6 +98,7 @@ function WsLimit:start_analyze(txn, chn)
     -- is the one sc5 tracks for the socket's life, so it counts until that period's end.
     self.quota = self.quota_sc and tonumber(txn:get_var('txn.quota_limit'))
     self.quota_before = tonumber(txn:get_var('txn.quota_before')) or 0
+    self.quota_entry = txn:get_var('txn.quota_entry')
     self.quota_end = self.quota and tonumber(txn:get_var('txn.quota_reset'))
     local digest = KEYS and txn:get_var('txn.key_digest')
     if digest and KEYS:lookup(digest) then self.digest = digest end
@@ -126,7 +130,8 @@ function WsLimit:quota_check(txn, calls, now)
   local quota = self:quota_now()
   if not self.quota then return quota and 'reopen' or nil end
   if now >= self.quota_end then return 'reopen' end
-  if quota and txn.f:sc_get_gpc(0, self.quota_sc) + self.quota_before + calls > quota then return 'over' end
+  local before = USED and self.quota_entry and tonumber(USED:lookup(self.quota_entry) or '0') or self.quota_before
+  if quota and txn.f:sc_get_gpc(0, self.quota_sc) + before + calls > quota then return 'over' end
 end
 
 -- Every close drops what the filter holds first: txn:done() erases the buffer, but the filter's
