@@ -1,6 +1,7 @@
 /** The JSON schema of rpcstack:host and rpcstack:hosts, the servers the stack runs on, a part of config/schema.ts. */
 import { TIER_NAMES } from "./tiers.js";
-import { address, cidr, port } from "./schemaFormats.js";
+import { address, cidr, image, port } from "./schemaFormats.js";
+import { COUNTER_STORE_IMAGE } from "./networks/images.js";
 
 /** Where the gateway's host reaches this host's node ports (a VPC, VPN or LAN address): never a public one. */
 const privateAddress = { ...address, "x-hint": "must be the host's address on the private network between the stack's hosts" } as const;
@@ -85,6 +86,8 @@ const kubernetesHost = {
       additionalProperties: false,
     },
     gatewayReplicas: { type: "integer", minimum: 2, maximum: 64, default: 2 },
+    // The store the replicas count quotas in together (usage/counterStore.ts): Valkey's official image.
+    counterStoreImage: { ...image, default: COUNTER_STORE_IMAGE },
     tlsSecret: k8sSubdomain,
     awaitReady: { type: "boolean", default: true },
     // The cluster's Prometheus, let in to the metrics ports (only the stack's own pods are otherwise).

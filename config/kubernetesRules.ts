@@ -1,7 +1,6 @@
 /**
  * What a cluster cannot honour (host kind kubernetes), beside config/rules.ts: each refused with one
- * line naming the key. The cluster places and restarts the pods, so further hosts go; every gateway
- * replica counts on its own, so quotas go; certificates come from the cluster (a TLS Secret), so the
+ * line naming the key. The cluster places and restarts the pods, so further hosts go; certificates come from the cluster (a TLS Secret), so the
  * ACME client goes; the cluster's own Prometheus scrapes the pods, so rpcstack's Prometheus goes.
  */
 import { problem } from "./errors.js";
@@ -30,9 +29,6 @@ export function kubernetesProblems(raw: RawConfig, secretsAvailable: boolean): s
   }
   if (isObj(raw.hosts) && Object.keys(raw.hosts).length) {
     out.push(problem(["hosts"], "does not apply with rpcstack:host.kind kubernetes: the cluster places the nodes (list several in rpcstack:nodes and they spread over its machines)"));
-  }
-  if (Array.isArray(gw.quotas) && gw.quotas.length) {
-    out.push(problem(["gateway", "quotas"], "cannot be honoured on kubernetes yet: each gateway replica counts calls on its own, so a key would get its allowance once per replica"));
   }
   if (isObj(raw.monitoring) && raw.monitoring.enabled === true) {
     out.push(problem(["monitoring", "enabled"], "does not apply on kubernetes: the Services carry prometheus.io scrape annotations for the cluster's own Prometheus"));

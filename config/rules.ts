@@ -54,6 +54,7 @@ export function crossFieldProblems(raw: RawConfig, isSecret: (key: string) => bo
     [["gateway", "image"], isObj(raw.gateway) ? raw.gateway.image : undefined],
     [["gateway", "certbotImage"], isObj(raw.gateway) ? raw.gateway.certbotImage : undefined],
     [["readiness", "image"], isObj(raw.readiness) ? raw.readiness.image : undefined],
+    [["host", "counterStoreImage"], isObj(raw.host) ? (raw.host as Record<string, unknown>).counterStoreImage : undefined],
   ];
   for (const [path, ref] of images) {
     const why = isStr(ref) ? unpinnedReason(ref) : undefined;

@@ -55,6 +55,8 @@ export interface KubernetesHostConfig {
   storageClass?: string;
   expose: KubernetesExpose;
   gatewayReplicas: number;
+  /** Redis or Valkey (its protocol): where the gateway replicas count quotas together. */
+  counterStoreImage: string;
   tlsSecret?: string;
   awaitReady: boolean;
   /**

@@ -6,7 +6,7 @@ import Ajv, { type ErrorObject } from "ajv";
 import addFormats from "ajv-formats";
 import { ConfigError, NAMESPACE, keyName, problem } from "./errors.js";
 import { NETWORKS } from "./networks/index.js";
-import { GATEWAY_IMAGES, NODE_RUNTIME_IMAGE } from "./networks/images.js";
+import { COUNTER_STORE_IMAGE, GATEWAY_IMAGES, NODE_RUNTIME_IMAGE } from "./networks/images.js";
 import { clientRelease, junoPollFlag, specVersionsOf, type ClientName } from "./releases.js";
 import { clientImages, crossFieldProblems, l2ClientOf, type ClientImage } from "./rules.js";
 import { formatVersion, type Version } from "./versions.js";
@@ -287,7 +287,7 @@ function resolveHost(h: RawHost): HostConfig {
       const kind = e.kind ?? "LoadBalancer";
       const expose: KubernetesExpose =
         kind === "NodePort" ? { kind, ...(e.nodePort === undefined ? {} : { nodePort: e.nodePort }) } : kind === "Ingress" ? { kind, ...(e.ingressClass === undefined ? {} : { ingressClass: e.ingressClass }) } : { kind };
-      return { ...h, namespace: h.namespace ?? "rpcstack", createNamespace: h.createNamespace ?? false, expose, gatewayReplicas: h.gatewayReplicas ?? 2, awaitReady: h.awaitReady ?? true };
+      return { ...h, namespace: h.namespace ?? "rpcstack", createNamespace: h.createNamespace ?? false, expose, gatewayReplicas: h.gatewayReplicas ?? 2, counterStoreImage: h.counterStoreImage ?? COUNTER_STORE_IMAGE, awaitReady: h.awaitReady ?? true };
     }
   }
 }

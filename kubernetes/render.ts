@@ -185,7 +185,7 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
         spec: {
           serviceName: w.containers[0].name,
           replicas: w.replicas,
-          podManagementPolicy: "OrderedReady",
+          podManagementPolicy: w.parallel ? "Parallel" : "OrderedReady",
           updateStrategy: { type: "RollingUpdate" },
           selector: { matchLabels: selector },
           template,

@@ -2,7 +2,7 @@
  * Requests, limits and claim sizes, as the plan states them: a node asks for its client's memory
  * (config/sizing.ts) and a share of the tier's cores, and may use up to the tier's memory; no CPU
  * limit, so a syncing node is never throttled. The gateway asks for what the compiled
- * configuration reports. A claim holds what its volume's chain data needs. Pure.
+ * configuration reports. A claim holds what its volume's chain data (or other data) needs. Pure.
  */
 import { stackSizing, type StackSettings } from "../config/index.js";
 import type { GatewayCompiled } from "../gateway/types.js";
@@ -31,6 +31,7 @@ export function nodeResources(s: StackSettings, svc: ServiceSpec): Resources {
  * template cannot change in place).
  */
 export function claimStorage(v: VolumeSpec): string {
-  if (!v.chainData) throw new Error(`kubernetes: volume ${v.key} is kept in a claim but the plan gives it no size`);
-  return `${v.chainData.sizeGB}Gi`;
+  const gb = v.chainData?.sizeGB ?? v.sizeGB;
+  if (gb === undefined) throw new Error(`kubernetes: volume ${v.key} is kept in a claim but the plan gives it no size`);
+  return `${gb}Gi`;
 }

@@ -2,8 +2,11 @@
  * Which pod each service of the plan runs in on a cluster. Pure.
  * - Each node (geth with Lighthouse, or Juno) is a StatefulSet of one pod with its chain-data
  *   claims; a layer's nodes follow one another (the rollout order).
- * - The gateway is a Deployment of several replicas: HAProxy with the usage keeper beside it (it
- *   shares HAProxy's loopback, as on Docker); the first certificate is an init container.
+ * - The gateway is a StatefulSet of several replicas: HAProxy with the usage keeper beside it (it
+ *   shares HAProxy's loopback, as on Docker), each replica's usage ledger in a claim of its own that
+ *   outlives the pod; the first certificate is an init container. The replicas count quotas
+ *   together in the counter store, a Deployment of one pod (its counts are published again by
+ *   every keeper each second: nothing in it needs a claim).
  * - The sync health service, the indexer and the badge service are Deployments of one pod.
  * - One-shot services (a JWT made on the host, a snapshot restored) run as init containers.
  * What has no place on a cluster is left out: the key sync (the key map is a mounted Secret; a change
@@ -17,7 +20,7 @@ export interface Workload {
   readonly name: string;
   readonly kind: "StatefulSet" | "Deployment";
   /** app.kubernetes.io/component. */
-  readonly component: "l1" | "l2" | "gateway" | "readiness" | "indexer" | "badges";
+  readonly component: "l1" | "l2" | "gateway" | "readiness" | "indexer" | "badges" | "counters";
   /** A node's layer: nodes of a layer are spread over the cluster's machines. */
   readonly layer?: "l1" | "l2";
   readonly replicas: number;
@@ -29,6 +32,8 @@ export interface Workload {
   readonly volumes: readonly VolumeSpec[];
   /** The workload (by name) it is rolled out after. */
   readonly after?: string;
+  /** A StatefulSet whose pods start and stop together (the gateway's replicas), not one after another (a layer's nodes). */
+  readonly parallel?: boolean;
 }
 
 const defined = (xs: readonly (ServiceSpec | undefined)[]) => xs.filter((x): x is ServiceSpec => x !== undefined);
@@ -59,12 +64,19 @@ export function workloads(plan: StackPlan, gatewayReplicas: number): Workload[] 
   const sidecars = defined([g.usage, g.badges]).filter((x) => x.networkOf === g.haproxy.name);
   const badges = g.badges && g.badges.networkOf === undefined ? [single(g.badges, "badges")] : [];
   const indexer = plan.l2.services.indexer ? [single(plan.l2.services.indexer, "indexer")] : [];
+  const counters = g.counters ? [single(g.counters, "counters")] : [];
   return [
     ...layer(plan.nodes.l1),
     ...layer(plan.nodes.l2),
     single(plan.readiness.services.health, "readiness"),
     ...indexer,
     ...badges,
-    { name: "gateway", kind: "Deployment", component: "gateway", replicas: gatewayReplicas, inits: [g.certInit], containers: [g.haproxy, ...sidecars], claims: [], volumes: plan.gateway.volumes },
+    ...counters,
+    {
+      name: "gateway", kind: "StatefulSet", component: "gateway", replicas: gatewayReplicas, parallel: true, inits: [g.certInit], containers: [g.haproxy, ...sidecars],
+      // The usage ledger is what a provider bills from: each replica's outlives its pod.
+      claims: plan.gateway.volumes.filter((v) => v.key === g.usage.volumes[0]?.volume),
+      volumes: plan.gateway.volumes,
+    },
   ];
 }

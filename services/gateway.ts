@@ -4,7 +4,7 @@ import { publicHost, type StackSettings } from "../config/index.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
 import type { FileSpec, GatewayHosting, Role, ServiceSpec, VolumeSpec } from "./types.js";
-import { usagePort, usageService, usageVolume } from "./usage.js";
+import { COUNTER_STORE, counterStoreService, usagePort, usageService, usageVolume } from "./usage.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -52,7 +52,7 @@ export function gatewayVolumes(settings: Pick<StackSettings, "retainData" | "gat
 }
 
 /** The gateway's containers by role: the first certificate, HAProxy, the key sync, the usage keeper, with a domain the ACME client, with badges their service. */
-export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly keySync: ServiceSpec; readonly usage: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec }>;
+export type GatewayRole = Role<{ readonly certInit: ServiceSpec; readonly haproxy: ServiceSpec; readonly keySync: ServiceSpec; readonly usage: ServiceSpec; readonly acme?: ServiceSpec; readonly badges?: ServiceSpec; readonly counters?: ServiceSpec }>;
 
 /**
  * `haproxyEnvironment`: what the compiled configuration needs in HAProxy's process environment;
@@ -170,7 +170,9 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
   };
   // The readiness image serves both: Node.js, nothing else needed.
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings.readiness.image, badgeProjects) : undefined;
-  const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`);
+  // On a cluster the replicas share a counter store (onCluster); a Docker host keeps its embedded counters.
+  const store = settings.host.kind === "kubernetes" ? `redis://${COUNTER_STORE.name}:${COUNTER_STORE.port}` : undefined;
+  const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`, store);
   return onCluster(settings, { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) });
 }
 
@@ -182,6 +184,8 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
 function onCluster(settings: StackSettings, role: GatewayRole): GatewayRole {
   if (settings.host.kind !== "kubernetes") return role;
   const { certInit, haproxy } = role.services;
+  // Replicas count quotas together in a store they share (the keepers' --store).
+  role = { ...role, services: { ...role.services, counters: counterStoreService(settings.host.counterStoreImage) } };
   const keysFromSecret: ServiceSpec = {
     ...haproxy,
     volumes: haproxy.volumes.filter((m) => m.volume !== KEYS_VOLUME),

@@ -110,6 +110,8 @@ export interface VolumeSpec {
   readonly secret?: string;
   /** Chain data: the client that writes it and the GB it must hold (config/sizing.ts chainDataGB). */
   readonly chainData?: { readonly client: SizedClient; readonly sizeGB: number };
+  /** Other data kept in a claim of its own on a cluster (the usage ledger): the GB it must hold. */
+  readonly sizeGB?: number;
 }
 
 /** One compose file's worth: the services and the volumes they mount. */

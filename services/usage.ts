@@ -17,17 +17,49 @@ const DATA_DIR = "/var/lib/rpcstack-usage";
 export const KEEPER_USER = "1000:1000";
 const PROGRAM = { from: "bundle", path: "/usage/keeper.js", source: "usage/keeperMain.ts" } as const;
 
-/** Counted usage is what a provider bills from: kept like chain data. */
+/** Counted usage is what a provider bills from: kept like chain data (a ledger of a year of 10,000 keys is well under 1 GB). */
 export const usageVolume = (retain: boolean): VolumeSpec => ({
-  key: "usage", name: "rpcstack-gateway-usage", purpose: "usage per project key and day, as the usage keeper counted it", retain,
+  key: "usage", name: "rpcstack-gateway-usage", purpose: "usage per project key and day, as the usage keeper counted it", retain, sizeGB: 1,
 });
+
+/** The counter store replicas share (host kind kubernetes): its Service name and Redis's port. */
+export const COUNTER_STORE = { name: "counters", port: 6379 } as const;
+/** How often a keeper with a counter store reads and exchanges: the lag of a replica's view of the others (docs/accounts.md). */
+export const SHARED_INTERVAL_SECONDS = 1;
+
+/**
+ * The counter store: Redis's protocol, nothing written to disk. What it holds is each replica's
+ * ledger's counts, published again at every reading: a restarted store is whole again within a
+ * second, but for replicas that are gone (docs/accounts.md).
+ */
+export function counterStoreService(image: string): ServiceSpec {
+  return {
+    name: COUNTER_STORE.name,
+    containerName: "rpcstack-counters",
+    image,
+    // Reached from the stack's own pods only (the NetworkPolicy), so without a password; protected
+    // mode would refuse every connection that is not from loopback.
+    command: ["valkey-server", "--port", String(COUNTER_STORE.port), "--save", "", "--appendonly", "no", "--protected-mode", "no"],
+    environment: {},
+    ports: [{ container: COUNTER_STORE.port, protocol: "tcp", purpose: "api" }],
+    volumes: [],
+    files: [],
+    healthcheck: { test: ["CMD", "valkey-cli", "-p", String(COUNTER_STORE.port), "ping"], intervalSeconds: 10, timeoutSeconds: 3, retries: 3, startPeriodSeconds: 5 },
+    restart: "unless-stopped",
+    stopGraceSeconds: 10,
+    dependsOn: [],
+  };
+}
 
 /**
  * `adminPort`: the runtime API on HAProxy's loopback; the keeper shares HAProxy's network
  * namespace (networkOf), so it reaches that port and nothing else is opened for it.
  */
-/** `image`: one with Node.js. `quotaUsedMap`: HAProxy's quota_used.map, which the keeper seeds from the ledger after a restart of HAProxy. */
-export function usageService(image: string, adminPort: number, quotaUsedMap: string): ServiceSpec {
+/**
+ * `image`: one with Node.js. `quotaUsedMap`: HAProxy's quota_used.map, which the keeper seeds from
+ * the ledger after a restart of HAProxy. `store`: the counter store's URL where replicas share quotas.
+ */
+export function usageService(image: string, adminPort: number, quotaUsedMap: string, store?: string): ServiceSpec {
   return {
     name: "usage",
     containerName: "rpcstack-usage",
@@ -35,7 +67,8 @@ export function usageService(image: string, adminPort: number, quotaUsedMap: str
     // Past 10 s (two readings) without HAProxy it exits and is restarted (restart below) into the
     // network namespace of HAProxy's restarted container: a running container keeps the one it
     // joined, where nothing answers any more.
-    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10", "--quota-used-map", quotaUsedMap, "--run-as", KEEPER_USER],
+    command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10", "--quota-used-map", quotaUsedMap, "--run-as", KEEPER_USER,
+      ...(store ? ["--store", store, "--interval-seconds", String(SHARED_INTERVAL_SECONDS)] : [])],
     environment: {},
     // On HAProxy's address, whose network namespace it shares: HAProxy's container publishes it.
     ports: [],

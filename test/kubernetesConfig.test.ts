@@ -17,7 +17,7 @@ function problems(fn: () => unknown): string[] {
 describe("host kind kubernetes", () => {
   it("resolves with its defaults: namespace rpcstack, a LoadBalancer, two gateway replicas, awaiting readiness", () => {
     const s = kubeStack("local");
-    expect(s.host).toEqual({ kind: "kubernetes", namespace: "rpcstack", createNamespace: false, expose: { kind: "LoadBalancer" }, gatewayReplicas: 2, awaitReady: true });
+    expect(s.host).toEqual({ kind: "kubernetes", namespace: "rpcstack", createNamespace: false, expose: { kind: "LoadBalancer" }, gatewayReplicas: 2, counterStoreImage: "valkey/valkey:9.0.8", awaitReady: true });
     expect(s.kubeconfig).toBe(TEST_KUBECONFIG);
     // The cluster's own Prometheus scrapes the pods.
     expect(s.monitoring).toBeUndefined();
@@ -25,7 +25,7 @@ describe("host kind kubernetes", () => {
 
   it.each([
     ["further hosts", { extra: { hosts: { b: { kind: "ssh", address: "10.0.0.2", user: "ops", privateAddress: "10.0.0.2" } } } }, "rpcstack:hosts: does not apply"],
-    ["quotas", { gateway: { quotas: [{ name: "ci-first", calls: 1000, per: "day" }] } }, "rpcstack:gateway.quotas: cannot be honoured on kubernetes"],
+    ["a counter store image on a moving tag", { host: { counterStoreImage: "valkey/valkey:latest" } }, "rpcstack:host.counterStoreImage: \"valkey/valkey:latest\" uses the moving tag"],
     ["its own Prometheus", { extra: { monitoring: { enabled: true } } }, "rpcstack:monitoring.enabled: does not apply on kubernetes"],
     ["an ACME account", { gateway: { acmeEmail: "ops@example.com" } }, "rpcstack:gateway.acmeEmail: does not apply on kubernetes"],
     ["a node port without NodePort", { host: { expose: { nodePort: 30443 } } }, "rpcstack:host.expose.nodePort: applies only with rpcstack:host.expose.kind NodePort"],

@@ -51,7 +51,8 @@ const PATHS: Record<string, string> = {
 const pathOf = (kind: string, name?: string) => `${PATHS[kind].replace("NS", NS)}${name ? `/${name}` : ""}`;
 /** The stack's own objects of a kind (a namespace also holds what the cluster puts there, like kube-root-ca.crt). */
 const ours = (kind: string) => `${pathOf(kind)}?labelSelector=${encodeURIComponent("app.kubernetes.io/part-of=rpcstack")}`;
-const CLAIMS = ["geth-geth-0", "juno-juno-0", "lighthouse-geth-0"];
+// Chain data, and each gateway replica's usage ledger.
+const CLAIMS = ["geth-geth-0", "juno-juno-0", "lighthouse-geth-0", "usage-gateway-0", "usage-gateway-1"];
 
 describe("the testnet stack on a real Kubernetes API server, through the real Pulumi engine", () => {
   let cluster: KubeCluster;

@@ -48,10 +48,10 @@ describe("the local (devnet) stack on a cluster", () => {
   it("the gateway's pods carry a digest of their files: a new key rolls them", async () => {
     const digest = async (keys: typeof TEST_PROJECT_KEYS) => {
       const r = await run({}, { projectKeys: keys });
-      return r.resources.find((x) => x.type === "kubernetes:apps/v1:Deployment" && x.name.endsWith("gateway"))!.inputs.spec.template.metadata.annotations["rpcstack.io/files-digest"];
+      return r.resources.find((x) => x.type === "kubernetes:apps/v1:StatefulSet" && x.name.endsWith("gateway"))!.inputs.spec.template.metadata.annotations["rpcstack.io/files-digest"];
     };
     const r = await run();
-    const gw = r.resources.find((x) => x.type === "kubernetes:apps/v1:Deployment" && x.name.endsWith("gateway"))!;
+    const gw = r.resources.find((x) => x.type === "kubernetes:apps/v1:StatefulSet" && x.name.endsWith("gateway"))!;
     // The digest tells nothing of the keys: in clear, so a preview shows the roll.
     expect(gw.secretInputs.filter((p) => p.startsWith("spec"))).toEqual([]);
     const before = await digest(TEST_PROJECT_KEYS);

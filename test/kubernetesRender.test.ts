@@ -61,6 +61,8 @@ describe("the testnet stack on a cluster", () => {
       "geth/geth": `${chainDataGB(s, "geth")}Gi`, "geth/lighthouse": `${chainDataGB(s, "lighthouse")}Gi`,
       "geth-2/geth-2": `${chainDataGB(s, "geth")}Gi`, "geth-2/lighthouse-2": `${chainDataGB(s, "lighthouse")}Gi`,
       "juno/juno": `${chainDataGB(s, "juno")}Gi`, "juno-2/juno-2": `${chainDataGB(s, "juno")}Gi`,
+      // Each gateway replica's usage ledger.
+      "gateway/usage": "1Gi",
     });
     // Geth and Lighthouse ask for their own rows' memory, found by the client the spec names.
     const [geth2, lighthouse2] = one(objects(s), "StatefulSet", "geth-2").spec.template.spec.containers;
@@ -100,7 +102,7 @@ describe("the testnet stack on a cluster", () => {
   });
 
   it("the gateway starts after every Service its configuration names exists (a name it cannot resolve at start stays unresolved)", () => {
-    const r = render(kubeStack("testnet")).find((x) => x.object.kind === "Deployment" && x.object.metadata.name === "gateway")!;
+    const r = render(kubeStack("testnet")).find((x) => x.object.kind === "StatefulSet" && x.object.metadata.name === "gateway")!;
     expect(r.after).toEqual(expect.arrayContaining(["Service/geth", "Service/juno", "Service/sync-health", "Service/haproxy"]));
   });
 
@@ -110,10 +112,10 @@ describe("the testnet stack on a cluster", () => {
     expect(juno.mounts).toContain("Secret/rpcstack-secrets");
   });
 
-  it("the gateway: at least two replicas that roll one at a time, a disruption budget, spread over machines, scraped by Prometheus", () => {
-    const gw = one(os, "Deployment", "gateway");
+  it("the gateway: at least two replicas that start together and roll one at a time, a disruption budget, spread over machines, scraped by Prometheus", () => {
+    const gw = one(os, "StatefulSet", "gateway");
     expect(gw.spec.replicas).toBe(2);
-    expect(gw.spec.strategy.rollingUpdate).toEqual({ maxUnavailable: 0, maxSurge: 1 });
+    expect([gw.spec.podManagementPolicy, gw.spec.updateStrategy]).toEqual(["Parallel", { type: "RollingUpdate" }]);
     expect(one(os, "PodDisruptionBudget", "gateway").spec).toEqual({ maxUnavailable: 1, selector: gw.spec.selector });
     const term = gw.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term).toEqual({ topologyKey: "kubernetes.io/hostname", labelSelector: gw.spec.selector });
@@ -121,8 +123,27 @@ describe("the testnet stack on a cluster", () => {
     expect(gw.spec.template.spec.containers.map((c: any) => c.name)).toEqual(["haproxy", "usage"]);
   });
 
+  it("quotas across replicas: a counter store (Valkey, no disk) beside them, each replica's keeper exchanging with it every second, reached from the stack's pods only", () => {
+    const q = objects(kubeStack("testnet", { gateway: { quotas: [{ name: "ci-first", calls: 1000, per: "day" }] } }));
+    const store = one(q, "Deployment", "counters");
+    const [valkey] = store.spec.template.spec.containers;
+    expect(valkey.image).toBe("valkey/valkey:9.0.8");
+    expect(valkey.args ?? valkey.command).toEqual(expect.arrayContaining(["--save", "", "--appendonly", "no"]));
+    expect(one(q, "Service", "counters").spec.ports.map((p: any) => p.port)).toEqual([6379]);
+    const keeper = one(q, "StatefulSet", "gateway").spec.template.spec.containers.find((c: any) => c.name === "usage");
+    const args = [...(keeper.command ?? []), ...(keeper.args ?? [])].join(" ");
+    expect(args).toContain("--store redis://counters:6379 --interval-seconds 1");
+    expect(args).toContain("--quota-used-map /usr/local/etc/haproxy/quota_used.map");
+    // 6379 is no port the policy opens to anyone else: only p2p, 443 and (with metricsFrom) the metrics ports are.
+    const policy = JSON.stringify(q.filter((o) => o.kind === "NetworkPolicy"));
+    expect(policy).not.toContain("6379");
+    // The quota map is one of the files HAProxy gets with the key map, where its rules read it.
+    const haproxy = one(q, "StatefulSet", "gateway").spec.template.spec.containers[0];
+    expect(haproxy.volumeMounts.map((m: any) => m.mountPath)).toEqual(expect.arrayContaining(["/var/lib/rpcstack-keys/keys.map", "/var/lib/rpcstack-keys/quotas.map"]));
+  });
+
   it("the certificate comes from the operator's TLS Secret; no ACME client runs in the cluster", () => {
-    const gw = one(os, "Deployment", "gateway");
+    const gw = one(os, "StatefulSet", "gateway");
     expect(gw.spec.template.spec.initContainers.map((c: any) => c.name)).toEqual(["cert-from-secret"]);
     expect(gw.spec.template.spec.volumes).toContainEqual({ name: "tls", secret: { secretName: "rpc-testnet-tls" } });
     expect(containersOf(gw).map((c) => c.name)).not.toContain("acme");
@@ -139,7 +160,7 @@ describe("the testnet stack on a cluster", () => {
     for (const r of rendered.filter((x) => x.object.kind === "ConfigMap")) expect(JSON.stringify(r.object), r.object.metadata.name).not.toContain(SECRET);
     const keys = rendered.find((r) => r.object.kind === "Secret" && JSON.stringify(r.object).includes(`${SECRET} keys`))!;
     expect(keys.secret).toBe(true);
-    const haproxy = one(os, "Deployment", "gateway").spec.template.spec.containers[0];
+    const haproxy = one(os, "StatefulSet", "gateway").spec.template.spec.containers[0];
     expect(haproxy.volumeMounts).toContainEqual({ name: "secret-files", mountPath: "/var/lib/rpcstack-keys/keys.map", subPath: "var_lib_rpcstack-keys_keys.map", readOnly: true });
   });
 
@@ -196,7 +217,7 @@ describe("choices an operator makes", () => {
     const rendered = render(kubeStack("testnet", { extra: { nodes: { l1: ["main", "main"], l2: ["main", "main"] } } }));
     const sets = rendered.filter((r) => r.object.kind === "StatefulSet");
     const steps = sets.map((r) => [r.object.metadata.name, r.after.filter((a) => a.startsWith("StatefulSet/"))]);
-    expect(steps).toEqual([["geth", []], ["geth-2", ["StatefulSet/geth"]], ["juno", []], ["juno-2", ["StatefulSet/juno"]]]);
+    expect(steps).toEqual([["geth", []], ["geth-2", ["StatefulSet/geth"]], ["juno", []], ["juno-2", ["StatefulSet/juno"]], ["gateway", []]]);
     const term = (sets[1].object as any).spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term.labelSelector).toEqual({ matchLabels: { "rpcstack.io/layer": "l1" } });
     // A drain takes at most one node of each layer.

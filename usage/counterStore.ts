@@ -3,7 +3,7 @@
  * publishes its ledger's quota counts and reads the others' (layout: usage/sharedQuota.ts). One
  * round trip a reading: the own fields written, both hashes' lifetimes renewed, both read back.
  */
-import { createClient } from "@redis/client";
+import Redis from "ioredis";
 import { othersFrom, ownFields, periodHashes } from "./sharedQuota.js";
 
 export interface CounterStore {
@@ -30,29 +30,29 @@ export function checkStoreUrl(url: string): string | undefined {
  * connected fails at once (no queue), so a store that is down costs a reading nothing but its log line.
  */
 export function openCounterStore(url: string, onError: (e: Error) => void): CounterStore {
-  const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: 2_000, reconnectStrategy: (retries) => Math.min(200 * 2 ** retries, 5_000) } });
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2_000, retryStrategy: (times) => Math.min(200 * 2 ** times, 5_000) });
   client.on("error", onError);
-  const connecting = client.connect().catch(onError);
   return {
     async exchange(me, totals, at) {
-      await connecting;
       const hashes = periodHashes(at);
       const tx = client.multi();
       for (const h of hashes) {
         const fields = ownFields(me, totals, h.period);
-        if (Object.keys(fields).length) tx.hSet(h.key, fields);
+        if (Object.keys(fields).length) tx.hset(h.key, fields);
         tx.expire(h.key, h.ttl);
       }
-      for (const h of hashes) tx.hGetAll(h.key);
+      for (const h of hashes) tx.hgetall(h.key);
       const replies = await tx.exec();
-      const read = replies.slice(-hashes.length) as unknown as Record<string, string>[];
+      if (!replies) throw new Error("the store dropped the transaction");
+      const failed = replies.find(([e]) => e);
+      if (failed) throw failed[0]!;
+      const read = replies.slice(-hashes.length).map(([, r]) => r as Record<string, string>);
       const others = new Map<string, number>();
       hashes.forEach((h, i) => othersFrom(read[i] ?? {}, h.period, me, others));
       return others;
     },
     async close() {
-      await connecting;
-      if (client.isOpen) await client.close();
+      client.disconnect();
     },
   };
 }

@@ -23,6 +23,13 @@ export const GATEWAY_IMAGES = {
 } as const;
 
 /**
+ * Where the gateway replicas of a cluster count quotas together (host kind kubernetes): Valkey's
+ * official image (BSD-licensed, Redis's protocol). Not run on the machines that test the package:
+ * tests run Debian's redis-server, which speaks the same commands.
+ */
+export const COUNTER_STORE_IMAGE = "valkey/valkey:9.0.8";
+
+/**
  * Monitoring (rpcstack:monitoring): Prometheus 3.5, its long-term-support line. Not pulled on the
  * machines that test the package (no image registry there): tests run Debian's Prometheus on the
  * same generated configuration.
