@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Builds a Kubernetes control plane from the Go module proxy for the tests that check generated
-# objects against a real API server (test/support/kubeCluster.ts): etcd, kube-apiserver and
-# kube-controller-manager (its statefulset controller creates the claims of a StatefulSet, its
-# garbage collector deletes them). No kubelet: pods never run. Binaries go into a cache folder
-# outside the checkout, keyed by version, reused when present. Prints what it built or reused and
-# how long it took.
+# Builds Kubernetes from the Go module proxy for the tests on a real cluster: the control plane
+# (test/support/kubeCluster.ts: etcd, kube-apiserver, kube-controller-manager) and a one-node
+# cluster's node (test/support/kubeNode.ts: kube-scheduler, kubelet, kube-proxy, containerd with
+# its runc shim and ctr, and the pause image's binary). Binaries go into a cache folder outside the
+# checkout, keyed by version, reused when present. Prints what it built or reused and how long it
+# took.
 set -uo pipefail
 
 # etcd v3.7 is the line kube-apiserver v1.37 is built against (its go.mod requires etcd's client
 # v3.7.0); v3.7.3 is that line's newest patch release on the proxy.
 ETCD_VERSION=v3.7.3
 KUBE_VERSION=v1.37.2
-BINARIES=(etcd kube-apiserver kube-controller-manager)
+# containerd's RELEASES.md (v2.4.2) lists 2.4.0+ and 2.3.0+ for Kubernetes 1.37; Debian's 1.6 is
+# not among them.
+CONTAINERD_VERSION=v2.4.2
+# build/pause/Makefile's TAG in k8s.io/kubernetes at KUBE_VERSION, whose pause.c this builds.
+PAUSE_VERSION=3.10.2
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy containerd containerd-shim-runc-v2 ctr pause)
+CONTAINERD_BINARIES=(containerd containerd-shim-runc-v2 ctr)
 
 usage() {
   cat <<EOF
@@ -21,15 +27,26 @@ Builds each BINARY (default: all) into \$RPCSTACK_CACHE/kubernetes/<name>/<versi
   etcd                     $ETCD_VERSION, module go.etcd.io/etcd/server/v3 (its main package is the module root)
   kube-apiserver           $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kube-apiserver
   kube-controller-manager  $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kube-controller-manager
+  kube-scheduler           $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kube-scheduler
+  kubelet                  $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kubelet
+  kube-proxy               $KUBE_VERSION, module k8s.io/kubernetes, ./cmd/kube-proxy
+  containerd               $CONTAINERD_VERSION, module github.com/containerd/containerd/v2, ./cmd/containerd
+  containerd-shim-runc-v2  $CONTAINERD_VERSION, same module, ./cmd/containerd-shim-runc-v2 (beside containerd)
+  ctr                      $CONTAINERD_VERSION, same module, ./cmd/ctr (beside containerd)
+  pause                    $PAUSE_VERSION, build/pause/linux/pause.c of k8s.io/kubernetes $KUBE_VERSION, gcc -static
   --print-path BINARY      print where BINARY is (or will be) and exit
   --help                   this text
-Needs: go (1.26+). Exit: 0 built or cached, 1 a build failed, 2 bad arguments.
+Needs: go (1.26+), and gcc with a static libc (libc6-dev) for pause. Exit: 0 built or cached, 1 a build failed, 2 bad arguments.
 EOF
 }
 
 cache="${RPCSTACK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcstack}"
-version() { case "$1" in etcd) echo "$ETCD_VERSION" ;; *) echo "$KUBE_VERSION" ;; esac; }
-binary() { echo "$cache/kubernetes/$1/$(version "$1")/$1"; }
+containerd_part() { local b; for b in "${CONTAINERD_BINARIES[@]}"; do [ "$b" = "$1" ] && return 0; done; return 1; }
+version() {
+  case "$1" in etcd) echo "$ETCD_VERSION" ;; pause) echo "$PAUSE_VERSION" ;; *) containerd_part "$1" && echo "$CONTAINERD_VERSION" || echo "$KUBE_VERSION" ;; esac
+}
+# containerd finds its shim beside its own binary: the three share one folder.
+binary() { if containerd_part "$1"; then echo "$cache/kubernetes/containerd/$CONTAINERD_VERSION/$1"; else echo "$cache/kubernetes/$1/$(version "$1")/$1"; fi; }
 known() { local b; for b in "${BINARIES[@]}"; do [ "$b" = "$1" ] && return 0; done; return 1; }
 
 wanted=()
@@ -70,7 +87,7 @@ build_in_module() {
   for pair in "$@"; do
     pkg="${pair#*=}" bin="$(binary "${pair%%=*}")"
     mkdir -p "$(dirname "$bin")"
-    (cd "$work/$name" && go build -trimpath -ldflags "-s -w ${LDFLAGS:-}" -o "$bin.part" "$pkg") >>"$log/$name.log" 2>&1 \
+    (cd "$work/$name" && go build -trimpath ${TAGS:+-tags "$TAGS"} -ldflags "-s -w ${LDFLAGS:-}" -o "$bin.part" "$pkg") >>"$log/$name.log" 2>&1 \
       && mv "$bin.part" "$bin" || return 1
   done
 }
@@ -94,8 +111,10 @@ for b in "${missing[@]}"; do [ "$b" = etcd ] || continue
   report "etcd $ETCD_VERSION" "$t0" etcd
 done
 
-kube=()
-for b in "${missing[@]}"; do [ "$b" = etcd ] || kube+=("$b"); done
+kube=() ctrd=()
+for b in "${missing[@]}"; do
+  case "$b" in etcd | pause) ;; *) if containerd_part "$b"; then ctrd+=("$b"); else kube+=("$b"); fi ;; esac
+done
 if [ "${#kube[@]}" -gt 0 ]; then
   t0=$(date +%s)
   : >"$log/kube.log"
@@ -119,4 +138,35 @@ if [ "${#kube[@]}" -gt 0 ]; then
   fi
   report "${kube[*]} $KUBE_VERSION" "$t0" "${kube[@]}"
 fi
+if [ "${#ctrd[@]}" -gt 0 ]; then
+  t0=$(date +%s)
+  : >"$log/containerd.log"
+  # No cgo, so the binaries are static and the btrfs snapshotter (cgo only) drops out; the tags are
+  # those of containerd's own static release build (Makefile), the shim's also no_grpc.
+  gover="$(go mod download -json "github.com/containerd/containerd/v2@$CONTAINERD_VERSION" 2>>"$log/containerd.log" \
+    | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);if(j.Error){console.error(j.Error);process.exit(1)}console.log(j.GoMod)})' 2>>"$log/containerd.log")"
+  if [ -n "$gover" ] && gover="$(go mod edit -json "$gover" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).Go))')"; then
+    mod="$(printf 'module rpcstack.local/containerd\n\ngo %s\n\nrequire github.com/containerd/containerd/v2 %s' "$gover" "$CONTAINERD_VERSION")"
+    LDFLAGS="-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION -X github.com/containerd/containerd/v2/version.Package=github.com/containerd/containerd/v2"
+    for b in "${ctrd[@]}"; do
+      tags="urfave_cli_no_docs osusergo netgo static_build"; [ "$b" = containerd-shim-runc-v2 ] && tags="$tags no_grpc"
+      LDFLAGS="$LDFLAGS" TAGS="$tags" build_in_module containerd "$mod" "$b=github.com/containerd/containerd/v2/cmd/$b" || break
+    done
+  fi
+  report "${ctrd[*]} $CONTAINERD_VERSION" "$t0" "${ctrd[@]}"
+fi
+
+for b in "${missing[@]}"; do [ "$b" = pause ] || continue
+  t0=$(date +%s)
+  : >"$log/pause.log"
+  # The sandbox every pod's containers join. No registry serves its image here, so the binary is
+  # built as the release Makefile builds it and the tests pack it as an image themselves.
+  src="$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" 2>>"$log/pause.log" \
+    | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);if(j.Error){console.error(j.Error);process.exit(1)}console.log(j.Dir)})' 2>>"$log/pause.log")"
+  bin="$(binary pause)"
+  mkdir -p "$(dirname "$bin")"
+  [ -n "$src" ] && gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-rpcstack" -o "$bin.part" "$src/build/pause/linux/pause.c" >>"$log/pause.log" 2>&1 \
+    && mv "$bin.part" "$bin"
+  report "pause $PAUSE_VERSION" "$t0" pause
+done
 exit "$status"

@@ -2,7 +2,8 @@
  * A real Kubernetes control plane on loopback, built from the Go module proxy by
  * scripts/kubernetes/build.sh: etcd, kube-apiserver and kube-controller-manager (its statefulset
  * controller creates a StatefulSet's claims, its garbage collector and namespace controller delete
- * what is deleted). There is no kubelet and no scheduler: pods are stored, never run.
+ * what is deleted). Alone there is no kubelet and no scheduler: pods are stored, never run. With
+ * `node`, it is the control plane of test/support/kubeNode.ts, which adds them.
  */
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +14,12 @@ import { stringify } from "yaml";
 import { cachedBuild } from "../../devtools/clients.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 
-export type KubeBinary = "etcd" | "kube-apiserver" | "kube-controller-manager";
+/** The Services' cluster IPs; a node's kube-proxy routes them (docs: test/support/kubeNode.ts). */
+export const SERVICE_CIDR = "10.96.0.0/16";
+
+export type KubeBinary =
+  | "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kubelet" | "kube-proxy"
+  | "containerd" | "containerd-shim-runc-v2" | "ctr" | "pause";
 
 /** The binary from the build script's cache, built first when missing (minutes, once per machine). */
 export const kubeBinary = (name: KubeBinary): string => cachedBuild("scripts/kubernetes/build.sh", name);
@@ -41,9 +47,25 @@ export interface KubeCluster {
   get<T = KubeObject>(path: string): Promise<T>;
   list<T = KubeObject>(path: string): Promise<T[]>;
   create<T extends KubeObject>(path: string, body: T): Promise<T>;
+  /** A JSON merge patch (RFC 7386). */
+  patch<T = KubeObject>(path: string, body: unknown): Promise<T>;
+  delete(path: string): Promise<unknown>;
+  /** A kubeconfig for one of the node's components (only with `node`). */
+  kubeconfigFor(user: NodeUser): string;
   /** What each process printed, for a failing test's message. */
   logs(): string;
   stop(): Promise<void>;
+}
+
+/** Who, besides the admin, a control plane started with `node` knows: each has a token of its own. */
+export type NodeUser = "kubelet" | "kube-scheduler" | "kube-proxy";
+
+/** What a kubelet, a scheduler and kube-proxy on this machine need of the control plane. */
+export interface NodeAccess {
+  /** The Node object's name: the kubelet is `system:node:<name>`, which the Node authorizer and NodeRestriction check. */
+  nodeName: string;
+  /** Files of the certificate and key the API server presents to the kubelet (logs, port-forward), from a CA the kubelet trusts. */
+  kubeletClient: { cert: string; key: string };
 }
 
 /** The kubeconfig file format (clientcmd v1), with one cluster, user and context. */
@@ -56,13 +78,13 @@ interface Kubeconfig {
   "current-context": string;
 }
 
-const kubeconfigFor = (server: string, ca: string, token: string): string => {
+const kubeconfigFor = (server: string, ca: string, token: string, user = "rpcstack-admin"): string => {
   const config: Kubeconfig = {
     apiVersion: "v1",
     kind: "Config",
     clusters: [{ name: "rpcstack-test", cluster: { server, "certificate-authority-data": Buffer.from(ca).toString("base64") } }],
-    users: [{ name: "rpcstack-admin", user: { token } }],
-    contexts: [{ name: "rpcstack-test", context: { cluster: "rpcstack-test", user: "rpcstack-admin" } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: "rpcstack-test", context: { cluster: "rpcstack-test", user } }],
     "current-context": "rpcstack-test",
   };
   return stringify(config);
@@ -70,8 +92,9 @@ const kubeconfigFor = (server: string, ca: string, token: string): string => {
 
 /** One HTTPS call to the API server, the server certificate checked against `ca`. */
 function call(server: string, ca: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const type = method === "PATCH" ? "application/merge-patch+json" : "application/json";
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, server), { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", "Content-Type": "application/json" } }, (res) => {
+    const req = request(new URL(path, server), { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", "Content-Type": type } }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (d) => (text += d));
@@ -91,10 +114,13 @@ function call(server: string, ca: string, token: string, method: string, path: s
 /**
  * Starts etcd, kube-apiserver and (when `controllers`) kube-controller-manager on free loopback
  * ports, everything in a temp dir; resolves once the API server answers /readyz. A start that fails
- * midway stops what it started and removes the dir before it throws.
+ * midway stops what it started and removes the dir before it throws. With `node`, the API server
+ * authorizes a kubelet as a real cluster does (Node authorizer, NodeRestriction) and every default
+ * controller runs.
  */
-export async function startKubeCluster(opts: { controllers?: boolean } = {}): Promise<KubeCluster> {
+export async function startKubeCluster(opts: { controllers?: boolean; node?: NodeAccess } = {}): Promise<KubeCluster> {
   const controllers = opts.controllers ?? true;
+  const node = opts.node;
   const bins = { etcd: kubeBinary("etcd"), apiserver: kubeBinary("kube-apiserver"), kcm: controllers ? kubeBinary("kube-controller-manager") : "" };
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-kube-"));
   const children: Child[] = [];
@@ -117,8 +143,15 @@ export async function startKubeCluster(opts: { controllers?: boolean } = {}): Pr
   try {
     const [etcdPort, peerPort, apiPort, kcmPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const token = randomBytes(24).toString("hex");
+    // The names and groups the API server's bootstrap roles and the Node authorizer grant to.
+    const nodeUsers: Record<NodeUser, { name: string; groups: string; token: string }> | undefined = node && {
+      kubelet: { name: `system:node:${node.nodeName}`, groups: "system:nodes", token: randomBytes(24).toString("hex") },
+      "kube-scheduler": { name: "system:kube-scheduler", groups: "", token: randomBytes(24).toString("hex") },
+      "kube-proxy": { name: "system:kube-proxy", groups: "", token: randomBytes(24).toString("hex") },
+    };
     // system:masters passes every authorization check, so RBAC can stay on as on a real cluster.
-    writeFileSync(join(dir, "tokens.csv"), `${token},rpcstack-admin,rpcstack-admin,"system:masters"\n`, { mode: 0o600 });
+    const tokenLines = [`${token},rpcstack-admin,rpcstack-admin,"system:masters"`, ...Object.values(nodeUsers ?? {}).map((u) => `${u.token},${u.name},${u.name}${u.groups ? `,"${u.groups}"` : ""}`)];
+    writeFileSync(join(dir, "tokens.csv"), tokenLines.join("\n") + "\n", { mode: 0o600 });
     const sa = generateKeyPairSync("rsa", { modulusLength: 2048 });
     writeFileSync(join(dir, "sa.key"), sa.privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
     writeFileSync(join(dir, "sa.pub"), sa.publicKey.export({ type: "spki", format: "pem" }));
@@ -137,10 +170,16 @@ export async function startKubeCluster(opts: { controllers?: boolean } = {}): Pr
     run("kube-apiserver", bins.apiserver, [
         `--etcd-servers=${etcdUrl}`, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
         // The API server makes its own serving certificate (with its CA) for 127.0.0.1 here.
-        `--cert-dir=${join(dir, "pki")}`, `--token-auth-file=${join(dir, "tokens.csv")}`, "--authorization-mode=RBAC",
+        `--cert-dir=${join(dir, "pki")}`, `--token-auth-file=${join(dir, "tokens.csv")}`,
+        ...(node
+          ? ["--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+              `--kubelet-client-certificate=${node.kubeletClient.cert}`, `--kubelet-client-key=${node.kubeletClient.key}`,
+              // The node's only address the API server can reach is the CNI bridge's.
+              "--kubelet-preferred-address-types=InternalIP"]
+          : ["--authorization-mode=RBAC"]),
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         `--service-account-key-file=${join(dir, "sa.pub")}`, `--service-account-signing-key-file=${join(dir, "sa.key")}`,
-        "--service-cluster-ip-range=10.96.0.0/16", "--enable-priority-and-fairness=false",
+        `--service-cluster-ip-range=${SERVICE_CIDR}`, "--enable-priority-and-fairness=false",
         // A loopback address cannot be published as the kubernetes Service's endpoint.
         "--endpoint-reconciler-type=none",
     ]);
@@ -159,9 +198,14 @@ export async function startKubeCluster(opts: { controllers?: boolean } = {}): Pr
       run("kube-controller-manager", bins.kcm, [
           `--kubeconfig=${join(dir, "kcm.kubeconfig")}`, "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`, `--cert-dir=${join(dir, "kcm")}`,
           "--leader-elect=false", "--use-service-account-credentials=false",
-          // What the stack's objects need: claims made and released, owned objects and namespaces
-          // deleted, default service accounts (pods are refused without one).
-          `--controllers=${["statefulset", "garbage-collector", "namespace", "serviceaccount", "deployment", "replicaset", "disruption", "persistentvolumeclaim-protection"].map((c) => `${c}-controller`).join(",")}`,
+          ...(node
+            ? // Pods that run need them all (endpoint slices for kube-proxy, the volume binder, the
+              // kube-root-ca.crt config map every service-account token volume mounts, which the
+              // root CA file makes), and a key to sign the tokens with.
+              ["--controllers=*", `--root-ca-file=${join(dir, "pki/apiserver.crt")}`, `--service-account-private-key-file=${join(dir, "sa.key")}`]
+            : // What the stack's objects need: claims made and released, owned objects and namespaces
+              // deleted, default service accounts (pods are refused without one).
+              [`--controllers=${["statefulset", "garbage-collector", "namespace", "serviceaccount", "deployment", "replicaset", "disruption", "persistentvolumeclaim-protection"].map((c) => `${c}-controller`).join(",")}`]),
       ]);
     }
 
@@ -177,6 +221,12 @@ export async function startKubeCluster(opts: { controllers?: boolean } = {}): Pr
       get: (path) => api("GET", path),
       list: async (path) => (await api("GET", path)).items,
       create: (path, body) => api("POST", path, body),
+      patch: (path, body) => api("PATCH", path, body),
+      delete: (path) => api("DELETE", path),
+      kubeconfigFor: (user) => {
+        if (!nodeUsers) throw new Error("the control plane was started without `node`: it knows no node components");
+        return kubeconfigFor(server, ca, nodeUsers[user].token, nodeUsers[user].name);
+      },
       logs,
       stop,
     };
