@@ -12,7 +12,7 @@ import { cacheData, cacheGlobal, cacheMetricsDirectives, cacheMetricsPath, cache
 import { corsRules } from "./cors.js";
 import { endBeforeBody, errorFiles, refuse } from "./errors.js";
 import { internalData, internalSecretGlobal, internalStrip } from "./internal.js";
-import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, CLIENT_ADDRESS, gatewayMemoryMiB, wsOpenRules, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
+import { HAPROXY_ENVIRONMENT, ADDRESS_RATE, CLIENT_ADDRESS, RATE_OTHERS_FILE, gatewayMemoryMiB, wsOpenRules, bufferData, bodyRules, callRate, connectionRules, countWrongKey, guessRules, headerRules, inProgressRules, rateRules, tables, wsRules } from "./limits.js";
 import { normalizeRules } from "./normalize.js";
 import { settleNever } from "./simplify.js";
 import { failoverGlobal, retryRules } from "./failover.js";
@@ -168,10 +168,11 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
   };
 
   const files: Record<string, string> = {
-    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), quota_map: quotaMapPath(opts), quota_used_map: `${opts.filesDir}/${QUOTA_USED_FILE}`, ...badgeData(opts) }),
+    [LUA_DATA_FILE]: luaDataFile({ internal: internalData(), buffer: bufferData(opts), policy: policyData(chains), ws: wsPolicyData(chains, opts.maxBatch), cache: cacheData(chains, opts), filters: filterData(chains, opts), batch: batchData(opts), cert_file: opts.certFile, key_map: keyMapPath(opts), quota_map: quotaMapPath(opts), quota_used_map: `${opts.filesDir}/${QUOTA_USED_FILE}`, ...(opts.sharedRates ? { rate_others_map: `${opts.filesDir}/${RATE_OTHERS_FILE}` } : {}), ...badgeData(opts) }),
     ...badgeFiles(opts),
     // Never empty: the docker provider refuses an upload without content.
     [QUOTA_USED_FILE]: "# <name>/<period> <calls counted before this HAProxy process>, filled by the usage keeper\n",
+    ...(opts.sharedRates ? { [RATE_OTHERS_FILE]: "# <name> <calls in the rate window on the other gateway replicas>, filled by the usage keeper\n" } : {}),
     ...errorFiles(),
   };
   const lua = [

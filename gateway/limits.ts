@@ -181,6 +181,10 @@ export const callsPerWindowAt = (perSecond: number) => String(perSecond * RATE_W
 const callsPerWindow = (o: GatewayOptions) => callsPerWindowAt(o.rateLimitPerSecond);
 /** A rate of the key's own, in calls per window (set from badge_rates.map by badgeAuthRules); absent: callsPerWindow. */
 export const OWN_RATE_VAR = "txn.rate_max";
+/** `<name> <calls>`: what the other gateway replicas counted for each key name in their rate windows (kept by the usage keeper; with sharedRates). */
+export const RATE_OTHERS_FILE = "rate_others.map";
+const RATE_OTHERS_VAR = "txn.rate_others";
+
 /** The badge projects with a rate of their own, and their calls per second. */
 export const ownRates = (o: GatewayOptions): [string, number][] => Object.entries(o.badges?.ratePerSecond ?? {});
 
@@ -190,13 +194,16 @@ export const ownRates = (o: GatewayOptions): [string, number][] => Object.entrie
  * action adds a batch's further calls to gpc 0 of the same counter.
  */
 export function callRate(o: GatewayOptions, sc: 0 | 1, who: Cond, message: string): Rule[] {
-  const calls = `sc_http_req_rate(${sc}),add(txn.batch_extra_rate)`;
+  // A key's calls on the other replicas count too, where they share rates (public hostnames count per address).
+  const shared = sc === 0 && o.sharedRates;
+  const calls = `sc_http_req_rate(${sc}),add(txn.batch_extra_rate)${shared ? `,add(${RATE_OTHERS_VAR})` : ""}`;
   const over = anon(calls, "gt", callsPerWindow(o));
   // Keys with a rate of their own (badge projects) only where some have one: one more test per request.
   const keyRates = sc === 0 && ownRates(o).length > 0;
   const own = anon(`var(${OWN_RATE_VAR})`, "-m", "found");
   return [
     req(["set-var(txn.batch_extra_rate)", `sc_gpc_rate(0,${sc})`], who),
+    ...(shared ? [req([`set-var(${RATE_OTHERS_VAR})`, `var(txn.keyname),map_str_int(${o.filesDir}/${RATE_OTHERS_FILE},0)`], who)] : []),
     refuse(429, message, keyRates ? [...who, "!", ...own, ...over, "or", ...who, ...own, ...anon(`${calls},sub(${OWN_RATE_VAR})`, "gt", "0")] : [...who, ...over]),
   ];
 }

@@ -141,6 +141,11 @@ export interface GatewayOptions {
   readonly nodeMetricsUrl?: string;
   /** Badges for front ends (gateway/badges.ts); absent: a badge-shaped key is a wrong key like any other. */
   readonly badges?: BadgeGatewayOptions;
+  /**
+   * Replicas share per-key rates: each key's rate adds what the other replicas counted, which the
+   * usage keeper puts in rate_others.map from the counter store (gateway/limits.ts RATE_OTHERS_FILE).
+   */
+  readonly sharedRates?: boolean;
 }
 
 export interface BadgeGatewayOptions {

@@ -1,5 +1,6 @@
 /** What the service specs are told of the gateway (services/ does not read gateway/). Pure. */
 import { KEY_MAP_FILE } from "../gateway/build.js";
+import { RATE_OTHERS_FILE } from "../gateway/limits.js";
 import { LUA_FILES, LUA_SOURCE_DIR } from "../gateway/lua.js";
 import { QUOTA_MAP_FILE, QUOTA_USED_FILE } from "../gateway/quotas.js";
 import { EXPORTER_PATH } from "../gateway/tls.js";
@@ -13,6 +14,7 @@ export function gatewayHosting(metricsPaths: GatewayCompiled["metricsPaths"] = {
     keyMapFile: KEY_MAP_FILE,
     quotaMapFile: QUOTA_MAP_FILE,
     quotaUsedFile: QUOTA_USED_FILE,
+    rateOthersFile: RATE_OTHERS_FILE,
     luaSourceDir: LUA_SOURCE_DIR,
     luaFiles: LUA_FILES,
     nodeBackSeconds: (CHECK_RISE * HEALTH_CHECK_INTERVAL_MS) / 1000,

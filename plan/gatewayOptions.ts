@@ -47,6 +47,8 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     // Each node's rotation state, from the readiness service, on the private metrics listener.
     nodeMetricsUrl: `http://sync-health:${SYNC_HEALTH_PORT}/metrics`,
     ...(settings.badges ? { badges: badgeGatewayOptions(settings) } : {}),
+    // A cluster's replicas count per-key rates together (the usage keepers' counter store).
+    ...(cluster ? { sharedRates: true } : {}),
     ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache
       ? { cache: { maxBytes: settings.gateway.cache.maxBytes, maxObjectBytes: settings.gateway.cache.maxObjectBytes, pollIntervalMs: CACHE_DEFAULTS.pollIntervalMs } }
       : {}),

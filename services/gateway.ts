@@ -171,8 +171,8 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
   // The readiness image serves both: Node.js, nothing else needed.
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings.readiness.image, badgeProjects) : undefined;
   // On a cluster the replicas share a counter store (onCluster); a Docker host keeps its embedded counters.
-  const store = settings.host.kind === "kubernetes" ? `redis://${COUNTER_STORE.name}:${COUNTER_STORE.port}` : undefined;
-  const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`, store);
+  const shared = settings.host.kind === "kubernetes" ? { store: `redis://${COUNTER_STORE.name}:${COUNTER_STORE.port}`, rateOthersMap: `${GATEWAY_PATHS.configDir}/${hosting.rateOthersFile}` } : undefined;
+  const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`, shared);
   return onCluster(settings, { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) });
 }
 

@@ -156,6 +156,8 @@ export interface GatewayHosting {
   readonly quotaMapFile: string;
   /** The map of calls spent before HAProxy started, which the usage keeper fills, in the config folder. */
   readonly quotaUsedFile: string;
+  /** The map of the other replicas' calls per key in their rate windows (replicas sharing rates), in the config folder. */
+  readonly rateOthersFile: string;
   /** The package folder of the Lua programs, and their paths within it. */
   readonly luaSourceDir: string;
   readonly luaFiles: readonly string[];

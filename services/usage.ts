@@ -57,9 +57,10 @@ export function counterStoreService(image: string): ServiceSpec {
  */
 /**
  * `image`: one with Node.js. `quotaUsedMap`: HAProxy's quota_used.map, which the keeper seeds from
- * the ledger after a restart of HAProxy. `store`: the counter store's URL where replicas share quotas.
+ * the ledger after a restart of HAProxy. `shared`: where replicas share quotas and rates, the
+ * counter store's URL and HAProxy's rate_others.map.
  */
-export function usageService(image: string, adminPort: number, quotaUsedMap: string, store?: string): ServiceSpec {
+export function usageService(image: string, adminPort: number, quotaUsedMap: string, shared?: { readonly store: string; readonly rateOthersMap: string }): ServiceSpec {
   return {
     name: "usage",
     containerName: "rpcstack-usage",
@@ -68,7 +69,7 @@ export function usageService(image: string, adminPort: number, quotaUsedMap: str
     // network namespace of HAProxy's restarted container: a running container keeps the one it
     // joined, where nothing answers any more.
     command: ["node", PROGRAM.path, "--admin", `127.0.0.1:${adminPort}`, "--file", `${DATA_DIR}/usage.json`, "--listen", `0.0.0.0:${USAGE_PORT}`, "--give-up-seconds", "10", "--quota-used-map", quotaUsedMap, "--run-as", KEEPER_USER,
-      ...(store ? ["--store", store, "--interval-seconds", String(SHARED_INTERVAL_SECONDS)] : [])],
+      ...(shared ? ["--store", shared.store, "--rate-others-map", shared.rateOthersMap, "--interval-seconds", String(SHARED_INTERVAL_SECONDS)] : [])],
     environment: {},
     // On HAProxy's address, whose network namespace it shares: HAProxy's container publishes it.
     ports: [],

@@ -2,13 +2,15 @@
  * Quotas across gateway replicas: two real HAProxy processes serving the same keys, each with its
  * own usage keeper and ledger, sharing one real Redis (Debian's redis-server) as the counter store.
  * A key's quota holds for the two together: exactly, when calls move between the replicas slower
- * than the keepers exchange; within the stated bound when both are hammered at once.
+ * than the keepers exchange; within the stated bound when both are hammered at once. A key's rate
+ * too: what it spent on one replica counts on the other.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RATE_OTHERS_FILE } from "../gateway/limits.js";
 import { QUOTA_USED_FILE } from "../gateway/quotas.js";
 import type { Quota } from "../gateway/types.js";
 import { report } from "../cli/usage.js";
@@ -24,7 +26,10 @@ const KEYS = [
   { name: "busy", key: "busy_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
   { name: "solo", key: "solo_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
   { name: "sock", key: "sock_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
+  { name: "rate", key: "rate_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS" },
 ];
+/** Calls a second per key (800 in the gateway's 10 s window), for the two replicas together. */
+const RATE = 80;
 const QUOTAS: Quota[] = [
   { name: "slow", calls: 10, per: "day" },
   { name: "busy", calls: 400, per: "day" },
@@ -46,13 +51,13 @@ beforeAll(async () => {
   node = await startRecorder();
   redis = await startRedis();
   for (const replica of ["a", "b"]) {
-    const gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], KEYS, {}, undefined, undefined, undefined, QUOTAS);
+    const gw = await startGateway([{ path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }], KEYS, { rateLimitPerSecond: RATE, sharedRates: true }, undefined, undefined, undefined, QUOTAS);
     gateways.push(gw);
     const dir = mkdtempSync(join(tmpdir(), "rpcstack-replica-"));
     dirs.push(dir);
     const keeper = startKeeper({
       admin: join(gw.dir, "admin.sock"), file: join(dir, "usage.json"), intervalMs: INTERVAL_MS, listen: { host: "127.0.0.1", port: 0 },
-      log: (l) => logs.push(`${replica}: ${l}`), quotaUsedMap: join(gw.dir, QUOTA_USED_FILE), store: openCounterStore(redis.url, (e) => logs.push(`${replica} store: ${e.message}`)),
+      log: (l) => logs.push(`${replica}: ${l}`), quotaUsedMap: join(gw.dir, QUOTA_USED_FILE), rateOthersMap: join(gw.dir, RATE_OTHERS_FILE), store: openCounterStore(redis.url, (e) => logs.push(`${replica} store: ${e.message}`)),
     });
     keepers.push(keeper);
     keeperUrls.push(`http://127.0.0.1:${await keeper.ready}`);
@@ -144,6 +149,34 @@ describe("a quota shared by two gateway replicas through one counter store", () 
     expect((await closed)[1]).toMatch(/quota/);
     expect(replies).toHaveLength(2);
   }, 30_000);
+
+  it("a key's rate: what it spent on one replica in the window counts on the other", async () => {
+    const burst = async (gw: RunningGateway, calls: number | "until 429") => {
+      let ok = 0;
+      let refused = false;
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (!refused && (calls === "until 429" || ok < calls)) {
+            const s = await call(gw, KEYS[4].key);
+            if (s === 429) refused = true;
+            else ok++;
+          }
+        }),
+      );
+      return { ok, refused };
+    };
+    const started = Date.now();
+    const a = await burst(gateways[0], 600);
+    expect(a.refused).toBe(false);
+    await pause(3 * INTERVAL_MS);
+    const b = await burst(gateways[1], "until 429");
+    const seconds = (Date.now() - started) / 1000;
+    console.log(`a rate of ${RATE * 10} calls in 10 s on two replicas: ${a.ok} on one, then ${b.ok} on the other before a 429, in ${seconds.toFixed(1)} s`);
+    // Alone, the second replica would let its own 800 through. HAProxy's window slides: what the
+    // first spent counts a little less as its seconds age.
+    expect(b.refused).toBe(true);
+    expect(b.ok).toBeLessThan(RATE * 10 - 600 + 250);
+  }, 60_000);
 
   it("a store that stops answering: each replica keeps the others' calls as last read (nothing given back)", async () => {
     for (let i = 0; i < 6; i++) expect(await call(gateways[0], KEYS[2].key)).toBe(200);

@@ -132,7 +132,9 @@ describe("the testnet stack on a cluster", () => {
     expect(one(q, "Service", "counters").spec.ports.map((p: any) => p.port)).toEqual([6379]);
     const keeper = one(q, "StatefulSet", "gateway").spec.template.spec.containers.find((c: any) => c.name === "usage");
     const args = [...(keeper.command ?? []), ...(keeper.args ?? [])].join(" ");
-    expect(args).toContain("--store redis://counters:6379 --interval-seconds 1");
+    expect(args).toContain("--store redis://counters:6379 --rate-others-map /usr/local/etc/haproxy/rate_others.map --interval-seconds 1");
+    // A key's rate adds what the other replicas counted (the map the keeper fills).
+    expect(one(q, "ConfigMap", "gateway-files").data["usr_local_etc_haproxy_haproxy.cfg"]).toContain("set-var(txn.rate_others) var(txn.keyname),map_str_int(/usr/local/etc/haproxy/rate_others.map,0)");
     expect(args).toContain("--quota-used-map /usr/local/etc/haproxy/quota_used.map");
     // 6379 is no port the policy opens to anyone else: only p2p, 443 and (with metricsFrom) the metrics ports are.
     const policy = JSON.stringify(q.filter((o) => o.kind === "NetworkPolicy"));

@@ -4,6 +4,7 @@ import { checkStoreUrl } from "../usage/counterStore.js";
 import { parseKeeperArgs } from "../usage/keeperMain.js";
 import { mapLines } from "../usage/quotaSeed.js";
 import { othersFrom, ownFields, periodHashes } from "../usage/sharedQuota.js";
+import { parseRates, sumRates } from "../usage/sharedRate.js";
 
 const ME = "00112233aabbccdd";
 const OTHER = "ffeeddcc99887766";
@@ -32,6 +33,24 @@ describe("the counter store's layout", () => {
   });
 });
 
+describe("rates across replicas", () => {
+  it("reads each key name's calls in the window from show table st_keys: requests plus a batch's further calls", () => {
+    const text = [
+      "# table: st_keys, type: string, size:102400, used:3",
+      "0x55e173755218: key=alice use=0 exp=29987 shard=0 http_req_rate(10000)=2 gpc0_rate(10000)=5",
+      "0x55e173755219: key=badge:web use=1 exp=29987 shard=0 http_req_rate(10000)=4 gpc0_rate(10000)=0",
+      "0x55e17375521a: key=idle use=0 exp=100 shard=0 http_req_rate(10000)=0 gpc0_rate(10000)=0",
+      "# table: st_ws, type: string, size:102400, used:1",
+      "0x55e17375521b: key=alice use=1 exp=3599000 shard=0 conn_cur=1",
+      "",
+    ].join("\n");
+    expect(parseRates(text)).toEqual(new Map([["alice", 7], ["badge:web", 4]]));
+  });
+  it("sums the other replicas' hashes by name, skipping values that are not counts", () => {
+    expect(sumRates([{ alice: "7", bob: "1" }, { alice: "3", bob: "x", carol: "-2" }])).toEqual(new Map([["alice", 10], ["bob", 1]]));
+  });
+});
+
 describe("rpcstack-usage --store", () => {
   const base = ["--admin", "127.0.0.1:1", "--file", "/tmp/usage.json", "--listen", "127.0.0.1:0"];
   it("takes a redis:// URL with --quota-used-map", () => {
@@ -41,6 +60,7 @@ describe("rpcstack-usage --store", () => {
     [["--store", "redis://counters:6379"], /--store goes with --quota-used-map/],
     [["--quota-used-map", "/q.map", "--store", "http://counters:6379"], /--store: "http:\/\/counters:6379" is not a redis:\/\/ or rediss:\/\/ URL/],
     [["--quota-used-map", "/q.map", "--store", "counters:6379"], /--store: .* is not a redis:\/\/ or rediss:\/\/ URL|is not a URL/],
+    [["--quota-used-map", "/q.map", "--rate-others-map", "/r.map"], /--rate-others-map goes with --store/],
   ])("refuses %j", (extra, why) => {
     expect(() => parseKeeperArgs([...base, ...extra])).toThrow(why);
   });

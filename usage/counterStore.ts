@@ -4,11 +4,14 @@
  * round trip a reading: the own fields written, both hashes' lifetimes renewed, both read back.
  */
 import Redis from "ioredis";
+import { RATE_PREFIX, RATE_REPLICAS, RATE_STALE_MS, sumRates } from "./sharedRate.js";
 import { othersFrom, ownFields, periodHashes } from "./sharedQuota.js";
 
 export interface CounterStore {
   /** Publishes ledger `me`'s totals (`<name>/<period>` -> calls) for `at`'s day and month; returns the other ledgers' sums by the same keys. */
   exchange(me: string, totals: ReadonlyMap<string, number>, at: Date): Promise<Map<string, number>>;
+  /** Publishes replica `me`'s calls per key name in its rate window; returns the other live replicas' sums. */
+  exchangeRates(me: string, calls: ReadonlyMap<string, number>, nowMs: number): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,15 @@ export function checkStoreUrl(url: string): string | undefined {
   if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `"${url}" is not a redis:// or rediss:// URL`;
   if (!u.hostname) return `"${url}" names no host`;
   return undefined;
+}
+
+/** A transaction's replies; throws the first command's error, or when the store dropped it. */
+async function exec(tx: ReturnType<Redis["multi"]>): Promise<unknown[]> {
+  const replies = await tx.exec();
+  if (!replies) throw new Error("the store dropped the transaction");
+  const failed = replies.find(([e]) => e);
+  if (failed) throw failed[0]!;
+  return replies.map(([, r]) => r);
 }
 
 /**
@@ -42,14 +54,25 @@ export function openCounterStore(url: string, onError: (e: Error) => void): Coun
         tx.expire(h.key, h.ttl);
       }
       for (const h of hashes) tx.hgetall(h.key);
-      const replies = await tx.exec();
-      if (!replies) throw new Error("the store dropped the transaction");
-      const failed = replies.find(([e]) => e);
-      if (failed) throw failed[0]!;
-      const read = replies.slice(-hashes.length).map(([, r]) => r as Record<string, string>);
+      const read = (await exec(tx)).slice(-hashes.length) as Record<string, string>[];
       const others = new Map<string, number>();
       hashes.forEach((h, i) => othersFrom(read[i] ?? {}, h.period, me, others));
       return others;
+    },
+    async exchangeRates(me, calls, nowMs) {
+      const own = `${RATE_PREFIX}${me}`;
+      const tx = client.multi().del(own);
+      if (calls.size) tx.hset(own, Object.fromEntries([...calls].map(([k, n]) => [k, String(n)])));
+      tx.pexpire(own, RATE_STALE_MS)
+        .zadd(RATE_REPLICAS, nowMs, me)
+        .zremrangebyscore(RATE_REPLICAS, 0, nowMs - RATE_STALE_MS)
+        .zrangebyscore(RATE_REPLICAS, nowMs - RATE_STALE_MS, "+inf");
+      const replies = await exec(tx);
+      const others = (replies.at(-1) as string[]).filter((id) => id !== me);
+      if (!others.length) return new Map();
+      const read = client.multi();
+      for (const id of others) read.hgetall(`${RATE_PREFIX}${id}`);
+      return sumRates((await exec(read)) as Record<string, string>[]);
     },
     async close() {
       client.disconnect();

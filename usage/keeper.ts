@@ -11,6 +11,7 @@ import { dayRows, isDay } from "./report.js";
 import { randomBytes } from "node:crypto";
 import type { CounterStore } from "./counterStore.js";
 import { mapLines, quotaTotals, sendSeeds } from "./quotaSeed.js";
+import { RATE_TABLE, parseRates } from "./sharedRate.js";
 import { loadLedger, saveLedger } from "./store.js";
 import { READ_COMMAND, parseReading, type Reading } from "./table.js";
 
@@ -38,6 +39,8 @@ export interface KeeperOptions {
    * counts there and adds the other replicas' to quota_used.map (with quotaUsedMap).
    */
   readonly store?: CounterStore;
+  /** HAProxy's rate_others.map (gateway/limits.ts): with a store, each reading puts the other replicas' calls per key name there. */
+  readonly rateOthersMap?: string;
 }
 
 export const readUsage = async (admin: string): Promise<Reading> => parseReading(await runtimeCommand(admin, READ_COMMAND, 5_000));
@@ -65,6 +68,18 @@ export function startKeeper(o: KeeperOptions): Keeper {
   /** What the other replicas spent, as the store last said: kept while it cannot be reached (never given back). */
   let others = new Map<string, number>();
   let sent: string | undefined;
+  let sentRates: string | undefined;
+  let ratesProblem: string | undefined;
+
+  /** rate_others.map: the other live replicas' calls per key name in their rate windows, sent when it changed. */
+  const sendRates = async (map: string, store: CounterStore) => {
+    const own = parseRates(await runtimeCommand(o.admin, `show table ${RATE_TABLE}`, 5_000));
+    const others = await store.exchangeRates(state.id!, own, now().getTime());
+    const lines = mapLines(others);
+    if (lines === sentRates) return;
+    await sendSeeds(o.admin, map, lines);
+    sentRates = lines;
+  };
 
   /** quota_used.map: the seed of the running process plus the other replicas' counts; sent when it changed, or to a new process. */
   const sendQuotaUsed = async (map: string, fresh: boolean, at: Date) => {
@@ -115,6 +130,16 @@ export function startKeeper(o: KeeperOptions): Keeper {
     const fresh = !sameProcess(before.last?.process, reading.process);
     if (fresh) state = { ...state, seed: Object.fromEntries(quotaTotals(before, at)) };
     if (o.quotaUsedMap) await sendQuotaUsed(o.quotaUsedMap, fresh, at);
+    if (fresh) sentRates = undefined;
+    if (o.rateOthersMap && o.store) {
+      await sendRates(o.rateOthersMap, o.store).then(
+        () => (ratesProblem = undefined),
+        (e: Error) => {
+          if (e.message !== ratesProblem) o.log(`the other replicas' rates could not be exchanged (${e.message}): their last ones stay`);
+          ratesProblem = e.message;
+        },
+      );
+    }
     lastReadAt = at.toISOString();
     try {
       saveLedger(o.file, state);

@@ -29,6 +29,8 @@ keeps them per UTC day in a ledger file that survives restarts of HAProxy and of
                            the counter store the gateway's replicas share (Redis or Valkey):
                            each reading publishes this ledger's quota counts there and adds the
                            other replicas' to --quota-used-map (which it needs)
+  --rate-others-map PATH   with --store: HAProxy's rate_others.map, where each reading puts the
+                           other replicas' calls per key name in their rate windows
   --run-as UID:GID         started as root: hand the ledger's folder (which must hold nothing
                            else) and the ledger to this user, then run as it (a new Docker
                            volume, and a ledger kept by an older keeper, belong to root); an
@@ -39,7 +41,7 @@ SIGTERM or SIGINT: one last reading is saved, then exit 0 (1 when it could not b
 export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log" | "store"> & { readonly runAs?: RunAs; readonly storeUrl?: string }) | "help" {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, store: { type: "string" }, "run-as": { type: "string" }, help: { type: "boolean" } } }));
+    ({ values } = parseArgs({ args: argv, options: { admin: { type: "string" }, file: { type: "string" }, listen: { type: "string" }, "interval-seconds": { type: "string" }, "give-up-seconds": { type: "string" }, "quota-used-map": { type: "string" }, store: { type: "string" }, "rate-others-map": { type: "string" }, "run-as": { type: "string" }, help: { type: "boolean" } } }));
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -57,6 +59,8 @@ export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log" | "s
     if (bad) throw new UsageError(`--store: ${bad}`);
     if (!quotaUsedMap) throw new UsageError("--store goes with --quota-used-map: the other replicas' counts are handed to HAProxy there");
   }
+  const rateOthersMap = values["rate-others-map"];
+  if (rateOthersMap !== undefined && store === undefined) throw new UsageError("--rate-others-map goes with --store: the other replicas' rates come from it");
   let who: RunAs | undefined;
   try {
     who = values["run-as"] === undefined ? undefined : parseRunAs(values["run-as"]);
@@ -64,7 +68,7 @@ export function parseKeeperArgs(argv: string[]): (Omit<KeeperOptions, "log" | "s
     throw new UsageError((e as Error).message);
   }
   return {
-    ...(who ? { runAs: who } : {}), admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}), ...(store ? { storeUrl: store } : {}) };
+    ...(who ? { runAs: who } : {}), admin: values.admin!, file: values.file!, intervalMs, giveUpMs, listen: { host: listen[1].replace(/^\[(.*)\]$/, "$1"), port }, ...(quotaUsedMap ? { quotaUsedMap } : {}), ...(store ? { storeUrl: store } : {}), ...(rateOthersMap ? { rateOthersMap } : {}) };
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -46,6 +46,9 @@ local QUOTAS = DATA.quota_map and Map.new(DATA.quota_map, Map._str)
 -- What the key spent before this process and on the other gateway replicas (quota_used.map, kept
 -- by the usage keeper): read at each message, as the replicas' counts move on.
 local USED = DATA.quota_used_map and Map.new(DATA.quota_used_map, Map._str)
+-- What the other gateway replicas counted for each key in their rate windows (rate_others.map,
+-- kept by the usage keeper where replicas share rates): added to the key's own count.
+local RATE_OTHERS = DATA.rate_others_map and Map.new(DATA.rate_others_map, Map._str)
 
 -- Subscriptions opened on the open sockets of each key (on Cosmos hostnames, of each address):
 -- one Lua state serves every thread (lua-load), so this is the whole gateway's count.
@@ -280,7 +283,8 @@ function WsLimit:tcp_payload(txn, chn)
       local quota = self.quota_sc and self:quota_check(txn, n, now or os.time())
       if quota == 'reopen' then return self:end_before(txn, msg, chn, pos - 1, QUOTA_PERIOD) end
       -- The badge's allowance is asked last: it spends what it allows.
-      local why = txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) > self.rate and RATE_PAST
+      local others = RATE_OTHERS and self.sc == 0 and tonumber(RATE_OTHERS:lookup(self.key) or '0') or 0
+      local why = txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) + others > self.rate and RATE_PAST
         or quota == 'over' and QUOTA_PAST
         or b and LEDGER:spend(b.jti, b.exp, b.alw, n, now) and ALLOWANCE_PAST
       if why then
