@@ -178,12 +178,35 @@ describe("a quota shared by two gateway replicas through one counter store", () 
     expect(b.ok).toBeLessThan(RATE * 10 - 600 + 250);
   }, 60_000);
 
-  it("a store that stops answering: each replica keeps the others' calls as last read (nothing given back)", async () => {
-    for (let i = 0; i < 6; i++) expect(await call(gateways[0], KEYS[2].key)).toBe(200);
+  it("a store that is connected but does not answer (paused): the keepers go on reading and saving their ledgers", async () => {
+    const ledger = join(dirs[0], "usage.json");
+    const calls = () => Object.values(loadLedger(ledger).days).reduce((n, day) => n + (day["solo/eth/http"]?.calls ?? 0), 0);
+    process.kill(redis.pid, "SIGSTOP");
+    try {
+      for (let i = 0; i < 2; i++) expect(await call(gateways[0], KEYS[2].key)).toBe(200);
+      // Within a few intervals, though each exchange waits out its timeout.
+      const deadline = Date.now() + 6_000;
+      while (calls() < 2 && Date.now() < deadline) await pause(INTERVAL_MS);
+      expect(calls()).toBe(2);
+    } finally {
+      process.kill(redis.pid, "SIGCONT");
+    }
+  }, 30_000);
+
+  it("a store that stops answering: each replica keeps the others' calls as last read, also across a restart of its keeper (nothing given back)", async () => {
+    for (let i = 0; i < 4; i++) expect(await call(gateways[0], KEYS[2].key)).toBe(200);
     await pause(3 * INTERVAL_MS);
     await redis.stop();
     await pause(3 * INTERVAL_MS);
-    // Replica b still counts a's 6: its remaining allowance says so.
+    // Replica b still counts a's 6: its remaining allowance says so, also once its keeper has
+    // started again without the store.
+    await keepers[1].stop();
+    keepers[1] = startKeeper({
+      admin: join(gateways[1].dir, "admin.sock"), file: join(dirs[1], "usage.json"), intervalMs: INTERVAL_MS, listen: { host: "127.0.0.1", port: 0 },
+      log: (l) => logs.push(`b again: ${l}`), quotaUsedMap: join(gateways[1].dir, QUOTA_USED_FILE), store: openCounterStore(redis.url, () => {}),
+    });
+    await keepers[1].ready;
+    await pause(3 * INTERVAL_MS);
     const res = await fetch(`${gateways[1].base}/gateway/eth/rpc-http/${KEYS[2].key}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
     expect(res.status).toBe(200);
     expect(res.headers.get("ratelimit-remaining")).toBe(String(1000 - 7));

@@ -49,6 +49,8 @@ describe("the usage keeper with --run-as", () => {
     mkdirSync(data, { mode: 0o755 });
     const file = join(data, "usage.json");
     saveLedger(file, { version: 1, days: { "2026-11-01": { "old/eth/http": c(41) } } });
+    // What an ext4 claim (a cloud disk) holds at its root: the file system's, left to root.
+    mkdirSync(join(data, "lost+found"), { mode: 0o700 });
     const before = statSync(file);
     expect([before.uid, statSync(data).uid]).toEqual([0, 0]);
 
@@ -63,6 +65,7 @@ describe("the usage keeper with --run-as", () => {
     const after = statSync(file);
     expect([after.uid, after.gid, after.mode & 0o777]).toEqual([1000, 1000, 0o600]);
     expect([statSync(data).uid, statSync(data).gid]).toEqual([1000, 1000]);
+    expect(statSync(join(data, "lost+found")).uid).toBe(0);
     const { rows } = (await (await fetch(`http://127.0.0.1:${port}/usage?since=2026-11-01&until=2026-11-01`)).json()) as { rows: { key: string; calls: number }[] };
     expect(rows.map((r) => [r.key, r.calls])).toEqual([["old", 41]]);
     expect(k.output()).not.toMatch(/cannot|HAProxy did not answer/);

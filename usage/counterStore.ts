@@ -18,19 +18,25 @@ export interface CounterStore {
 /** `redis://HOST:PORT[/DB]` (or `rediss://` with TLS): refused unless it is one. */
 export function checkStoreUrl(url: string): string | undefined {
   let u: URL;
+  // Never the URL itself in a message: it may carry the store's password.
   try {
     u = new URL(url);
   } catch {
-    return `"${url}" is not a URL (redis://HOST:PORT)`;
+    return "is not a URL (redis://HOST:PORT)";
   }
-  if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `"${url}" is not a redis:// or rediss:// URL`;
-  if (!u.hostname) return `"${url}" names no host`;
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:") return `is a ${u.protocol}// URL, not a redis:// or rediss:// one`;
+  if (!u.hostname) return "names no host";
   return undefined;
 }
 
-/** A transaction's replies; throws the first command's error, or when the store dropped it. */
+/** How long a transaction may take: past it the reading goes on with the others' last counts. */
+export const STORE_TIMEOUT_MS = 2_000;
+
+/** A transaction's replies; throws the first command's error, when the store dropped it, or past STORE_TIMEOUT_MS. */
 async function exec(tx: ReturnType<Redis["multi"]>): Promise<unknown[]> {
-  const replies = await tx.exec();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${STORE_TIMEOUT_MS} ms`)), STORE_TIMEOUT_MS)));
+  const replies = await Promise.race([tx.exec(), late]).finally(() => clearTimeout(timer));
   if (!replies) throw new Error("the store dropped the transaction");
   const failed = replies.find(([e]) => e);
   if (failed) throw failed[0]!;
@@ -42,7 +48,9 @@ async function exec(tx: ReturnType<Redis["multi"]>): Promise<unknown[]> {
  * connected fails at once (no queue), so a store that is down costs a reading nothing but its log line.
  */
 export function openCounterStore(url: string, onError: (e: Error) => void): CounterStore {
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2_000, retryStrategy: (times) => Math.min(200 * 2 ** times, 5_000) });
+  // A store that is connected but does not answer (paused, a half-open connection) fails a command
+  // within commandTimeout: a reading never waits on it for long.
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: 2_000, commandTimeout: STORE_TIMEOUT_MS, retryStrategy: (times) => Math.min(200 * 2 ** times, 5_000) });
   client.on("error", onError);
   return {
     async exchange(me, totals, at) {

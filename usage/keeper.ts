@@ -10,9 +10,9 @@ import { usageMetrics } from "./metrics.js";
 import { dayRows, isDay } from "./report.js";
 import { randomBytes } from "node:crypto";
 import type { CounterStore } from "./counterStore.js";
-import { mapLines, quotaTotals, sendSeeds } from "./quotaSeed.js";
+import { mapLines, quotaTotals, readMap, sendSeeds } from "./quotaSeed.js";
 import { RATE_TABLE, parseRates } from "./sharedRate.js";
-import { loadLedger, saveLedger } from "./store.js";
+import { LedgerFileError, loadLedger, saveLedger } from "./store.js";
 import { READ_COMMAND, parseReading, type Reading } from "./table.js";
 
 export interface KeeperOptions {
@@ -55,8 +55,16 @@ export interface Keeper {
 /** Loads the ledger (throws when its file cannot be read: nothing is started then), reads at once, then every interval. */
 export function startKeeper(o: KeeperOptions): Keeper {
   let state: LedgerState = loadLedger(o.file);
-  // Named once, with the ledger: replicas' counts in the store are told apart by it.
-  if (o.store && !state.id) state = { ...state, id: randomBytes(8).toString("hex") };
+  // Named once, with the ledger, and saved before anything is published under the name: a name
+  // lost before it was saved would leave its counts in the store as another replica's.
+  if (o.store && !state.id) {
+    state = { ...state, id: randomBytes(8).toString("hex") };
+    try {
+      saveLedger(o.file, state);
+    } catch (e) {
+      throw new LedgerFileError(`${(e as Error).message}: the ledger must keep its new id before counts are shared under it`);
+    }
+  }
   const now = o.now ?? (() => new Date());
   const read = o.read ?? readUsage;
   let haproxyProblem: string | undefined;
@@ -67,6 +75,8 @@ export function startKeeper(o: KeeperOptions): Keeper {
   let storeProblem: string | undefined;
   /** What the other replicas spent, as the store last said: kept while it cannot be reached (never given back). */
   let others = new Map<string, number>();
+  /** Whether `others` is the store's word yet: until then a running process keeps the map it has. */
+  let othersKnown = !o.store;
   let sent: string | undefined;
   let sentRates: string | undefined;
   let ratesProblem: string | undefined;
@@ -86,6 +96,7 @@ export function startKeeper(o: KeeperOptions): Keeper {
     if (o.store) {
       try {
         others = await o.store.exchange(state.id!, quotaTotals(state, at), at);
+        othersKnown = true;
         if (storeProblem) o.log("the counter store answers again");
         storeProblem = undefined;
       } catch (e) {
@@ -93,6 +104,9 @@ export function startKeeper(o: KeeperOptions): Keeper {
         storeProblem = (e as Error).message;
       }
     }
+    // A keeper started beside a running process that the store cannot tell about the others yet
+    // sends nothing: the map the process has (its seed and the others' last counts) stays.
+    if (!fresh && !othersKnown) return;
     const lines = mapLines(Object.entries(state.seed ?? {}), others);
     if (!fresh && lines === sent) return;
     await sendSeeds(o.admin, map, lines).then(
@@ -129,8 +143,13 @@ export function startKeeper(o: KeeperOptions): Keeper {
     state = absorb(state, reading, at);
     const fresh = !sameProcess(before.last?.process, reading.process);
     if (fresh) state = { ...state, seed: Object.fromEntries(quotaTotals(before, at)) };
+    // A ledger from before seeds were kept, beside the process it seeded: its seed is what that map holds.
+    else if (o.quotaUsedMap && !state.seed) state = { ...state, seed: Object.fromEntries(await readMap(o.admin, o.quotaUsedMap).catch(() => new Map<string, number>())) };
+    if (fresh) [sent, sentRates] = [undefined, undefined];
+    lastReadAt = at.toISOString();
+    // Saved before the store is asked: a store that hangs never holds back what was counted.
+    save();
     if (o.quotaUsedMap) await sendQuotaUsed(o.quotaUsedMap, fresh, at);
-    if (fresh) sentRates = undefined;
     if (o.rateOthersMap && o.store) {
       await sendRates(o.rateOthersMap, o.store).then(
         () => (ratesProblem = undefined),
@@ -140,7 +159,9 @@ export function startKeeper(o: KeeperOptions): Keeper {
         },
       );
     }
-    lastReadAt = at.toISOString();
+  };
+
+  const save = () => {
     try {
       saveLedger(o.file, state);
       if (saveProblem) o.log("the ledger is saved again");

@@ -43,12 +43,33 @@ export function mapLines(...counts: Iterable<readonly [string, number]>[]): stri
 /** The seed of a new process: the ledger's calls of `at`'s day and month. Pure. */
 export const quotaSeeds = (state: LedgerState, at: Date): string => mapLines(quotaTotals(state, at));
 
-/** Replaces the running map with `lines` in one commit (a seed sent twice leaves one entry per period). */
+/**
+ * Lines a runtime command carries at most: HAProxy refuses a command larger than its buffer (16 KiB
+ * at the smallest `tune.bufsize` the gateway sets), and a line is at most ~100 bytes.
+ */
+const LINES_PER_COMMAND = 120;
+
+/** Replaces the running map with `lines` in one commit (a seed sent twice leaves one entry per period), in as many `add map` commands as it takes. */
 export async function sendSeeds(admin: string, mapPath: string, lines: string): Promise<void> {
   const prepared = await runtimeCommand(admin, `prepare map ${mapPath}`, 5_000);
   const version = /New version created: (\d+)/.exec(prepared)?.[1];
   if (!version) throw new Error(`HAProxy did not open a new version of ${mapPath}: ${prepared.trim()}`);
-  const added = lines ? await runtimeCommand(admin, `add map @${version} ${mapPath} <<\n${lines}`, 5_000) : "";
+  const all = lines.split("\n").filter(Boolean);
+  let added = "";
+  for (let i = 0; i < all.length; i += LINES_PER_COMMAND) {
+    added += await runtimeCommand(admin, `add map @${version} ${mapPath} <<\n${all.slice(i, i + LINES_PER_COMMAND).join("\n")}\n`, 5_000);
+  }
   const committed = await runtimeCommand(admin, `commit map @${version} ${mapPath}`, 5_000);
   if ((added + committed).trim()) throw new Error(`HAProxy refused the quota seed: ${(added + committed).trim()}`);
+}
+
+/** What a running map holds (`show map`): its keys and whole-number values. */
+export async function readMap(admin: string, mapPath: string): Promise<Map<string, number>> {
+  const text = await runtimeCommand(admin, `show map ${mapPath}`, 5_000);
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = /^0x[0-9a-f]+ (\S+) (\d{1,15})$/.exec(line.trim());
+    if (m) out.set(m[1], Number(m[2]));
+  }
+  return out;
 }

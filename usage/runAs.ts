@@ -31,6 +31,8 @@ export const ledgerOwnFile = (ledger: string, entry: string) => entry === ledger
  * already `who`. The folder must be the ledger's own (a volume of its own): one that holds anything
  * else (`--file /var/lib/usage.json`) is refused rather than given away.
  */
+const FILE_SYSTEM_OWN = "lost+found";
+
 export function runAs(file: string, who: RunAs): void {
   if (process.getuid!() === who.uid && process.getgid!() === who.gid) return;
   if (process.getuid!() !== 0) throw new Error(`cannot run as ${who.uid}:${who.gid}: started as uid ${process.getuid!()}, and only root may change user`);
@@ -44,13 +46,16 @@ export function runAs(file: string, who: RunAs): void {
   } catch (e) {
     throw new Error(`cannot read the ledger's folder ${dirname(file)}: ${systemReason(e)}`);
   }
-  const others = entries.filter((e) => !ledgerOwnFile(ledger, e));
+  // A claim formatted ext4 (a cloud disk on a cluster) has lost+found at its root: the file
+  // system's, left to root.
+  const own = entries.filter((e) => e !== FILE_SYSTEM_OWN);
+  const others = own.filter((e) => !ledgerOwnFile(ledger, e));
   if (others.length) {
     throw new Error(`--run-as: the ledger's folder ${dir} holds ${others.slice(0, 3).map((o) => `"${o}"`).join(", ")}${others.length > 3 ? ` and ${others.length - 3} more` : ""}, not the ledger's: give --file a folder of its own, as the stack's volume is`);
   }
   try {
     // lchown: a link in the folder is handed over itself, never what it points to.
-    for (const entry of entries) lchownSync(join(dir, entry), who.uid, who.gid);
+    for (const entry of own) lchownSync(join(dir, entry), who.uid, who.gid);
     chownSync(dir, who.uid, who.gid);
     process.setgroups!([who.gid]);
     process.setgid!(who.gid);

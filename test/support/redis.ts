@@ -5,6 +5,7 @@ import { freePort, start, waitFor } from "./net.js";
 export interface RunningRedis {
   readonly url: string;
   readonly port: number;
+  readonly pid: number;
   logs(): string;
   stop(): Promise<void>;
 }
@@ -25,5 +26,5 @@ export async function startRedis(): Promise<RunningRedis> {
     await child.stop();
     throw new Error(`redis-server did not start (is Debian's redis-server installed?):\n${child.output()}`);
   }
-  return { url: `redis://127.0.0.1:${port}`, port, logs: child.output, stop: child.stop };
+  return { url: `redis://127.0.0.1:${port}`, port, pid: child.proc.pid!, logs: child.output, stop: child.stop };
 }
