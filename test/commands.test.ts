@@ -130,8 +130,10 @@ describe("a wrong value for a flag is answered with what is wrong (exit 2), neve
       expect(help.status).toBe(0);
       expect(help.stdout).toMatch(/etcd +v3\.7\.3, module go\.etcd\.io\/etcd\/server\/v3/);
       expect(help.stdout).toMatch(/kube-apiserver +v1\.37\.2, module k8s\.io\/kubernetes/);
+      expect(help.stdout).toMatch(/kubelet +v1\.37\.2, module k8s\.io\/kubernetes, \.\/cmd\/kubelet/);
+      expect(help.stdout).toMatch(/containerd +v2\.4\.2, module github\.com\/containerd\/containerd\/v2/);
       expect(bash("--frobnicate")).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown option "--frobnicate"') });
-      expect(bash("kubelet")).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown binary "kubelet" (binaries: etcd kube-apiserver kube-controller-manager)') });
+      expect(bash("kubectl")).toMatchObject({ status: 2, stderr: expect.stringContaining('unknown binary "kubectl" (binaries: etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy containerd') });
       expect(bash("--print-path", "etcd").stdout.trim()).toBe(join(cache, "kubernetes/etcd/v3.7.3/etcd"));
       expect(readdirSync(cache)).toEqual([]);
     } finally {
