@@ -31,6 +31,7 @@ export const LUA_MODULES = [
   "rpcstack/periods.lua",
   "rpcstack/internal.lua",
   "rpcstack/held.lua",
+  "rpcstack/ws_end.lua",
 ] as const;
 /** Every Lua file of the package, relative to LUA_SOURCE_DIR (and to luaDir). */
 export const LUA_FILES: readonly string[] = [...Object.values(LUA_ENTRIES), ...LUA_MODULES];

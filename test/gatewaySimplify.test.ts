@@ -42,7 +42,7 @@ describe("the generated frontend", () => {
     const withHost = rulesOf(buildGateway([ETH, HUB], [], OPTS).config);
     expect(without.filter((l) => l.includes("public_host"))).toEqual([]);
     expect(without.some((l) => l.includes("st_addresses"))).toBe(false);
-    expect(withHost.filter((l) => /track-sc1 src table st_addresses if public_host$/.test(l))).toHaveLength(1);
+    expect(withHost.filter((l) => /track-sc1 src,ipmask\(32,64\) table st_addresses if public_host$/.test(l))).toHaveLength(1);
     expect(withHost.some((l) => l.includes("too many requests in progress") && l.includes("or public_host"))).toBe(true);
     // The key check still applies to every gateway path.
     expect(without.some((l) => l.includes("invalid or missing project key") && l.endsWith("if ! { var(txn.keyname) -m found }"))).toBe(true);

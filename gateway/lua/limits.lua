@@ -24,8 +24,9 @@
 --     frames are watched too, so a socket that only receives (a subscription) is closed at the
 --     first frame after the badge expired.
 --   - a socket opened with a project key whose key is revoked (deleted from the key map through
---     the runtime API) gets a close frame `1008 project key revoked` at its next frame either way
---     (rpcstack/ws.lua), and nothing more of its messages reaches the node.
+--     the runtime API) gets a close frame `1008 project key revoked` at its next frame either way,
+--     and nothing more of its messages reaches the node.
+-- How a socket ends, and the node's side of it, are in rpcstack/ws_end.lua.
 -- Closing is `txn:done()`: `return filter.ERROR` does not work from a Lua payload callback (hlua.c
 -- compares the returned -1 with an unsigned length and forwards everything). Data are read with
 -- `http_req:body()` and the filter handle HAProxy puts on the channel argument (`__filter`): in
@@ -33,6 +34,8 @@
 -- filters (gateway/limits.ts); each chain's rules come from the generated gateway_data.lua.
 local ws = require 'rpcstack.ws'
 local held = require 'rpcstack.held'
+local ending = require 'rpcstack.ws_end'
+local close, WHY = ending.close, ending.WHY
 local DATA = require('gateway_data')
 local RULES = DATA.ws
 local LEDGER = DATA.badges
@@ -137,14 +140,6 @@ function WsLimit:quota_check(txn, calls, now)
   if quota and txn.f:sc_get_gpc(0, self.quota_sc) + before + calls > quota then return 'over' end
 end
 
--- Every close drops what the filter holds first: txn:done() erases the buffer, but the filter's
--- offsets still count the held bytes as due to the node, which HAProxy then schedules (a channel
--- input of -1008 for 1,008 bytes held), and the stream spins while the node side stays open.
-local function close(txn, msg, chn)
-  msg:remove(0, chn:input())
-  txn:done()
-end
-
 -- Whether this socket holds part of a message: counted against its address while it does (each
 -- holds a whole buffer until the rest comes, rpcstack/held.lua). Past the address's bound, or held
 -- longer than a body may take, the socket is closed (msg and chn are needed only while it holds one).
@@ -175,56 +170,6 @@ function WsLimit:end_analyze(txn)
 end
 
 
--- The client is gone holding part of a message it can never finish: that part is dropped, the whole
--- messages before it (`keep` bytes) go on, and the stream ends as a tunnel its client closed does.
-function WsLimit:drop_unfinished(txn, msg, chn, keep, avail)
-  if avail > keep then msg:remove(keep, avail - keep) end
-  self.need = 0
-  self:unfinished(txn, false, msg, chn)
-  return keep
-end
-
--- Why a socket is ended before a message: a close reason (RFC 6455 7.4.1: 1008, policy violation).
-local RATE_PAST = 'rate limit exceeded for this project key'
-local QUOTA_PAST = 'quota exceeded for this project key'
-local ALLOWANCE_PAST = "badge's allowance spent"
-local QUOTA_PERIOD = 'quota period ended: open a new socket'
-local TOO_LARGE = 'message too large'
-local UNREADABLE = 'message the gateway cannot read'
-local BATCH_TOO_LARGE = 'batch too large'
-local TOO_MANY_HELD = 'too many unfinished messages from this address'
-
--- A message refused for the rate, the quota or an allowance ends the socket, but the messages
--- before it in the same read (`keep` bytes, counted and let through) go on: the node gets a close
--- frame in place of the refused message and of everything after it, so that it answers the calls
--- before it and then its close, which node_payload turns into the client's close frame with the
--- reason. Nothing the client sends after that reaches the node, nor counts.
-function WsLimit:end_before(txn, msg, chn, keep, why)
-  local avail = chn:input()
-  local f = ws.close(1008, why, string.pack('>I4', math.random(0, 0xffffffff)))
-  -- No room for the close frame (a node that stopped reading): closed at once, as before.
-  if msg:set(f, keep, avail - keep) == -1 then close(txn, msg, chn) end
-  self.ending, self.need = ws.close(1008, why), 0
-  self:unfinished(txn, false, msg, chn)
-  return keep + #f
-end
-
--- A message the gateway cannot relay (too large, unreadable, a batch too large, one unfinished
--- message too many): the socket ends, after the whole messages before it in the same read (`keep`
--- bytes, already counted) when there are any; else at once, as a protocol error.
-function WsLimit:refuse_rest(txn, msg, chn, keep, why)
-  if keep == 0 then close(txn, msg, chn) end
-  return self:end_before(txn, msg, chn, keep, why)
-end
-
--- The client's bytes once its socket is ending: dropped; once it has had the close frame, its
--- answer ends the stream.
-function WsLimit:after_end(txn, msg, chn)
-  if self.closing then close(txn, msg, chn) end
-  msg:remove(0, chn:input())
-  return 0
-end
-
 -- Each call copies the input once, and not at all while the unit it waits for cannot be in yet
 -- (`need`, counted from the input's start): a message arriving in pieces is not re-read whole
 -- for every piece. HAProxy calls this for every read of the client's bytes, so the common
@@ -249,12 +194,12 @@ function WsLimit:tcp_payload(txn, chn)
   local pos = 1
   while pos <= #data do
     local stop, frames = ws.unit(data, pos, self.max, FRAMING_ROOM)
-    if stop == false then return self:refuse_rest(txn, msg, chn, pos - 1, TOO_LARGE) end
+    if stop == false then return self:refuse_rest(txn, msg, chn, pos - 1, WHY.TOO_LARGE) end
     if not stop then
       if held.client_gone(txn.req, chn, DATA.buffer) then return self:drop_unfinished(txn, msg, chn, pos - 1, #data) end
       self.need = frames
       if self:unfinished(txn, true, msg, chn, pos - 1) then
-        return self:end_before(txn, msg, chn, pos - 1, TOO_MANY_HELD)
+        return self:end_before(txn, msg, chn, pos - 1, WHY.TOO_MANY_HELD)
       end
       return pos - 1
     end
@@ -274,19 +219,19 @@ function WsLimit:tcp_payload(txn, chn)
       view.filters = FILTERS and self.rules.filter and self.filters_left or nil
       local verdict, calls, text, opened, made, refused = ws.check(whole, self.rules, view, self.mark)
       if verdict then
-        return self:refuse_rest(txn, msg, chn, pos - 1, verdict == 'batch' and BATCH_TOO_LARGE or UNREADABLE)
+        return self:refuse_rest(txn, msg, chn, pos - 1, verdict == 'batch' and WHY.BATCH_TOO_LARGE or WHY.UNREADABLE)
       end
       for _ = 1, math.max(1, calls) do txn.f:sc_inc_gpc(0, self.sc) end
       -- What the message bills (usage, quota, allowance): its calls but those the gateway refused
       -- in place (they reach the node only as a method it does not serve); an empty batch, one.
       local b, n = self.badge, calls == 0 and 1 or calls - refused
       local quota = self.quota_sc and self:quota_check(txn, n, now or os.time())
-      if quota == 'reopen' then return self:end_before(txn, msg, chn, pos - 1, QUOTA_PERIOD) end
+      if quota == 'reopen' then return self:end_before(txn, msg, chn, pos - 1, WHY.QUOTA_PERIOD) end
       -- The badge's allowance is asked last: it spends what it allows.
       local others = RATE_OTHERS and self.sc == 0 and tonumber(RATE_OTHERS:lookup(self.key) or '0') or 0
-      local why = txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) + others > self.rate and RATE_PAST
-        or quota == 'over' and QUOTA_PAST
-        or b and LEDGER:spend(b.jti, b.exp, b.alw, n, now) and ALLOWANCE_PAST
+      local why = txn.f:sc_http_req_rate(self.sc) + txn.f:sc_gpc_rate(0, self.sc) + others > self.rate and WHY.RATE_PAST
+        or quota == 'over' and WHY.QUOTA_PAST
+        or b and LEDGER:spend(b.jti, b.exp, b.alw, n, now) and WHY.ALLOWANCE_PAST
       if why then
         -- Usage (gateway/usage.ts): refused for the rate, the quota or the badge's allowance.
         if self.usage then txn.f:sc_inc_gpc(2, self.usage) end
@@ -315,76 +260,7 @@ function WsLimit:tcp_payload(txn, chn)
   return pos - 1
 end
 
--- Close frames: 1008 (policy violation, RFC 6455 7.4.1) and why.
-local BADGE_CLOSE = ws.close(1008, 'badge expired')
-local REVOKED_CLOSE = ws.close(1008, 'project key revoked')
-
--- The client's bytes on a socket whose key was revoked go no further. The first time, the node
--- gets a close frame in their place, so that it answers one: node_payload turns that answer into
--- the client's close frame with the reason. Once the client has had it, its reply ends the socket.
-function WsLimit:revoked(txn, msg, chn)
-  if self.closing then close(txn, msg, chn) end
-  local avail = chn:input()
-  if self.told then
-    msg:remove(0, avail)
-    return 0
-  end
-  self.told = true
-  local f = ws.close(1008, 'project key revoked', string.pack('>I4', math.random(0, 0xffffffff)))
-  msg:set(f, 0, avail)
-  return #f
-end
-
--- The node's side of a socket: frames pass whole (rpcstack.stream), and while an answer to a
--- refused call is due, each whole text frame up to `max` bytes is read and that answer replaced
--- (ws.reanswer); larger frames pass unread. On a badge socket whose badge has expired, or a socket
--- whose key was revoked, the client gets a close frame instead of the next frame and nothing after it.
-function WsLimit:node_payload(txn, chn)
-  local msg = txn.http_res
-  msg.__filter = chn.__filter
-  local avail = chn:input()
-  if self.closing then
-    msg:remove(0, avail)
-    return 0
-  end
-  local d = self.down or { left = 0 }
-  self.down = d
-  local why = self.digest and not KEYS:lookup(self.digest) and REVOKED_CLOSE
-    or self.badge and os.time() > self.badge.exp + LEDGER.skew and BADGE_CLOSE
-  if why and d.left == 0 and avail > 0 then
-    self.closing = true
-    msg:set(why, 0, avail)
-    return #why
-  end
-  local pos = 0
-  while true do
-    if d.left > 0 then
-      local n = math.min(d.left, avail - pos)
-      d.left, pos = d.left - n, pos + n
-      if d.left > 0 then return pos end
-    end
-    if pos >= avail then return pos end
-    local hlen, len, op, fin = ws.header(msg:body(pos, math.min(14, avail - pos)) or '')
-    if not hlen then return pos end
-    if self.ending and op == 8 then
-      -- The node's answer to the close frame end_before sent it: the client gets the reason.
-      if avail - pos < hlen + len then return pos end
-      msg:set(self.ending, pos, avail - pos)
-      self.closing = true
-      return pos + #self.ending
-    end
-    if self.refused.n > 0 and op == 1 and fin and len <= self.max then
-      if avail - pos < hlen + len then return pos end
-      local text = ws.reanswer(msg:body(pos + hlen, len) or '', self.refused, MARK .. self.nonce)
-      local new = text and ws.frame(text) or nil
-      if new then msg:set(new, pos, hlen + len) end
-      avail = avail + (new and #new - hlen - len or 0)
-      pos = pos + (new and #new or hlen + len)
-    else
-      d.left, pos = len, pos + hlen
-    end
-  end
-end
+ending.install(WsLimit, KEYS, LEDGER and LEDGER.skew, MARK)
 
 -- filter lua.ws_limit <chain> <max message bytes> <calls + requests per 10 s> <stick counter>
 --   <subscriptions per socket> <subscriptions per key> <unfinished messages per address>
