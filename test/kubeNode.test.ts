@@ -3,18 +3,20 @@
  * runc, kube-proxy and kube-scheduler): a Deployment's pod turns Ready by its readiness probe, a
  * NodePort Service answers on 127.0.0.1 and another pod reaches it by its cluster IP (its output
  * read through the API server and the kubelet), a StatefulSet's claim binds to a local volume and
- * what one pod wrote there is read by the pod that replaces it, and an image from Docker runs as a
- * pod.
+ * what one pod wrote there is read by the pod that replaces it, a pod resolves a Service by its name
+ * through the cluster DNS (CoreDNS, which reads the API server from its own pod) and calls it, and
+ * an image from Docker runs as a pod.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { Resolver } from "node:dns/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineMissing, run } from "../devtools/docker.js";
 import { describeNotRun } from "./e2e/notRun.js";
 import type { KubeObject } from "./support/kubeCluster.js";
-import { BUSYBOX_IMAGE, busyboxRootfs, startKubeNode, STORAGE_CLASS, type KubeNode } from "./support/kubeNode.js";
+import { BUSYBOX_IMAGE, busyboxRootfs, CLUSTER_DNS_IP, CLUSTER_DOMAIN, startKubeNode, STORAGE_CLASS, type KubeNode } from "./support/kubeNode.js";
 import { waitFor } from "./support/net.js";
 
 const NS = "rpcstack-node-test";
@@ -22,7 +24,7 @@ let node: KubeNode | undefined;
 // The first run on a machine builds the binaries (scripts/kubernetes/build.sh): about ten minutes.
 beforeAll(async () => {
   node = await startKubeNode();
-  console.log(`one-node cluster ready in ${(node.readyMs / 1000).toFixed(1)} s`);
+  console.log(`one-node cluster ready in ${(node.readyMs / 1000).toFixed(1)} s (its DNS answered ${(node.dnsReadyMs / 1000).toFixed(1)} s after CoreDNS's objects were made)`);
   await node.cluster.create("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
 }, 30 * 60_000);
 afterAll(() => node?.stop(), 180_000);
@@ -63,6 +65,31 @@ async function readyPod(selector: string, not?: string, timeoutMs = 120_000): Pr
 const get = async (url: string) => {
   const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
   return { status: res.status, body: (await res.text()).trim() };
+};
+
+/** Runs `script` in sh in a busybox pod until it ends; its phase and what it printed (stdout and stderr, by line). */
+async function runPod(name: string, script: string): Promise<{ phase: string; lines: string[] }> {
+  await kube().create(`/api/v1/namespaces/${NS}/pods`, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: NS },
+    spec: { restartPolicy: "Never", containers: [{ name, image: BUSYBOX_IMAGE, imagePullPolicy: "Never", command: ["sh", "-c", script] }] },
+  });
+  const done = await waitFor(`the pod ${name} to end`, async () => {
+    const p = await kube().get<Pod>(`/api/v1/namespaces/${NS}/pods/${name}`);
+    return p.status.phase === "Succeeded" || p.status.phase === "Failed" ? p : undefined;
+  }, 90_000);
+  const printed = (await kube().get<{ message: string }>(`/api/v1/namespaces/${NS}/pods/${name}/log`)).message;
+  // The container log keeps lines, not an HTTP answer's CR LF.
+  return { phase: done.status.phase!, lines: printed.split("\n").map((l) => l.replace(/\r$/, "")) };
+}
+
+/** An HTTP/1.0 GET of / by nc: not wget, whose Debian busybox 1.35 build dies of a segmentation fault before it connects. */
+const ncGet = (host: string, port: number) => `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 10 ${host} ${port}`;
+/** The status line and body of an answer printed as `lines` from `from` on: the status line, the headers, an empty line, the body. */
+const httpAnswer = (lines: string[], from = 0) => {
+  const answer = lines.slice(from);
+  return { status: answer[0], body: answer.slice(answer.indexOf("") + 1).join("\n").trim() };
 };
 
 /** A busybox container serving `dir` over HTTP on 8080, after `setup` ran in sh. */
@@ -125,25 +152,49 @@ describe("a one-node cluster with a real kubelet", () => {
   it("lets another pod reach the Deployment's pod through the Service's cluster IP", { timeout: 120_000 }, async () => {
     const svc = await kube().get(`/api/v1/namespaces/${NS}/services/web`);
     const [web] = await kube().list<Pod>(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`);
-    await kube().create(`/api/v1/namespaces/${NS}/pods`, {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "caller", namespace: NS },
-      spec: {
-        restartPolicy: "Never",
-        // nc, not wget: Debian's busybox 1.35 wget dies of a segmentation fault before it connects.
-        containers: [{ name: "caller", image: BUSYBOX_IMAGE, imagePullPolicy: "Never", command: ["sh", "-c", `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 10 ${svc.spec.clusterIP} 80`] }],
-      },
-    });
-    const done = await waitFor("the caller pod to end", async () => {
-      const p = await kube().get<Pod>(`/api/v1/namespaces/${NS}/pods/caller`);
-      return p.status.phase === "Succeeded" || p.status.phase === "Failed" ? p : undefined;
-    }, 90_000);
-    const printed = (await kube().get<{ message: string }>(`/api/v1/namespaces/${NS}/pods/caller/log`)).message;
-    // The container log keeps lines, not the answer's CR LF: the status line, the headers, an empty line, the body.
-    const lines = printed.split("\n").map((l) => l.replace(/\r$/, ""));
-    const body = lines.slice(lines.indexOf("") + 1).join("\n").trim();
-    expect({ phase: done.status.phase, status: lines[0], body }).toEqual({ phase: "Succeeded", status: "HTTP/1.1 200 OK", body: web.metadata.name });
+    const { phase, lines } = await runPod("caller", ncGet(svc.spec.clusterIP, 80));
+    expect({ phase, ...httpAnswer(lines) }).toEqual({ phase: "Succeeded", status: "HTTP/1.1 200 OK", body: web.metadata.name });
+  });
+
+  it("resolves a Service by its short name and its FQDN in a pod and calls it by name; an unknown name fails at once", { timeout: 120_000 }, async () => {
+    const svc = await kube().get(`/api/v1/namespaces/${NS}/services/web`);
+    const [web] = await kube().list<Pod>(`/api/v1/namespaces/${NS}/pods?labelSelector=app%3Dweb`);
+    const fqdn = `web.${NS}.svc.${CLUSTER_DOMAIN}`;
+
+    // The Service kube-dns asked from the host: an answer, and NXDOMAIN (c-ares's ENOTFOUND; not
+    // SERVFAIL or a timeout) for an unknown name in the cluster's domain and outside it.
+    const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+    resolver.setServers([CLUSTER_DNS_IP]);
+    expect(await resolver.resolve4(fqdn)).toEqual([svc.spec.clusterIP]);
+    for (const name of [`nosuch.${NS}.svc.${CLUSTER_DOMAIN}`, "nosuch.example"]) {
+      await expect(resolver.resolve4(name), name).rejects.toMatchObject({ code: "ENOTFOUND" });
+    }
+
+    // In a pod, through glibc (getaddrinfo) with the resolv.conf the kubelet wrote, as the gateway
+    // resolves the node Services: each search domain is asked in turn for a short name.
+    const { phase, lines } = await runPod("resolver", [
+      "sed 's/^/resolv.conf: /' /etc/resolv.conf",
+      `for n in web ${fqdn}; do echo "ahostsv4 $n: $(getent ahostsv4 $n | head -n 1)"; done`,
+      "time getent ahostsv4 nosuch-rpcstack; echo \"unknown: exit $?\"",
+      "echo '--- http'",
+      ncGet("web", 80),
+    ].join("\n"));
+    const text = lines.join("\n");
+    expect(lines).toEqual(expect.arrayContaining([
+      `resolv.conf: search ${NS}.svc.${CLUSTER_DOMAIN} svc.${CLUSTER_DOMAIN} ${CLUSTER_DOMAIN}`,
+      `resolv.conf: nameserver ${CLUSTER_DNS_IP}`,
+      "resolv.conf: options ndots:5",
+    ]));
+    // getent prints the address, the socket type and the canonical name.
+    const esc = (t: string) => t.replaceAll(".", "\\.");
+    for (const name of ["web", fqdn]) expect(text, text).toMatch(new RegExp(`^ahostsv4 ${esc(name)}: ${esc(svc.spec.clusterIP)}\\s+STREAM ${esc(fqdn)}$`, "m"));
+    // getent's exit status 2: not found; busybox's time prints "real\t0m 0.01s". A lost query
+    // would cost glibc's 5 s timeout.
+    expect(text, text).toMatch(/^unknown: exit 2$/m);
+    const [real, min, sec] = /^real\s+(\d+)m\s*([\d.]+)s$/m.exec(text) ?? [];
+    console.log(`an unknown name failed in a pod (each search domain asked, then the name alone): time printed "${real}"`);
+    expect((Number(min) * 60 + Number(sec)) * 1000).toBeLessThan(2_000);
+    expect({ phase, ...httpAnswer(lines, lines.indexOf("--- http") + 1) }).toEqual({ phase: "Succeeded", status: "HTTP/1.1 200 OK", body: web.metadata.name });
   });
 
   it("binds a StatefulSet's claim to a local volume, and the pod that replaces a deleted one reads what it wrote", { timeout: 300_000 }, async () => {

@@ -2,9 +2,9 @@
 # Builds Kubernetes from the Go module proxy for the tests on a real cluster: the control plane
 # (test/support/kubeCluster.ts: etcd, kube-apiserver, kube-controller-manager) and a one-node
 # cluster's node (test/support/kubeNode.ts: kube-scheduler, kubelet, kube-proxy, containerd with
-# its runc shim and ctr, and the pause image's binary). Binaries go into a cache folder outside the
-# checkout, keyed by version, reused when present. Prints what it built or reused and how long it
-# took.
+# its runc shim and ctr, the pause image's binary, and CoreDNS for the cluster's DNS). Binaries go
+# into a cache folder outside the checkout, keyed by version, reused when present. Prints what it
+# built or reused and how long it took.
 set -uo pipefail
 
 # etcd v3.7 is the line kube-apiserver v1.37 is built against (its go.mod requires etcd's client
@@ -16,7 +16,12 @@ KUBE_VERSION=v1.37.2
 CONTAINERD_VERSION=v2.4.2
 # build/pause/Makefile's TAG in k8s.io/kubernetes at KUBE_VERSION, whose pause.c this builds.
 PAUSE_VERSION=3.10.2
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy containerd containerd-shim-runc-v2 ctr pause)
+# kubeadm's CoreDNSVersion (cmd/kubeadm/app/constants) in k8s.io/kubernetes at KUBE_VERSION, also the
+# image cluster/addons/dns/coredns deploys and the newest release the Corefile migration library
+# that release requires (corefile-migration v1.0.34) knows. The proxy also serves v1.14.7 and
+# v1.15.0, which Kubernetes v1.37.2 does not name.
+COREDNS_VERSION=v1.14.6
+BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy containerd containerd-shim-runc-v2 ctr pause coredns)
 CONTAINERD_BINARIES=(containerd containerd-shim-runc-v2 ctr)
 
 usage() {
@@ -34,6 +39,7 @@ Builds each BINARY (default: all) into \$RPCSTACK_CACHE/kubernetes/<name>/<versi
   containerd-shim-runc-v2  $CONTAINERD_VERSION, same module, ./cmd/containerd-shim-runc-v2 (beside containerd)
   ctr                      $CONTAINERD_VERSION, same module, ./cmd/ctr (beside containerd)
   pause                    $PAUSE_VERSION, build/pause/linux/pause.c of k8s.io/kubernetes $KUBE_VERSION, gcc -static
+  coredns                  $COREDNS_VERSION, module github.com/coredns/coredns (its main package is the module root)
   --print-path BINARY      print where BINARY is (or will be) and exit
   --help                   this text
 Needs: go (1.26+), and gcc with a static libc (libc6-dev) for pause. Exit: 0 built or cached, 1 a build failed, 2 bad arguments.
@@ -43,7 +49,7 @@ EOF
 cache="${RPCSTACK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rpcstack}"
 containerd_part() { local b; for b in "${CONTAINERD_BINARIES[@]}"; do [ "$b" = "$1" ] && return 0; done; return 1; }
 version() {
-  case "$1" in etcd) echo "$ETCD_VERSION" ;; pause) echo "$PAUSE_VERSION" ;; *) containerd_part "$1" && echo "$CONTAINERD_VERSION" || echo "$KUBE_VERSION" ;; esac
+  case "$1" in etcd) echo "$ETCD_VERSION" ;; pause) echo "$PAUSE_VERSION" ;; coredns) echo "$COREDNS_VERSION" ;; *) containerd_part "$1" && echo "$CONTAINERD_VERSION" || echo "$KUBE_VERSION" ;; esac
 }
 # containerd finds its shim beside its own binary: the three share one folder.
 binary() { if containerd_part "$1"; then echo "$cache/kubernetes/containerd/$CONTAINERD_VERSION/$1"; else echo "$cache/kubernetes/$1/$(version "$1")/$1"; fi; }
@@ -113,7 +119,7 @@ done
 
 kube=() ctrd=()
 for b in "${missing[@]}"; do
-  case "$b" in etcd | pause) ;; *) if containerd_part "$b"; then ctrd+=("$b"); else kube+=("$b"); fi ;; esac
+  case "$b" in etcd | pause | coredns) ;; *) if containerd_part "$b"; then ctrd+=("$b"); else kube+=("$b"); fi ;; esac
 done
 if [ "${#kube[@]}" -gt 0 ]; then
   t0=$(date +%s)
@@ -168,5 +174,20 @@ for b in "${missing[@]}"; do [ "$b" = pause ] || continue
   [ -n "$src" ] && gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-rpcstack" -o "$bin.part" "$src/build/pause/linux/pause.c" >>"$log/pause.log" 2>&1 \
     && mv "$bin.part" "$bin"
   report "pause $PAUSE_VERSION" "$t0" pause
+done
+
+for b in "${missing[@]}"; do [ "$b" = coredns ] || continue
+  t0=$(date +%s)
+  : >"$log/coredns.log"
+  # The cluster's DNS. Its go.mod has no replace directives and its generated plugin list
+  # (core/plugin/zplugin.go, from plugin.cfg) is in the module, so it installs as it is, with the
+  # tag and flags of its own Makefile (GOTAGS grpcnotrace, CGO_ENABLED=0: a static binary).
+  bin="$(binary coredns)"
+  mkdir -p "$(dirname "$bin")" "$work/coredns"
+  GOBIN="$work/coredns" go install -trimpath -tags grpcnotrace \
+      -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" \
+      "github.com/coredns/coredns@$COREDNS_VERSION" >>"$log/coredns.log" 2>&1 \
+    && mv "$work/coredns/coredns" "$bin.part" && mv "$bin.part" "$bin"
+  report "coredns $COREDNS_VERSION" "$t0" coredns
 done
 exit "$status"

@@ -3,7 +3,8 @@
  * scripts/kubernetes/build.sh: etcd, kube-apiserver and kube-controller-manager (its statefulset
  * controller creates a StatefulSet's claims, its garbage collector and namespace controller delete
  * what is deleted). Alone there is no kubelet and no scheduler: pods are stored, never run. With
- * `node`, it is the control plane of test/support/kubeNode.ts, which adds them.
+ * `node`, it is the control plane of test/support/kubeNode.ts, which adds them, and the API server
+ * listens on the node's IP.
  */
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,7 +20,7 @@ export const SERVICE_CIDR = "10.96.0.0/16";
 
 export type KubeBinary =
   | "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler" | "kubelet" | "kube-proxy"
-  | "containerd" | "containerd-shim-runc-v2" | "ctr" | "pause";
+  | "containerd" | "containerd-shim-runc-v2" | "ctr" | "pause" | "coredns";
 
 /** The binary from the build script's cache, built first when missing (minutes, once per machine). */
 export const kubeBinary = (name: KubeBinary): string => cachedBuild("scripts/kubernetes/build.sh", name);
@@ -64,6 +65,12 @@ export type NodeUser = "kubelet" | "kube-scheduler" | "kube-proxy";
 export interface NodeAccess {
   /** The Node object's name: the kubelet is `system:node:<name>`, which the Node authorizer and NodeRestriction check. */
   nodeName: string;
+  /**
+   * The node's IP, on an interface that exists already: the API server listens there instead of on
+   * loopback and publishes it as the `kubernetes` Service's endpoint (its own lease reconciler, as on
+   * a real cluster), so that pods reach the API at the Service's cluster IP.
+   */
+  address: string;
   /** Files of the certificate and key the API server presents to the kubelet (logs, port-forward), from a CA the kubelet trusts. */
   kubeletClient: { cert: string; key: string };
 }
@@ -115,8 +122,8 @@ function call(server: string, ca: string, token: string, method: string, path: s
  * Starts etcd, kube-apiserver and (when `controllers`) kube-controller-manager on free loopback
  * ports, everything in a temp dir; resolves once the API server answers /readyz. A start that fails
  * midway stops what it started and removes the dir before it throws. With `node`, the API server
- * authorizes a kubelet as a real cluster does (Node authorizer, NodeRestriction) and every default
- * controller runs.
+ * listens on the node's address instead (etcd stays on loopback), authorizes a kubelet as a real
+ * cluster does (Node authorizer, NodeRestriction) and every default controller runs.
  */
 export async function startKubeCluster(opts: { controllers?: boolean; node?: NodeAccess } = {}): Promise<KubeCluster> {
   const controllers = opts.controllers ?? true;
@@ -165,11 +172,13 @@ export async function startKubeCluster(opts: { controllers?: boolean; node?: Nod
         "--unsafe-no-fsync", "--log-level=warn",
     ]);
 
-    const server = `https://127.0.0.1:${apiPort}`;
+    const address = node?.address ?? "127.0.0.1";
+    const server = `https://${address}:${apiPort}`;
     mkdirSync(join(dir, "pki"));
     run("kube-apiserver", bins.apiserver, [
-        `--etcd-servers=${etcdUrl}`, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
-        // The API server makes its own serving certificate (with its CA) for 127.0.0.1 here.
+        `--etcd-servers=${etcdUrl}`, `--bind-address=${address}`, `--advertise-address=${address}`, `--secure-port=${apiPort}`,
+        // The API server makes its own serving certificate (with its CA) here, for its address and
+        // the `kubernetes` Service's (10.96.0.1, kubernetes.default.svc).
         `--cert-dir=${join(dir, "pki")}`, `--token-auth-file=${join(dir, "tokens.csv")}`,
         ...(node
           ? ["--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
@@ -180,8 +189,8 @@ export async function startKubeCluster(opts: { controllers?: boolean; node?: Nod
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         `--service-account-key-file=${join(dir, "sa.pub")}`, `--service-account-signing-key-file=${join(dir, "sa.key")}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`, "--enable-priority-and-fairness=false",
-        // A loopback address cannot be published as the kubernetes Service's endpoint.
-        "--endpoint-reconciler-type=none",
+        // A loopback address cannot be published as the kubernetes Service's endpoint; a node's can.
+        ...(node ? [] : ["--endpoint-reconciler-type=none"]),
     ]);
     const ca = await Promise.race([exited, waitFor("kube-apiserver's serving certificate", async () => {
       try {

@@ -8,9 +8,17 @@
  * 10.96.0.0/16. Two FORWARD rules of the harness admit the bridge's traffic past the host's DROP
  * policy (Docker's). Neither range meets Docker's docker0 (172.17.0.0/16) or its default pools
  * (172.17-31.0.0/16, 192.168.0.0/16), nor podman's 10.88.0.0/16. The bridge's own address, 10.244.0.1, is the node's IP (the kubelet
- * refuses a loopback one); the kubelet listens there and on loopback only, and NodePorts answer on
- * 127.0.0.1 and 10.244.0.1 only. There is no cluster DNS: pods get the host's resolv.conf, and a
- * Service's name does not resolve in a pod.
+ * refuses a loopback one); the kubelet and the API server listen there (the kubelet also on
+ * loopback), and NodePorts answer on 127.0.0.1 and 10.244.0.1 only. The API server publishes its
+ * address as the `kubernetes` Service's endpoint, so pods reach it at 10.96.0.1:443 with their
+ * service account (in-cluster config), as on a real cluster.
+ *
+ * DNS: CoreDNS (built by the same script, packed as an image) runs as kubeadm deploys it: the
+ * Deployment `coredns` in kube-system with its service account and RBAC, the ConfigMap with its
+ * Corefile and the Service `kube-dns` at 10.96.0.10, which the kubelet gives pods as their
+ * nameserver (clusterDomain cluster.local, search `<ns>.svc.cluster.local svc.cluster.local
+ * cluster.local`, ndots 5). Nothing is forwarded (offline): a name outside the cluster's zones is
+ * answered NXDOMAIN at once. The start waits until the Service answers.
  *
  * Storage: volumes the harness makes, no provisioner. The default StorageClass `rpcstack-local`
  * (kubernetes.io/no-provisioner, WaitForFirstConsumer) and `volumes` local PersistentVolumes, each a
@@ -18,9 +26,10 @@
  * the smallest free one that fits when its pod is scheduled; the volumes are Retain, so a claim
  * deleted leaves its volume Released (not reused) and the data in place until stop().
  *
- * Images: no registry. The pause image and a busybox image (Debian's busybox and the libraries it
- * links) are packed here as OCI archives and imported into containerd; importImage() loads one that
- * a Docker daemon holds (devtools/images). Pods must say `imagePullPolicy: Never` or name a tag.
+ * Images: no registry. The pause image, a busybox image (Debian's busybox, glibc's getent and the
+ * libraries they link) and CoreDNS's are packed here as OCI archives and imported into containerd;
+ * importImage() loads one that a Docker daemon holds (devtools/images). Pods must say
+ * `imagePullPolicy: Never` or name a tag.
  *
  * The host: root, cgroup v1 with the cgroupfs driver (no systemd), iptables. What the run adds is
  * recorded against what was there at start, and stop() removes it also after a failed test: the
@@ -34,6 +43,7 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { Resolver } from "node:dns/promises";
 import {
   copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, symlinkSync, writeFileSync,
 } from "node:fs";
@@ -50,8 +60,16 @@ export const POD_CIDR = "10.244.0.0/24";
 export const NODE_IP = "10.244.0.1";
 export const STORAGE_CLASS = "rpcstack-local";
 export const PAUSE_IMAGE = "rpcstack.local/pause:3.10.2";
-/** Debian's busybox with the libraries it links: sh, httpd, nc and the rest of its applets under /bin (its wget crashes). */
+/**
+ * Debian's busybox with the libraries it links: sh, httpd, nc and the rest of its applets under /bin
+ * (its wget crashes); also glibc's getent, which resolves a name as a libc program does.
+ */
 export const BUSYBOX_IMAGE = "rpcstack.local/busybox:1";
+/** CoreDNS, a static binary at /coredns. */
+export const COREDNS_IMAGE = "rpcstack.local/coredns:1.14.6";
+/** The cluster DNS Service's cluster IP (kubeadm's choice, the tenth of the Service range) and the cluster's domain. */
+export const CLUSTER_DNS_IP = "10.96.0.10";
+export const CLUSTER_DOMAIN = "cluster.local";
 const CGROUP_ROOT = "rpcstack-kubenode";
 const CNI_NETWORK = "rpcstack-kubenode";
 const RUNC = "/usr/sbin/runc";
@@ -76,8 +94,10 @@ export interface KubeNode {
   /** The control plane: the API as the admin. */
   readonly cluster: KubeCluster;
   readonly nodeName: string;
-  /** How long the start took until the Node was Ready and the storage made, in ms. */
+  /** How long the start took until the Node was Ready, the storage made and the cluster DNS answering, in ms. */
   readonly readyMs: number;
+  /** Of that, from the DNS objects' creation until the kube-dns Service answered, in ms. */
+  readonly dnsReadyMs: number;
   /** The local PersistentVolumes' names, for the StorageClass `rpcstack-local`. */
   readonly volumes: readonly string[];
   /**
@@ -134,19 +154,21 @@ function ociArchive(ref: string, rootfs: string, config: OciImageConfig["config"
 }
 
 /**
- * A root file system with Debian's busybox, the shared libraries `ldd` names for it and a link per
- * applet under /bin, made in `into`; also what the tests give `docker import`.
+ * A root file system with Debian's busybox and glibc's getent, the shared libraries `ldd` names for
+ * them and a link per applet under /bin, made in `into`; also what the tests give `docker import`.
  */
 export function busyboxRootfs(into: string): string {
   const busybox = "/bin/busybox";
   mkdirSync(join(into, "bin"), { recursive: true });
-  copyFileSync(busybox, join(into, "bin/busybox"));
-  for (const line of sh("ldd", [busybox]).split("\n")) {
-    // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
-    const lib = /=>\s*(\/\S+)/.exec(line)?.[1] ?? /^\s*(\/\S+)/.exec(line)?.[1];
-    if (!lib) continue;
-    mkdirSync(join(into, dirname(lib)), { recursive: true });
-    copyFileSync(lib, join(into, lib));
+  for (const program of [busybox, "/usr/bin/getent"]) {
+    copyFileSync(program, join(into, "bin", program.split("/").pop()!));
+    for (const line of sh("ldd", [program]).split("\n")) {
+      // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+      const lib = /=>\s*(\/\S+)/.exec(line)?.[1] ?? /^\s*(\/\S+)/.exec(line)?.[1];
+      if (!lib || existsSync(join(into, lib))) continue;
+      mkdirSync(join(into, dirname(lib)), { recursive: true });
+      copyFileSync(lib, join(into, lib));
+    }
   }
   for (const applet of sh(busybox, ["--list"]).split("\n").filter(Boolean)) {
     if (applet !== "busybox" && !existsSync(join(into, "bin", applet))) symlinkSync("busybox", join(into, "bin", applet));
@@ -186,6 +208,8 @@ interface KubeletConfiguration {
   authorization: { mode: "Webhook" };
   failSwapOn: boolean;
   resolvConf: string;
+  clusterDNS: string[];
+  clusterDomain: string;
   serializeImagePulls: boolean;
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
@@ -278,6 +302,136 @@ const kill = (pid: number) => {
   } catch {}
 };
 
+/**
+ * CoreDNS's configuration: kubeadm's Corefile (v1.37) without `forward`, `loop` and `reload`, which
+ * need an upstream or a change to watch, and without `prometheus`. The cluster's zones have a server
+ * block of their own; every other name reaches the catch-all block, whose template answers NXDOMAIN
+ * (a `.` block with the kubernetes plugin alone would answer SERVFAIL, which glibc reports as a
+ * temporary failure). Cluster names are not cached, so a Service resolves as soon as it exists.
+ */
+const COREFILE = `${CLUSTER_DOMAIN}:53 in-addr.arpa:53 ip6.arpa:53 {
+    errors
+    health {
+        lameduck 5s
+    }
+    ready
+    kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {
+        pods insecure
+        ttl 30
+    }
+    cache 30 {
+        disable success ${CLUSTER_DOMAIN}
+        disable denial ${CLUSTER_DOMAIN}
+    }
+    loadbalance
+}
+.:53 {
+    errors
+    template ANY ANY {
+        rcode NXDOMAIN
+    }
+}
+`;
+
+/**
+ * The cluster DNS as kubeadm v1.37 deploys it (cmd/kubeadm/app/phases/addons/dns/manifests.go: the
+ * service account, ClusterRole and binding `system:coredns`, the ConfigMap, Deployment and Service),
+ * with the image packed here, never pulled, and a readiness probe every second instead of every ten.
+ * Resolves with how long it took until the Service answered for the `kubernetes` Service's name.
+ */
+async function startClusterDns(cluster: KubeCluster, exited: Promise<never>): Promise<number> {
+  const t0 = Date.now();
+  const ns = "kube-system";
+  const labels = { "k8s-app": "kube-dns" };
+  await cluster.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "coredns", namespace: ns } });
+  await cluster.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "system:coredns" },
+    rules: [
+      { apiGroups: [""], resources: ["endpoints", "services", "pods", "namespaces"], verbs: ["list", "watch"] },
+      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+    ],
+  } as KubeObject);
+  await cluster.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "system:coredns" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
+    subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: ns }],
+  } as KubeObject);
+  await cluster.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "coredns", namespace: ns }, data: { Corefile: COREFILE } } as KubeObject);
+  await cluster.create(`/apis/apps/v1/namespaces/${ns}/deployments`, {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "coredns", namespace: ns, labels },
+    spec: {
+      replicas: 1,
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          priorityClassName: "system-cluster-critical",
+          serviceAccountName: "coredns",
+          // The host's resolv.conf: CoreDNS does not ask itself.
+          dnsPolicy: "Default",
+          nodeSelector: { "kubernetes.io/os": "linux" },
+          containers: [{
+            name: "coredns",
+            image: COREDNS_IMAGE,
+            imagePullPolicy: "Never",
+            args: ["-conf", "/etc/coredns/Corefile"],
+            resources: { limits: { memory: "170Mi" }, requests: { cpu: "100m", memory: "70Mi" } },
+            volumeMounts: [{ name: "config-volume", mountPath: "/etc/coredns", readOnly: true }],
+            ports: [
+              { containerPort: 53, name: "dns", protocol: "UDP" },
+              { containerPort: 53, name: "dns-tcp", protocol: "TCP" },
+              { containerPort: 8080, name: "liveness-probe", protocol: "TCP" },
+              { containerPort: 8181, name: "readiness-probe", protocol: "TCP" },
+            ],
+            livenessProbe: { httpGet: { path: "/health", port: "liveness-probe" }, initialDelaySeconds: 60, timeoutSeconds: 5, failureThreshold: 5 },
+            // `ready` answers 200 once the kubernetes plugin has listed the API's Services and slices.
+            readinessProbe: { httpGet: { path: "/ready", port: "readiness-probe" }, periodSeconds: 1 },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] }, readOnlyRootFilesystem: true },
+          }],
+          volumes: [{ name: "config-volume", configMap: { name: "coredns", items: [{ key: "Corefile", path: "Corefile" }] } }],
+        },
+      },
+    },
+  });
+  await cluster.create(`/api/v1/namespaces/${ns}/services`, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "kube-dns", namespace: ns, labels: { ...labels, "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS" } },
+    spec: {
+      clusterIP: CLUSTER_DNS_IP,
+      selector: labels,
+      ports: [{ name: "dns", port: 53, protocol: "UDP", targetPort: 53 }, { name: "dns-tcp", port: 53, protocol: "TCP", targetPort: 53 }],
+    },
+  });
+
+  // Ready when the Service answers (the pod Ready, its endpoint published, kube-proxy's rules
+  // written), asked from the host as a pod would ask, for a name only the API server knows.
+  const api: string = (await cluster.get("/api/v1/namespaces/default/services/kubernetes")).spec.clusterIP;
+  const resolver = new Resolver({ timeout: 1_000, tries: 1 });
+  resolver.setServers([CLUSTER_DNS_IP]);
+  try {
+    await Promise.race([exited, waitFor("the cluster DNS (Service kube-dns) to answer", async () => {
+      const a = await resolver.resolve4(`kubernetes.default.svc.${CLUSTER_DOMAIN}`);
+      return a.length === 1 && a[0] === api ? true : undefined;
+    }, 120_000)]);
+  } catch (e) {
+    const pods = await cluster.list(`/api/v1/namespaces/${ns}/pods?labelSelector=k8s-app%3Dkube-dns`).catch(() => []);
+    const printed = await Promise.all(pods.map((p) => cluster.get<{ message?: string }>(`/api/v1/namespaces/${ns}/pods/${p.metadata.name}/log`)
+      .then((l) => `${p.metadata.name} printed: ${l.message ?? JSON.stringify(l)}`, (x) => `${p.metadata.name}: ${x}`)));
+    throw new Error(`${(e as Error).message}
+CoreDNS pods: ${JSON.stringify(pods.map((p) => ({ name: p.metadata.name, status: p.status })))}
+${printed.join("\n")}`);
+  }
+  return Date.now() - t0;
+}
+
 export interface KubeNodeOptions {
   /** How many local PersistentVolumes to make, and the capacity each claims to have. */
   volumes?: { count: number; capacity: string };
@@ -299,7 +453,7 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
   }
   const bin = {
     scheduler: kubeBinary("kube-scheduler"), kubelet: kubeBinary("kubelet"), proxy: kubeBinary("kube-proxy"),
-    containerd: kubeBinary("containerd"), ctr: kubeBinary("ctr"), pause: kubeBinary("pause"),
+    containerd: kubeBinary("containerd"), ctr: kubeBinary("ctr"), pause: kubeBinary("pause"), coredns: kubeBinary("coredns"),
   };
   kubeBinary("containerd-shim-runc-v2");
 
@@ -439,23 +593,8 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
   };
 
   try {
-    // The API server's client certificate for the kubelet's own API (logs, port-forward), from a CA
-    // of this run that the kubelet trusts.
-    const pki = join(dir, "pki");
-    mkdirSync(pki);
-    const ossl = (...args: string[]) => sh("openssl", args);
-    ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(pki, "kubelet-ca.key"), "-out", join(pki, "kubelet-ca.crt"), "-days", "2", "-subj", "/CN=rpcstack kubelet client CA");
-    ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(pki, "apiserver-kubelet-client.key"), "-out", join(pki, "apiserver-kubelet-client.csr"), "-subj", "/O=system:masters/CN=kube-apiserver-kubelet-client");
-    ossl("x509", "-req", "-in", join(pki, "apiserver-kubelet-client.csr"), "-CA", join(pki, "kubelet-ca.crt"), "-CAkey", join(pki, "kubelet-ca.key"), "-CAcreateserial", "-days", "2", "-out", join(pki, "apiserver-kubelet-client.crt"));
-    cluster = await startKubeCluster({ node: { nodeName: NODE_NAME, kubeletClient: { cert: join(pki, "apiserver-kubelet-client.crt"), key: join(pki, "apiserver-kubelet-client.key") } } });
-    const kubeconfig = (user: Parameters<KubeCluster["kubeconfigFor"]>[0]) => {
-      const file = join(dir, `${user}.kubeconfig`);
-      writeFileSync(file, cluster!.kubeconfigFor(user), { mode: 0o600 });
-      return file;
-    };
-
     // The kubelet refuses a loopback node IP and this kernel has no dummy links: the bridge's own
-    // address is the node's, made before the first pod so the kubelet can bind it.
+    // address is the node's, made before the API server (which listens there too) and the first pod.
     sh("ip", ["link", "add", BRIDGE, "type", "bridge"]);
     createdBridge = true;
     sh("ip", ["addr", "add", `${NODE_IP}/24`, "dev", BRIDGE]);
@@ -464,6 +603,22 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
       sh("iptables", ["-I", ...rule]);
       addedForward.push(rule);
     }
+
+    // The API server's client certificate for the kubelet's own API (logs, port-forward), from a CA
+    // of this run that the kubelet trusts.
+    const pki = join(dir, "pki");
+    mkdirSync(pki);
+    const ossl = (...args: string[]) => sh("openssl", args);
+    ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(pki, "kubelet-ca.key"), "-out", join(pki, "kubelet-ca.crt"), "-days", "2", "-subj", "/CN=rpcstack kubelet client CA");
+    ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(pki, "apiserver-kubelet-client.key"), "-out", join(pki, "apiserver-kubelet-client.csr"), "-subj", "/O=system:masters/CN=kube-apiserver-kubelet-client");
+    ossl("x509", "-req", "-in", join(pki, "apiserver-kubelet-client.csr"), "-CA", join(pki, "kubelet-ca.crt"), "-CAkey", join(pki, "kubelet-ca.key"), "-CAcreateserial", "-days", "2", "-out", join(pki, "apiserver-kubelet-client.crt"));
+    cluster = await startKubeCluster({ node: { nodeName: NODE_NAME, address: NODE_IP, kubeletClient: { cert: join(pki, "apiserver-kubelet-client.crt"), key: join(pki, "apiserver-kubelet-client.key") } } });
+    const kubeconfig = (user: Parameters<KubeCluster["kubeconfigFor"]>[0]) => {
+      const file = join(dir, `${user}.kubeconfig`);
+      writeFileSync(file, cluster!.kubeconfigFor(user), { mode: 0o600 });
+      return file;
+    };
+
 
     // cgroupfs: the kubelet's root must exist in every hierarchy it uses (on a hybrid host not the
     // controller-less v2 one), a v1 cpuset one with its CPUs and memory nodes filled in.
@@ -533,6 +688,10 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
     copyFileSync(bin.pause, join(pauseRoot, "pause"));
     importArchive(ociArchive(PAUSE_IMAGE, pauseRoot, { Entrypoint: ["/pause"] }, join(dir, "images/pause")));
     importArchive(ociArchive(BUSYBOX_IMAGE, busyboxRootfs(join(dir, "images/busybox-root")), { Cmd: ["sh"], Env: ["PATH=/bin"] }, join(dir, "images/busybox")));
+    const corednsRoot = join(dir, "images/coredns-root");
+    for (const d of ["etc", "tmp"]) mkdirSync(join(corednsRoot, d), { recursive: true });
+    copyFileSync(bin.coredns, join(corednsRoot, "coredns"));
+    importArchive(ociArchive(COREDNS_IMAGE, corednsRoot, { Entrypoint: ["/coredns"] }, join(dir, "images/coredns")));
 
     const [kubeletPort, kubeletHealthz, schedulerPort, proxyHealthz, proxyMetrics] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const kubelet: KubeletConfiguration = {
@@ -553,7 +712,10 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
       authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(pki, "kubelet-ca.crt") } },
       authorization: { mode: "Webhook" },
       failSwapOn: false,
+      // The host's, for pods with dnsPolicy Default (CoreDNS) and the search domains it adds.
       resolvConf: "/etc/resolv.conf",
+      clusterDNS: [CLUSTER_DNS_IP],
+      clusterDomain: CLUSTER_DOMAIN,
       serializeImagePulls: false,
       // The images cannot be pulled again: never collected, and no eviction on a full test disk.
       imageGCHighThresholdPercent: 100,
@@ -625,10 +787,13 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
       volumes.push(name);
     }
 
+    const dnsReadyMs = await startClusterDns(cluster, exited);
+
     return {
       cluster,
       nodeName: NODE_NAME,
       readyMs: Date.now() - t0,
+      dnsReadyMs,
       volumes,
       importImage: (dockerImage) => {
         execFileSync("bash", ["-o", "pipefail", "-c", 'docker save "$1" | "$2" --address "$3" --namespace k8s.io images import -', "bash", dockerImage, bin.ctr, sock], { stdio: "pipe", maxBuffer: 64 << 20 });
