@@ -25,6 +25,7 @@ import { HOST_FETCH, NODE_DOWN, chainRoutes, hostIs, tendermintWsRules } from ".
 import { specGates, specRules } from "./specVersions.js";
 import { WS_HANDSHAKE, handshakeRules } from "./upgrades.js";
 import { QUOTA_MAP_FILE, QUOTA_USED_FILE, quotaCalls, quotaHeaders, quotaMap, quotaMapPath, quotaNeverSent, quotaTakeBack, quotaTracking } from "./quotas.js";
+import { KEY_RATE_TABLE } from "./usageContract.js";
 import { NEVER_SENT, UNROUTED_VAR, requestCalls, usageAnswers, usageCalls, usageTracking } from "./usage.js";
 import { EXPORTER_PATH, certSections, defaultsSection, errorsSection, globalSection, httpSections, metricsSection, resolverSections } from "./tls.js";
 import { INTERFACES, type GatewayBuild, type GatewayChain, type GatewayCompiled, type GatewayOptions, type ProjectKey, type Quota, type Route } from "./types.js";
@@ -109,7 +110,7 @@ export function compileGateway(chains: readonly GatewayChain[], opts: GatewayOpt
     ...badgeRefusals(opts, badge),
     refuse(401, "invalid or missing project key", ["!public_host", ...notBadge, "!", ...anon("var(txn.keyname)", "-m", "found")]),
     ...badgeScopeRules(opts, chains, badge),
-    req(["track-sc0", "var(txn.keyname)", "table", "st_keys"], keyed),
+    req(["track-sc0", "var(txn.keyname)", "table", KEY_RATE_TABLE], keyed),
     ...usageTracking(keyed),
     ...quotaTracking(opts, keyed),
     ...bodyRules(opts, bodied),

@@ -8,6 +8,7 @@ import { anon, req, type Cond, type Directive, type Rule, type Section } from ".
 import type { GatewayOptions } from "./types.js";
 import { QUOTA_SC, quotaTable } from "./quotas.js";
 import { USAGE_SC, usageTable } from "./usage.js";
+import { KEY_RATE_TABLE } from "./usageContract.js";
 
 /** Request buffers hold a whole body (the policy reads it) plus headers; see bufferSize(). */
 const HEADER_ROOM = 64 * 1024;
@@ -282,7 +283,7 @@ export const grpcFilter = (o: GatewayOptions): Directive => ["filter", "lua.grpc
 export const tables = (): Section[] => [
   usageTable(),
   quotaTable(),
-  { header: ["backend", "st_keys"], directives: [["stick-table", "type", "string", "len", "72", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
+  { header: ["backend", KEY_RATE_TABLE], directives: [["stick-table", "type", "string", "len", "72", "size", "100k", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_ws"], directives: [["stick-table", "type", "string", "len", "64", "size", "100k", "expire", "1h", "store", "conn_cur"]] },
   { header: ["backend", "st_addresses"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "30s", "store", `http_req_rate(${RATE_WINDOW_S}s),gpc_rate(1,${RATE_WINDOW_S}s)`]] },
   { header: ["backend", "st_sources"], directives: [["stick-table", "type", "ipv6", "size", "1m", "expire", "60s", "store", "conn_cur,gpc0_rate(60s)"]] },

@@ -7,6 +7,8 @@
 import type { Interface as PathInterface } from "./types.js";
 
 export const USAGE_TABLE = "st_usage";
+/** Each key name's rate (sc0 on gateway paths): the keeper reads it too, to share rates between replicas (usage/sharedRate.ts). */
+export const KEY_RATE_TABLE = "st_keys";
 
 /**
  * The gateway path interfaces as usage names them. Public hostnames (Tendermint RPC, REST, gRPC)

@@ -11,7 +11,8 @@ import { dayRows, isDay } from "./report.js";
 import { randomBytes } from "node:crypto";
 import type { CounterStore } from "./counterStore.js";
 import { mapLines, quotaTotals, readMap, sendSeeds } from "./quotaSeed.js";
-import { RATE_TABLE, parseRates } from "./sharedRate.js";
+import { KEY_RATE_TABLE } from "../gateway/usageContract.js";
+import { parseRates } from "./sharedRate.js";
 import { LedgerFileError, loadLedger, saveLedger } from "./store.js";
 import { READ_COMMAND, parseReading, type Reading } from "./table.js";
 
@@ -83,7 +84,7 @@ export function startKeeper(o: KeeperOptions): Keeper {
 
   /** rate_others.map: the other live replicas' calls per key name in their rate windows, sent when it changed. */
   const sendRates = async (map: string, store: CounterStore) => {
-    const own = parseRates(await runtimeCommand(o.admin, `show table ${RATE_TABLE}`, 5_000));
+    const own = parseRates(await runtimeCommand(o.admin, `show table ${KEY_RATE_TABLE}`, 5_000));
     const others = await store.exchangeRates(state.id!, own, now().getTime());
     const lines = mapLines(others);
     if (lines === sentRates) return;

@@ -5,28 +5,21 @@
  * `<name> = <calls>`), replaced at each reading and gone a few seconds after its replica, and a
  * sorted set of the replicas that wrote lately (`rpcstack:rate-replicas`, scored by the time).
  */
+import { KEY_RATE_TABLE } from "../gateway/usageContract.js";
+import { tableEntries } from "./table.js";
 export const RATE_PREFIX = "rpcstack:rate:";
 export const RATE_REPLICAS = "rpcstack:rate-replicas";
 /** A replica that has not written for this long no longer counts: its window's calls are old by then. */
 export const RATE_STALE_MS = 5_000;
-/** The table HAProxy counts each key name's rate in (gateway/limits.ts). */
-export const RATE_TABLE = "st_keys";
-
 /** Calls per key name in the window, from `show table st_keys`; lines of other tables and unreadable entries are skipped. */
 export function parseRates(text: string): Map<string, number> {
   const out = new Map<string, number>();
-  let inTable = false;
-  for (const line of text.split("\n")) {
-    const header = /^# table: ([^,]+),/.exec(line);
-    if (header) {
-      inTable = header[1] === RATE_TABLE;
-      continue;
-    }
-    if (!inTable) continue;
-    const key = /^0x[0-9a-f]+: key=(\S+) /.exec(line)?.[1];
-    const requests = /\bhttp_req_rate\(\d+\)=(\d+)/.exec(line)?.[1];
-    const further = /\bgpc0_rate\(\d+\)=(\d+)/.exec(line)?.[1];
-    if (!key || requests === undefined || further === undefined) continue;
+  for (const f of tableEntries(text, KEY_RATE_TABLE)) {
+    const key = f.get("key");
+    // The data names carry the window in ms: http_req_rate(10000), gpc0_rate(10000).
+    const count = (prefix: string) => [...f].find(([name]) => name.startsWith(prefix))?.[1];
+    const [requests, further] = [count("http_req_rate("), count("gpc0_rate(")];
+    if (!key || !requests || !further || !/^\d+$/.test(requests) || !/^\d+$/.test(further)) continue;
     const n = Number(requests) + Number(further);
     if (n > 0) out.set(key, n);
   }

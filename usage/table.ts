@@ -32,6 +32,19 @@ function fields(line: string): Map<string, string> {
   return out;
 }
 
+/** The entry lines of `table` in `show table` answers (which may hold several tables): headers, blank lines and other tables' lines left out. */
+function* tableLines(text: string, table: string): Generator<string> {
+  let inTable = false;
+  for (const line of text.split("\n")) {
+    const header = /^# table: ([^,]+),/.exec(line);
+    if (header) inTable = header[1] === table;
+    else if (inTable && /^0x[0-9a-f]+: /.test(line)) yield line;
+  }
+}
+
+/** Each entry of `table` as its `name=value` fields (`key`, `http_req_rate(10000)`, `gpc0`, ...). */
+export const tableEntries = (text: string, table: string): Map<string, string>[] => [...tableLines(text, table)].map(fields);
+
 /**
  * The rows of `show table <name>`. Lines of other tables, headers and blank lines are ignored;
  * an entry whose key is not ours or whose counters are missing is listed in `problems`.
@@ -39,14 +52,7 @@ function fields(line: string): Map<string, string> {
 export function parseShowTable(text: string, table = USAGE_TABLE): ParsedTable {
   const rows: TableRow[] = [];
   const problems: string[] = [];
-  let inTable = false;
-  for (const line of text.split("\n")) {
-    const header = /^# table: ([^,]+),/.exec(line);
-    if (header) {
-      inTable = header[1] === table;
-      continue;
-    }
-    if (!inTable || !/^0x[0-9a-f]+: /.test(line)) continue;
+  for (const line of tableLines(text, table)) {
     const f = fields(line);
     const id = f.get("key") ?? "";
     const where = parseEntryId(id);
