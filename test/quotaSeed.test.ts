@@ -1,6 +1,9 @@
 /** What the usage keeper seeds a new HAProxy process's quotas with (pure): the ledger's calls per key name in the day and month. */
 import { expect, it } from "vitest";
-import { quotaSeeds } from "../usage/quotaSeed.js";
+import { mapLines, quotaTotals } from "../usage/quotaSeed.js";
+
+/** A new process's seed as the keeper sends it: the ledger's calls of the day and month. */
+const quotaSeeds = (state: Parameters<typeof quotaTotals>[0], at: Date) => mapLines(quotaTotals(state, at));
 import { ZERO } from "../usage/table.js";
 
 const c = (calls: number) => ({ ...ZERO, calls, requests: calls });

@@ -40,9 +40,6 @@ export function mapLines(...counts: Iterable<readonly [string, number]>[]): stri
   return [...sum].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}\n`).join("");
 }
 
-/** The seed of a new process: the ledger's calls of `at`'s day and month. Pure. */
-export const quotaSeeds = (state: LedgerState, at: Date): string => mapLines(quotaTotals(state, at));
-
 /**
  * Lines a runtime command carries at most: HAProxy refuses a command larger than its buffer (16 KiB
  * at the smallest `tune.bufsize` the gateway sets), and a line is at most ~100 bytes.

@@ -40,29 +40,25 @@ export function dayRows(state: LedgerState, p: Period): UsageRow[] {
 
 const counters = (r: Counters): Counters => Object.fromEntries(COUNTER_NAMES.map((n) => [n, r[n]])) as unknown as Counters;
 
-/** The rows summed over their days, per key name, chain and interface; `day` names the period. */
-export function sumDays(rows: readonly UsageRow[], p: Period): UsageRow[] {
-  const days = rows.map((r) => r.day).sort();
-  const period = `${p.since ?? days[0] ?? ""}..${p.until ?? days[days.length - 1] ?? ""}`;
+/** Rows with the same `id` summed into one, named `day`. */
+function sumRows(rows: readonly UsageRow[], id: (r: UsageRow) => string, day: (r: UsageRow) => string): UsageRow[] {
   const sums = new Map<string, UsageRow>();
   for (const r of rows) {
-    const id = `${r.key}/${r.chain}/${r.interface}`;
-    const prev = sums.get(id);
-    sums.set(id, { day: period, key: r.key, chain: r.chain, interface: r.interface, ...addCounters(prev ? counters(prev) : ZERO, counters(r)) });
+    const prev = sums.get(id(r));
+    sums.set(id(r), { day: day(r), key: r.key, chain: r.chain, interface: r.interface, ...addCounters(prev ? counters(prev) : ZERO, counters(r)) });
   }
   return [...sums.values()].sort(byRow);
 }
 
-/** Rows of one day, key name, chain and interface (from several replicas' ledgers) summed into one. */
-export function mergeDays(rows: readonly UsageRow[]): UsageRow[] {
-  const sums = new Map<string, UsageRow>();
-  for (const r of rows) {
-    const id = `${r.day}/${r.key}/${r.chain}/${r.interface}`;
-    const prev = sums.get(id);
-    sums.set(id, prev ? { ...prev, ...addCounters(counters(prev), counters(r)) } : r);
-  }
-  return [...sums.values()].sort(byRow);
+/** The rows summed over their days, per key name, chain and interface; `day` names the period. */
+export function sumDays(rows: readonly UsageRow[], p: Period): UsageRow[] {
+  const days = rows.map((r) => r.day).sort();
+  const period = `${p.since ?? days[0] ?? ""}..${p.until ?? days[days.length - 1] ?? ""}`;
+  return sumRows(rows, (r) => `${r.key}/${r.chain}/${r.interface}`, () => period);
 }
+
+/** Rows of one day, key name, chain and interface (from several replicas' ledgers) summed into one. */
+export const mergeDays = (rows: readonly UsageRow[]): UsageRow[] => sumRows(rows, (r) => `${r.day}/${r.key}/${r.chain}/${r.interface}`, (r) => r.day);
 
 /** Table, CSV and JSON name each column alike: a bill is checked against any of them. */
 const COLUMNS = ["day", "key", "chain", "interface", ...COUNTER_NAMES] as const;
