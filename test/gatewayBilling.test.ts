@@ -16,7 +16,7 @@ import { runtimeCommand } from "../gateway/runtimeApi.js";
 import { makeBadge, newSigningKey } from "./support/badges.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
 import { random } from "./support/jsonFuzz.js";
-import { textFrame } from "./support/wsFrames.js";
+import { textFrame, upgradeRaw } from "./support/wsFrames.js";
 import { freePort } from "./support/net.js";
 
 const KEYS = [0, 1, 2, 3].map((k) => ({ name: `k${k}`, key: `billing_Key${k}_Q4w8E2r6T0y3U7i1O5p9A4s8` }));
@@ -89,16 +89,7 @@ async function rawSocket(key: string, localAddress: string): Promise<{ socket: T
   await new Promise((r, j) => (socket.once("secureConnect", r), socket.once("error", j)));
   socket.on("error", () => {});
   const closed = new Promise<void>((r) => socket.once("close", () => r()));
-  socket.write(`GET /gateway/eth/rpc/${key} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
-  const head = await new Promise<string>((resolve) => {
-    let got = "";
-    const on = (d: Buffer) => {
-      got += d.toString("latin1");
-      if (got.includes("\r\n\r\n")) (socket.off("data", on), resolve(got));
-    };
-    socket.on("data", on);
-    socket.once("close", () => resolve(got));
-  });
+  const head = await upgradeRaw(socket, `/gateway/eth/rpc/${key}`);
   if (!head.startsWith("HTTP/1.1 101")) socket.destroy();
   return { socket, closed };
 }

@@ -10,6 +10,7 @@ import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNFINISHED_MESSAGES_PER_ADDRESS } from "../gateway/limits.js";
 import { startGateway, type RunningGateway } from "./support/haproxy.js";
+import { upgradeRaw } from "./support/wsFrames.js";
 import { startRecorder, type Recorder } from "./support/recorder.js";
 
 const KEY = "six_Key_Z3xC6vB9nM2qW5eR8tY1uI4oP7aS";
@@ -73,15 +74,7 @@ function tls(from: string): Promise<TLSSocket | "refused"> {
 async function holdPart(from: string): Promise<TLSSocket> {
   const s = await tls(from);
   if (s === "refused") throw new Error(`the connection from ${from} was refused`);
-  s.write(`GET /gateway/eth/rpc/${KEY}?secret=null HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-  const head = await new Promise<string>((resolve) => {
-    let text = "";
-    const onData = (d: Buffer) => {
-      text += d.toString("latin1");
-      if (text.includes("\r\n\r\n")) (s.off("data", onData), resolve(text));
-    };
-    s.on("data", onData);
-  });
+  const head = await upgradeRaw(s, `/gateway/eth/rpc/${KEY}?secret=null`);
   expect(head.split("\r\n")[0]).toBe("HTTP/1.1 101 Switching Protocols");
   await new Promise((r) => s.write(Buffer.concat([Buffer.from([0x81, 0xfe, 0xea, 0x60, 1, 2, 3, 4]), Buffer.alloc(1000, 0x20)]), r));
   return s;

@@ -1,4 +1,22 @@
 /** WebSocket frames as a raw client writes and reads them (RFC 6455 5.2), for tests that bypass a client library. */
+import type { Duplex } from "node:stream";
+
+/**
+ * Asks for a WebSocket on `path` over an open connection, by hand (RFC 6455 4.1, the RFC's sample
+ * key); resolves with the answer's head, or what came before the connection closed.
+ */
+export function upgradeRaw(socket: Duplex, path: string): Promise<string> {
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+  return new Promise<string>((resolve) => {
+    let got = "";
+    const on = (d: Buffer) => {
+      got += d.toString("latin1");
+      if (got.includes("\r\n\r\n")) (socket.off("data", on), resolve(got));
+    };
+    socket.on("data", on);
+    socket.once("close", () => resolve(got));
+  });
+}
 
 /** One client frame (RFC 6455 5.2: masked), a text frame unless `opcode` says otherwise. */
 export function clientFrame(payload: Buffer, opcode = 1): Buffer {
