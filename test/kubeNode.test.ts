@@ -175,7 +175,8 @@ describe("a one-node cluster with a real kubelet", () => {
     const { phase, lines } = await runPod("resolver", [
       "sed 's/^/resolv.conf: /' /etc/resolv.conf",
       `for n in web ${fqdn}; do echo "ahostsv4 $n: $(getent ahostsv4 $n | head -n 1)"; done`,
-      "time getent ahostsv4 nosuch-rpcstack; echo \"unknown: exit $?\"",
+      // time's report on stdout: the pod log interleaves its two streams in no fixed order.
+      "time getent ahostsv4 nosuch-rpcstack 2>&1; echo \"unknown: exit $?\"",
       "echo '--- http'",
       ncGet("web", 80),
     ].join("\n"));
