@@ -151,6 +151,9 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   const spread = w.layer ?? (w.replicas > 1 ? w.name : undefined);
   const podSpec = {
     automountServiceAccountToken: false,
+    // No <SERVICE>_PORT=tcp://... variables: geth reads GETH_* as flags and would not start beside a
+    // Service named geth (a real kubelet: "could not parse tcp://... from GETH_PORT"). Names are DNS's.
+    enableServiceLinks: false,
     terminationGracePeriodSeconds: Math.max(...services.map((x) => x.stopGraceSeconds)),
     ...(w.inits.length ? { initContainers: w.inits.map(toContainer) } : {}),
     containers: w.containers.map(toContainer),

@@ -265,7 +265,7 @@ if (missing) {
       } finally {
         rmSync(root, { recursive: true, force: true });
       }
-      node!.importImage(tag);
+      node!.importImages([tag]);
       await kube().create(`/api/v1/namespaces/${NS}/pods`, {
         apiVersion: "v1",
         kind: "Pod",

@@ -200,6 +200,10 @@ describe("the testnet stack on a cluster", () => {
   it("no pod gets a service account token: nothing in it talks to the API server", () => {
     for (const o of os.filter((x) => x.kind === "StatefulSet" || x.kind === "Deployment")) expect((o as any).spec.template.spec.automountServiceAccountToken).toBe(false);
   });
+
+  it("no pod gets the Services' link variables: geth would read GETH_PORT=tcp://... as its --port flag", () => {
+    for (const o of os.filter((x) => x.kind === "StatefulSet" || x.kind === "Deployment")) expect((o as any).spec.template.spec.enableServiceLinks, o.metadata.name).toBe(false);
+  });
 });
 
 describe("choices an operator makes", () => {

@@ -30,6 +30,8 @@ export interface TestImages {
   readonly certbot: string;
   /** Debian's Prometheus at the official image's paths (monitoring, on for ssh and aws hosts). */
   readonly prometheus: string;
+  /** Debian's Redis under Valkey's command names: a cluster's counter store (`host.counterStoreImage`). */
+  readonly valkey: string;
   /** geth at the pin, built from its Go module: the L1 execution client of every network. */
   readonly geth: string;
   readonly lighthouse: string;
@@ -156,7 +158,7 @@ function nodeModulesClosure(): string[] {
 const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
 /** Debian's Node.js and certbot, and the pinned HAProxy, on the debootstrap base: what every stand-in builds on. */
-export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string; readonly prometheus: string } {
+export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string; readonly prometheus: string; readonly valkey: string } {
   const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
@@ -165,8 +167,8 @@ export function buildDebianImages(log: (s: string) => void = console.log): { rea
     cpSync(root, join(debianCtx, "haproxy/root"), { recursive: true, verbatimSymlinks: true });
     writeFileSync(join(debianCtx, "haproxy/prefix"), root);
     const release = parseImageRef(GATEWAY_IMAGES.haproxy).tag ?? "unpinned";
-    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: `${release}-`, certbot: "2.1-", prometheus: "2.42-" }, log);
-    return { base, node: built.node, haproxy: built.haproxy, certbot: built.certbot, prometheus: built.prometheus };
+    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: `${release}-`, certbot: "2.1-", prometheus: "2.42-", valkey: "redis7.0-" }, log);
+    return { base, node: built.node, haproxy: built.haproxy, certbot: built.certbot, prometheus: built.prometheus, valkey: built.valkey };
   } finally {
     rmSync(debianCtx, { recursive: true, force: true });
   }
@@ -198,7 +200,7 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
         "starknet-devnet-stalled": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, prometheus: debian.prometheus, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: clients["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, prometheus: debian.prometheus, valkey: debian.valkey, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: clients["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {

@@ -31,3 +31,13 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends prometh
  && mkdir -p /prometheus /etc/prometheus && chown nobody:nogroup /prometheus
 USER nobody
 ENTRYPOINT ["/bin/prometheus"]
+
+# Debian's Redis 7.0 for `valkey/valkey` (the counter store of a cluster's gateway replicas): Valkey
+# forked Redis 7.2 and speaks its protocol; the stack's command line and probe call it by Valkey's
+# names, so they are links to Redis's binaries. What it does not prove: Valkey's own server.
+FROM ${BASE} AS valkey
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server >/dev/null \
+ && rm -rf /var/lib/apt/lists/* \
+ && ln -s /usr/bin/redis-server /usr/local/bin/valkey-server && ln -s /usr/bin/redis-cli /usr/local/bin/valkey-cli
+USER redis
+CMD ["valkey-server"]

@@ -28,7 +28,7 @@
  *
  * Images: no registry. The pause image, a busybox image (Debian's busybox, glibc's getent and the
  * libraries they link) and CoreDNS's are packed here as OCI archives and imported into containerd;
- * importImage() loads one that a Docker daemon holds (devtools/images). Pods must say
+ * importImages() loads those a Docker daemon holds (devtools/images). Pods must say
  * `imagePullPolicy: Never` or name a tag.
  *
  * The host: root, cgroup v1 with the cgroupfs driver (no systemd), iptables. What the run adds is
@@ -39,7 +39,7 @@
  * the run's temp dir, the veths and the bridge, the cgroups under `rpcstack-kubenode`, and the host
  * paths the kubelet and containerd write whatever their flags (under /var/lib/kubelet,
  * /var/lib/cni, /var/log/containers) when they were not there before. One such node runs at a time
- * on a machine: the bridge is the lock.
+ * on a machine: a start waits for the one before it to stop (kubeNodeLock.ts).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -51,6 +51,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { stringify as toToml } from "smol-toml";
 import { stringify as toYaml } from "yaml";
+import { holdKubeNodeLock } from "./kubeNodeLock.js";
 import { kubeBinary, SERVICE_CIDR, startKubeCluster, type KubeCluster, type KubeObject } from "./kubeCluster.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 
@@ -101,10 +102,10 @@ export interface KubeNode {
   /** The local PersistentVolumes' names, for the StorageClass `rpcstack-local`. */
   readonly volumes: readonly string[];
   /**
-   * Loads an image the local Docker daemon holds (`docker save | ctr import`), for pods that name it
-   * by the same reference; images from a registry cannot be pulled here.
+   * Loads images the local Docker daemon holds (one `docker save | ctr import`, so the layers they
+   * share go once), for pods that name them by the same references; nothing is pulled here.
    */
-  importImage(dockerImage: string): void;
+  importImages(dockerImages: readonly string[]): void;
   /** The last lines each process printed, for a failing test's message. */
   logs(): string;
   /** Stops everything and undoes what the run did to the host; throws naming what it could not undo. */
@@ -448,14 +449,16 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
   for (const p of [RUNC, ...["bridge", "host-local", "loopback"].map((b) => join(CNI_BIN, b))]) {
     if (!existsSync(p)) throw new Error(`${p} is missing (Debian packages runc and containernetworking-plugins)`);
   }
-  if (trySh("ip", ["link", "show", BRIDGE]).status === 0) {
-    throw new Error(`the bridge ${BRIDGE} exists: another one-node cluster runs here, or one ended without stop() (\`ip link del ${BRIDGE}\` once nothing uses it)`);
-  }
   const bin = {
     scheduler: kubeBinary("kube-scheduler"), kubelet: kubeBinary("kubelet"), proxy: kubeBinary("kube-proxy"),
     containerd: kubeBinary("containerd"), ctr: kubeBinary("ctr"), pause: kubeBinary("pause"), coredns: kubeBinary("coredns"),
   };
   kubeBinary("containerd-shim-runc-v2");
+  const release = await holdKubeNodeLock();
+  if (trySh("ip", ["link", "show", BRIDGE]).status === 0) {
+    release();
+    throw new Error(`the bridge ${BRIDGE} exists: another one-node cluster runs here, or one ended without stop() (\`ip link del ${BRIDGE}\` once nothing uses it)`);
+  }
 
   const before = recordHost();
   const dir = mkdtempSync(join(tmpdir(), "rpcstack-kubenode-"));
@@ -589,6 +592,7 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
     });
     if (!mountsUnder(dir).length) rmSync(dir, { recursive: true, force: true });
     else problems.push(`${dir} kept: mounts remain under it`);
+    release();
     if (problems.length) throw new Error(`the one-node cluster's stop left things behind:\n${problems.join("\n")}`);
   };
 
@@ -795,8 +799,8 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
       readyMs: Date.now() - t0,
       dnsReadyMs,
       volumes,
-      importImage: (dockerImage) => {
-        execFileSync("bash", ["-o", "pipefail", "-c", 'docker save "$1" | "$2" --address "$3" --namespace k8s.io images import -', "bash", dockerImage, bin.ctr, sock], { stdio: "pipe", maxBuffer: 64 << 20 });
+      importImages: (dockerImages) => {
+        execFileSync("bash", ["-o", "pipefail", "-c", 'ctr="$1" sock="$2"; shift 2; docker save "$@" | "$ctr" --address "$sock" --namespace k8s.io images import -', "bash", bin.ctr, sock, ...dockerImages], { stdio: "pipe", maxBuffer: 64 << 20 });
       },
       logs,
       stop,
