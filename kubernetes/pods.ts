@@ -79,6 +79,7 @@ export function container(svc: ServiceSpec, o: { volumes: ReadonlyMap<string, st
     ...(ports.length ? { ports } : {}),
     ...(volumeMounts.length ? { volumeMounts } : {}),
     ...(svc.healthcheck && svc.restart !== "no" ? { readinessProbe: probe(svc.healthcheck) } : {}),
+    ...(svc.preStop ? { lifecycle: { preStop: { exec: { command: [...svc.preStop] } } } } : {}),
     resources: o.resources,
     ...(sc ? { securityContext: sc } : {}),
   };

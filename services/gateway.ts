@@ -4,7 +4,7 @@ import { publicHost, type StackSettings } from "../config/index.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
 import type { FileSpec, GatewayHosting, Role, ServiceSpec, VolumeSpec } from "./types.js";
-import { COUNTER_STORE, counterStoreService, usagePort, usageService, usageVolume } from "./usage.js";
+import { COUNTER_STORE, counterStoreService, LEAVE_ROTATION_SECONDS, usagePort, usageService, usageVolume } from "./usage.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -140,6 +140,10 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
     // above the host's hard limit: ask for what maxConnections needs, no more.
     ulimits: [{ name: "nofile", soft: openFilesFor(settings.gateway.maxConnections), hard: openFilesFor(settings.gateway.maxConnections) }],
     stopGraceSeconds: 30,
+    // Serving on while kube-proxy takes the replica out (new connections meet a refusal otherwise),
+    // then a soft stop (SIGUSR1 to the master): the listeners close, calls in flight finish, idle
+    // keep-alive connections are closed cleanly. SIGTERM would be a hard stop, cutting them.
+    preStop: ["/bin/sh", "-c", `sleep ${LEAVE_ROTATION_SECONDS}; kill -USR1 1; while kill -0 1 2>/dev/null; do sleep 1; done`],
     dependsOn: [{ service: "cert-init", condition: "service_completed_successfully" }],
   };
   // Keys and quotas change here, not in HAProxy's container: a change replaces this one-shot only.

@@ -87,6 +87,12 @@ export interface ServiceSpec {
   readonly user?: string;
   /** Seconds Docker waits after SIGTERM: databases need time to flush. */
   readonly stopGraceSeconds: number;
+  /**
+   * Where a Service spreads connections over replicas (a cluster): run in the container before it
+   * is stopped, so that it leaves the Service's rotation before it stops serving. A single Docker
+   * host has one replica and nothing to hand over to: no equivalent there.
+   */
+  readonly preStop?: readonly string[];
   readonly dependsOn: readonly { readonly service: string; readonly condition: DependencyCondition }[];
   /**
    * Runs in that service's network namespace (its loopback) instead of joining the stack's network:

@@ -60,6 +60,12 @@ export function counterStoreService(image: string): ServiceSpec {
  * the ledger after a restart of HAProxy. `shared`: where replicas share quotas and rates, the
  * counter store's URL and HAProxy's rate_others.map.
  */
+/**
+ * On a cluster, how long a gateway replica that is being stopped goes on serving before it closes its
+ * listeners: long enough for the Service's endpoints and kube-proxy's rules to leave it out.
+ */
+export const LEAVE_ROTATION_SECONDS = 5;
+
 export function usageService(image: string, adminPort: number, quotaUsedMap: string, shared?: { readonly store: string; readonly rateOthersMap: string }): ServiceSpec {
   return {
     name: "usage",
@@ -80,8 +86,10 @@ export function usageService(image: string, adminPort: number, quotaUsedMap: str
     // Started as root only to hand its volume (root-owned when Docker creates it, and ledgers kept
     // by keepers that ran as root) to KEEPER_USER; it then runs as that user (--run-as).
     user: "root",
-    // Its last reading is taken and saved on SIGTERM.
+    // Its last reading is taken and saved on SIGTERM: on a cluster, after HAProxy has left the
+    // Service's rotation and begun its soft stop, so the calls it served meanwhile are counted.
     stopGraceSeconds: 30,
+    preStop: ["sleep", String(LEAVE_ROTATION_SECONDS + 2)],
     dependsOn: [{ service: "haproxy", condition: "service_started" }],
     networkOf: "haproxy",
   };

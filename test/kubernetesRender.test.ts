@@ -3,6 +3,7 @@
  * file contents and secrets are markers here, so a test can see where each one lands.
  */
 import { describe, expect, it } from "vitest";
+import { LEAVE_ROTATION_SECONDS } from "../services/usage.js";
 import { chainDataGB, type RpcStackConfig } from "../config/index.js";
 import { GATEWAY_SERVICE, renderCluster, type K8sObject } from "../kubernetes/index.js";
 import { planStack } from "../plan/index.js";
@@ -199,6 +200,17 @@ describe("the testnet stack on a cluster", () => {
 
   it("no pod gets a service account token: nothing in it talks to the API server", () => {
     for (const o of os.filter((x) => x.kind === "StatefulSet" || x.kind === "Deployment")) expect((o as any).spec.template.spec.automountServiceAccountToken).toBe(false);
+  });
+
+  it("a gateway replica being stopped serves on until kube-proxy has left it out, then stops softly; its keeper reads it meanwhile", () => {
+    const gw = os.find((o) => o.kind === "StatefulSet" && o.metadata.name === "gateway") as any;
+    const c = Object.fromEntries(gw.spec.template.spec.containers.map((x: any) => [x.name, x]));
+    expect(c.haproxy.lifecycle.preStop.exec.command).toEqual(["/bin/sh", "-c", `sleep ${LEAVE_ROTATION_SECONDS}; kill -USR1 1; while kill -0 1 2>/dev/null; do sleep 1; done`]);
+    expect(c.usage.lifecycle.preStop.exec.command).toEqual(["sleep", String(LEAVE_ROTATION_SECONDS + 2)]);
+    expect(gw.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(LEAVE_ROTATION_SECONDS + 10);
+    // Nodes have one replica each: nothing to hand over to, no hook.
+    const geth = os.find((o) => o.kind === "StatefulSet" && o.metadata.name !== "gateway") as any;
+    for (const x of geth.spec.template.spec.containers) expect(x.lifecycle, x.name).toBeUndefined();
   });
 
   it("no pod gets the Services' link variables: geth would read GETH_PORT=tcp://... as its --port flag", () => {
