@@ -38,6 +38,7 @@ const MAKE: Readonly<Record<string, Make>> = {
   Service: (n, a, o) => new k8s.core.v1.Service(n, a, o),
   StatefulSet: (n, a, o) => new k8s.apps.v1.StatefulSet(n, a, o),
   Deployment: (n, a, o) => new k8s.apps.v1.Deployment(n, a, o),
+  Job: (n, a, o) => new k8s.batch.v1.Job(n, a, o),
   PodDisruptionBudget: (n, a, o) => new k8s.policy.v1.PodDisruptionBudget(n, a, o),
   Ingress: (n, a, o) => new k8s.networking.v1.Ingress(n, a, o),
   NetworkPolicy: (n, a, o) => new k8s.networking.v1.NetworkPolicy(n, a, o),
@@ -107,15 +108,20 @@ export class KubernetesStack extends pulumi.ComponentResource {
       const object = r.mounts?.length ? withDigest(r.object, r.mounts.map((m) => objectsByRef.get(m)!)) : r.object;
       const make = MAKE[object.kind];
       if (!make) throw new pulumi.ResourceError(`KubernetesStack: no resource for kind ${object.kind}`, this);
-      const node = object.kind === "StatefulSet" && host.awaitReady;
+      // Waited for as long as readiness.timeoutMinutes allows: a node's pods, and the sync check.
+      const waited = (object.kind === "StatefulSet" || object.kind === "Job") && host.awaitReady;
       byRef.set(
         ref(object),
         make(`${name}-${object.kind.toLowerCase()}-${object.metadata.name}`, object, {
           parent: this,
           provider,
           dependsOn,
-          // The provider waits for a node's pods to be ready before the next of its layer is changed.
-          ...(node ? { customTimeouts: { create: `${s.readiness.timeoutMinutes}m`, update: `${s.readiness.timeoutMinutes}m` } } : {}),
+          // The provider waits for a node's pods to be ready before the next of its layer is changed,
+          // and for the sync check to end; the check's own timeout comes first, with its report.
+          ...(waited ? { customTimeouts: timeouts(s.readiness.timeoutMinutes + (object.kind === "Job" ? 2 : 0)) } : {}),
+          // A Job's pod template cannot change: a new one (another digest of the nodes) replaces it,
+          // under the same name, so the old one goes first.
+          ...(object.kind === "Job" ? { deleteBeforeReplace: true } : {}),
           // A change of the claims' templates would replace every node's StatefulSet at once, and the
           // new ones would mount the kept claims unchanged anyway: claims are grown on the cluster.
           ...(object.kind === "StatefulSet" ? { ignoreChanges: ["spec.volumeClaimTemplates"] } : {}),
@@ -133,6 +139,8 @@ export class KubernetesStack extends pulumi.ComponentResource {
     this.registerOutputs({ network: this.network, tier: this.tier, namespace: this.namespace, endpoints: this.endpoints });
   }
 }
+
+const timeouts = (minutes: number) => ({ create: `${minutes}m`, update: `${minutes}m` });
 
 /**
  * The pod template with a digest of the files it mounts: a changed key map or config rolls the

@@ -28,6 +28,18 @@ export interface ClusterInput<C> {
 }
 
 export { GATEWAY_SERVICE } from "./access.js";
+/**
+ * What the provider waits for on a StatefulSet, in place of its own wait: Kubernetes provider
+ * v4.25.0 (the release the module proxy serves) takes an update's first event, before the
+ * controller has seen it, for a finished roll (pulumi/pulumi-kubernetes#4094, fixed after it):
+ * `pulumi up` returned 5 s after a key change while the gateway still rolled. Its `waitFor`
+ * conditions read the status only once `status.observedGeneration` is current.
+ */
+export const WAIT_FOR = "pulumi.com/waitFor";
+const rolledOut = (replicas: number) => JSON.stringify([`jsonpath={.status.updatedReplicas}=${replicas}`, `jsonpath={.status.readyReplicas}=${replicas}`]);
+
+/** On a Job's pod template: a digest of what it checks (Workload.runsFor). */
+export const RUNS_FOR = "rpcstack.io/runs-for";
 /** Values of the services' secretEnvironment names. */
 export const SECRETS_NAME = "rpcstack-secrets";
 
@@ -178,13 +190,31 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   };
   // After every Service so far, its own among them: a name HAProxy cannot resolve when it starts stays
   // unresolved (init-addr none), and a node's client would look for its peers' names in vain.
-  const after = [...(w.after ? [`StatefulSet/${w.after}`] : []), ...servicesSoFar()];
-  if (w.kind === "StatefulSet") {
+  const after = [...(w.after ?? []).map((a) => `StatefulSet/${a}`), ...servicesSoFar()];
+  if (w.kind === "Job") {
+    add(
+      {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: meta(w.name, labels),
+        spec: {
+          // Its program waits and retries itself (readiness.timeoutMinutes): a failure is the answer.
+          backoffLimit: 0,
+          template: {
+            metadata: { ...template.metadata, annotations: { [RUNS_FOR]: w.runsFor ?? "" } },
+            spec: { ...podSpec, restartPolicy: "Never" },
+          },
+        },
+      },
+      { after, mounts: mounted },
+    );
+  } else if (w.kind === "StatefulSet") {
+    const m = meta(w.name, labels);
     add(
       {
         apiVersion: "apps/v1",
         kind: "StatefulSet",
-        metadata: meta(w.name, labels),
+        metadata: host.awaitReady ? { ...m, annotations: { [WAIT_FOR]: rolledOut(w.replicas) } } : m,
         spec: {
           serviceName: w.containers[0].name,
           replicas: w.replicas,

@@ -9,16 +9,19 @@
  *   every keeper each second: nothing in it needs a claim).
  * - The sync health service, the indexer and the badge service are Deployments of one pod.
  * - One-shot services (a JWT made on the host, a snapshot restored) run as init containers.
+ * - The one-shot sync check is a Job after every node: the provider waits for it as `pulumi up` waits
+ *   for it on Docker (readiness.wait), and a change of any node's containers runs it again.
  * What has no place on a cluster is left out: the key sync (the key map is a mounted Secret; a change
- *   rolls the gateway's pods), the disk watchers (the kubelet reports volume use), the one-shot
- *   sync check and the rollout steps (the provider waits for each StatefulSet's pods to be ready).
+ *   rolls the gateway's pods), the disk watchers (the kubelet reports volume use) and the rollout
+ *   steps (the provider waits for each StatefulSet's pods to be ready).
  */
+import { createHash } from "node:crypto";
 import type { StackPlan } from "../plan/index.js";
 import type { PlacedNode, ServiceSpec, VolumeSpec } from "../services/index.js";
 
 export interface Workload {
   readonly name: string;
-  readonly kind: "StatefulSet" | "Deployment";
+  readonly kind: "StatefulSet" | "Deployment" | "Job";
   /** app.kubernetes.io/component. */
   readonly component: "l1" | "l2" | "gateway" | "readiness" | "indexer" | "badges" | "counters";
   /** A node's layer: nodes of a layer are spread over the cluster's machines. */
@@ -30,8 +33,10 @@ export interface Workload {
   readonly claims: readonly VolumeSpec[];
   /** The volumes its containers mount: an emptyDir each, a claim or a Secret where the spec says so. */
   readonly volumes: readonly VolumeSpec[];
-  /** The workload (by name) it is rolled out after. */
-  readonly after?: string;
+  /** The StatefulSets (by name) it is rolled out after. */
+  readonly after?: readonly string[];
+  /** A Job's: a digest of what it checks; a new one replaces the Job, which runs again. */
+  readonly runsFor?: string;
   /** A StatefulSet whose pods start and stop together (the gateway's replicas), not one after another (a layer's nodes). */
   readonly parallel?: boolean;
 }
@@ -52,7 +57,7 @@ function nodeWorkload(n: PlacedNode, previous: PlacedNode | undefined): Workload
     containers: own.filter((x) => x.restart !== "no"),
     claims: n.dataVolumes,
     volumes: n.role.volumes,
-    ...(previous ? { after: previous.name } : {}),
+    ...(previous ? { after: [previous.name] } : {}),
   };
 }
 
@@ -65,10 +70,17 @@ export function workloads(plan: StackPlan, gatewayReplicas: number): Workload[] 
   const badges = g.badges && g.badges.networkOf === undefined ? [single(g.badges, "badges")] : [];
   const indexer = plan.l2.services.indexer ? [single(plan.l2.services.indexer, "indexer")] : [];
   const counters = g.counters ? [single(g.counters, "counters")] : [];
+  const nodes = [...layer(plan.nodes.l1), ...layer(plan.nodes.l2)];
+  const check: Workload = {
+    ...single(plan.readiness.services.check, "readiness"),
+    kind: "Job",
+    after: nodes.map((n) => n.name),
+    runsFor: createHash("sha256").update(JSON.stringify(nodes.map((n) => [...n.inits, ...n.containers].map((c) => [c.image, c.entrypoint, c.command, c.environment])))).digest("hex").slice(0, 16),
+  };
   return [
-    ...layer(plan.nodes.l1),
-    ...layer(plan.nodes.l2),
+    ...nodes,
     single(plan.readiness.services.health, "readiness"),
+    check,
     ...indexer,
     ...badges,
     ...counters,

@@ -68,9 +68,13 @@ const base = {
   dependsOn: [],
 };
 
-/** Runs once per `pulumi up`: waits for sync (readiness.wait) or reports the state and exits. */
-export function syncCheck(settings: StackSettings): ServiceSpec {
+/**
+ * Runs once per `pulumi up`: waits for sync (readiness.wait) or reports the state and exits.
+ * `disk`: it also reports how full each data volume is, mounting them (a Docker host's volumes).
+ */
+export function syncCheck(settings: StackSettings, disk = true): ServiceSpec {
   const r = settings.readiness;
+  const mounts = disk ? dataVolumeMounts(settings) : [];
   return {
     ...base,
     ...secretsFor(settings),
@@ -78,14 +82,14 @@ export function syncCheck(settings: StackSettings): ServiceSpec {
     name: "sync-check",
     containerName: "rpcstack-sync-check",
     // Reports how full each data volume is, with a warning above disk.warnPercent that names disk.stopPercent.
-    volumes: dataVolumeMounts(settings),
+    volumes: mounts,
     command: [
       "node", PROGRAM.path, ...ruleArgs(settings),
-      ...volumeArgs("--disk", settings), ...(dataVolumeMounts(settings).length ? ["--disk-warn-percent", String(settings.disk.warnPercent), "--disk-stop-percent", String(settings.disk.stopPercent)] : []),
+      ...(disk ? volumeArgs("--disk", settings) : []), ...(mounts.length ? ["--disk-warn-percent", String(settings.disk.warnPercent), "--disk-stop-percent", String(settings.disk.stopPercent)] : []),
       ...(r.wait ? ["--timeout-minutes", String(r.timeoutMinutes), "--interval-seconds", "15"] : ["--report-only"]),
     ],
     // The gateway opens after this check; its agent-check needs the watcher to exist by then.
-    dependsOn: dataVolumeMounts(settings).length ? [{ service: "disk-watch", condition: "service_started" as const }] : [],
+    dependsOn: mounts.length ? [{ service: "disk-watch", condition: "service_started" as const }] : [],
     restart: "no",
   };
 }
@@ -147,7 +151,9 @@ export type ReadinessRole = Role<{ readonly diskWatch?: ServiceSpec; readonly ch
 export function readinessRole(settings: StackSettings): ReadinessRole {
   const healthUrls = syncHealthUrls(settings);
   return {
-    services: { diskWatch: diskWatch(settings, healthUrls), check: syncCheck(settings), health: syncHealth(settings) },
+    // On a cluster the check is a Job's pod, which cannot mount the nodes' claims (ReadWriteOnce, on
+    // other machines); the kubelet reports their use there.
+    services: { diskWatch: diskWatch(settings, healthUrls), check: syncCheck(settings, settings.host.kind !== "kubernetes"), health: syncHealth(settings) },
     // The nodes' volumes, only mounted read-only here (compose: declared by the L1 and L2 files).
     volumes: externalDataVolumes(settings),
     healthUrls,

@@ -44,6 +44,7 @@ const PATHS: Record<string, string> = {
   Service: "/api/v1/namespaces/NS/services",
   StatefulSet: "/apis/apps/v1/namespaces/NS/statefulsets",
   Deployment: "/apis/apps/v1/namespaces/NS/deployments",
+  Job: "/apis/batch/v1/namespaces/NS/jobs",
   PodDisruptionBudget: "/apis/policy/v1/namespaces/NS/poddisruptionbudgets",
   Ingress: "/apis/networking.k8s.io/v1/namespaces/NS/ingresses",
   NetworkPolicy: "/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies",

@@ -4,11 +4,14 @@
  * provider built from its module, with `host.awaitReady` on. The images are the end-to-end test's
  * (devtools/images: real geth --dev and Starknet Devnet built from their registries, Debian's
  * HAProxy 3.2, Node.js, certbot, and Redis under Valkey's names for the counter store), imported
- * into the node's containerd: no registry is reached. Every pod turns Running and Ready, the
- * gateway's replicas serve TLS through the NodePort Service and relay JSON-RPC and a WebSocket
- * subscription to geth and Starknet calls to Devnet, with the nodes gated by the sync checks.
+ * into the node's containerd: no registry is reached. Every pod turns Running and Ready and the
+ * sync check Job ends synced before `pulumi up` returns; the gateway's replicas serve TLS through
+ * the NodePort Service and relay JSON-RPC and a WebSocket subscription to geth and Starknet calls
+ * to Devnet. Then what a cluster does to the stack, under a steady client: a gateway pod deleted,
+ * the gateway rolled for a new key, `pulumi destroy` and `up` again on the kept claims.
  */
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
@@ -20,6 +23,7 @@ import { engineMissing } from "../devtools/docker.js";
 import { buildTestImages, type TestImages } from "../devtools/images/build.js";
 import { describeNotRun } from "./e2e/notRun.js";
 import { withDevnetImages } from "./e2e/stackFiles.js";
+import { parseReadinessLogs } from "../components/syncReadiness.js";
 import { SYNC_HEALTH_PORT } from "../services/index.js";
 import { ROOT, TEST_PROJECT_KEYS } from "./harness.js";
 import { engineEnv, expectNoStackTrace, findEngine, projectCopy, type Engine } from "./support/engine.js";
@@ -61,6 +65,9 @@ function call(port: number, path: string, body: unknown): Promise<{ status: numb
       let text = "";
       res.setEncoding("utf8").on("data", (c) => (text += c)).on("end", () => resolve({ status: res.statusCode!, body: text }));
     });
+    // A connection sent to a pod that is gone would wait for the kernel's SYN retries (about 2 min);
+    // a slow answer on a machine busy with a roll and other tests is still an answer.
+    req.setTimeout(30_000, () => req.destroy(new Error("no answer in 30 s")));
     req.on("error", reject).end(JSON.stringify(body));
   });
 }
@@ -71,6 +78,36 @@ const rpc = async (port: number, chain: string, method: string, params: unknown[
   expect(parsed.error, `${chain} ${method}: ${r.body}`).toBeUndefined();
   return parsed.result;
 };
+
+
+/** Calls eth_blockNumber over a new TLS connection each time (kube-proxy picks a pod per connection) until stopped; counts what failed and why. */
+function steadyClient(port: number, key: string, everyMs = 50) {
+  let stopped = false;
+  const failed: string[] = [];
+  let ok = 0;
+  let slowestMs = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const t = Date.now();
+      try {
+        const r = await call(port, `/gateway/ethdev/rpc-http/${key}`, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+        slowestMs = Math.max(slowestMs, Date.now() - t);
+        if (r.status === 200 && /"result"/.test(r.body)) ok++;
+        else failed.push(`${new Date().toISOString()} ${r.status} ${r.body.slice(0, 120)}`);
+      } catch (e) {
+        failed.push(`${new Date().toISOString()} ${(e as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (Date.now() - t))));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return { ok, failed, slowestMs };
+    },
+  };
+}
 
 const WHAT = "the devnet stack's pods on a real kubelet, through the real Pulumi engine";
 const missing = engineMissing();
@@ -99,7 +136,8 @@ else describe(WHAT, () => {
     expect(r.status, `pulumi ${args.join(" ")}:\n${r.out}\n${node?.logs().slice(-6000) ?? ""}`).toBe(0);
     return r.out;
   };
-  const pods = () => node!.cluster.list<Pod>(`/api/v1/namespaces/${NS}/pods`);
+  /** The stack's serving pods (not the sync check's, which ends). */
+  const pods = async () => (await node!.cluster.list<Pod>(`/api/v1/namespaces/${NS}/pods`)).filter((p) => !p.metadata.labels?.["job-name"]);
 
   beforeAll(async () => {
     const found = findEngine();
@@ -123,14 +161,14 @@ else describe(WHAT, () => {
     ok(["config", "set", "--secret", "--stack", STACK, "rpcstack:projectKeys"], JSON.stringify(TEST_PROJECT_KEYS));
   }, 30 * 60_000);
 
+  // The cluster goes with everything on it (destroy is a test of its own above).
   afterAll(async () => {
     try {
-      if (project && node) pulumi(["destroy", "--yes", "--skip-preview", "--stack", STACK]);
-    } finally {
       await node?.stop();
+    } finally {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
     }
-  }, 600_000);
+  }, 300_000);
 
   it("pulumi up with awaitReady: the engine waits for the pods, and every pod of the stack is Running and Ready with no restart", { timeout: 900_000 }, async () => {
     const t0 = Date.now();
@@ -145,14 +183,26 @@ else describe(WHAT, () => {
     const names = ready.map((p) => p.metadata.name.replace(/-[a-z0-9]{8,10}-[a-z0-9]{5}$/, "-*")).sort();
     expect(names).toEqual(["counters-*", "gateway-0", "gateway-1", "geth-0", "indexer-*", "starknet-devnet-0", "sync-health-*"]);
     for (const p of ready) expect((p.status.containerStatuses ?? []).map((c) => c.restartCount), p.metadata.name).toEqual(p.spec.containers.map(() => 0));
+    // The sync check ran after the nodes as a Job, which the engine waited for: it ended synced.
+    const job = await node!.cluster.get<KubeObject>(`/apis/batch/v1/namespaces/${NS}/jobs/sync-check`);
+    expect(job.status.succeeded, JSON.stringify(job.status)).toBe(1);
+    const [checkPod] = await node!.cluster.list<Pod>(`/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3Dsync-check`);
+    const report = (await node!.cluster.get<{ message: string }>(`/api/v1/namespaces/${NS}/pods/${checkPod.metadata.name}/log`)).message;
+    const result = parseReadinessLogs(report);
+    expect(result, report).toMatchObject({ synced: true });
     // Real geth (the image built from its Go module) runs in the geth StatefulSet.
     expect(ready.find((p) => p.metadata.name === "geth-0")!.spec.containers.map((c) => c.image)).toEqual([images.geth]);
   });
 
   it("the gateway serves TLS through the NodePort Service and relays JSON-RPC to geth and Starknet Devnet; the L1 head moves", { timeout: 120_000 }, async () => {
-    // Ready pods serve RPC; the gateway relays to a node once its sync check passes (sync-health).
+    // Ready pods serve RPC; each gateway replica relays to a node once its own check of the node's
+    // sync passes (sync-health): until both have, calls through the Service get 503 now and then.
     for (const [chain, method] of [["ethdev", "eth_blockNumber"], ["strkdev", "starknet_blockNumber"]]) {
-      await waitFor(`${chain} in the gateway's rotation`, async () => ((await call(nodePort, `/gateway/${chain}/rpc-http/${KEY}`, { jsonrpc: "2.0", id: 1, method, params: [] })).status === 200 ? true : undefined), 90_000).catch(async (e) => {
+      let inRow = 0;
+      await waitFor(`${chain} in both gateway replicas' rotation (10 answers in a row)`, async () => {
+        inRow = (await call(nodePort, `/gateway/${chain}/rpc-http/${KEY}`, { jsonrpc: "2.0", id: 1, method, params: [] })).status === 200 ? inRow + 1 : 0;
+        return inRow >= 10 ? true : undefined;
+      }, 90_000).catch(async (e) => {
         const svc = await node!.cluster.get<KubeObject>(`/api/v1/namespaces/${NS}/services/sync-health`);
         const health = await fetch(`http://${svc.spec.clusterIP}:${SYNC_HEALTH_PORT}/ready`).then(async (r) => `${r.status} ${await r.text()}`, (x) => String(x));
         throw new Error(`${(e as Error).message}; sync-health /ready: ${health}`);
@@ -192,5 +242,102 @@ else describe(WHAT, () => {
     } finally {
       ws.close();
     }
+  });
+  /** Each gateway replica's usage ledger, read from its keeper (port 9107 on the pod's address). */
+  const ledgers = async () => {
+    const out: Record<string, { uid: string; ledger: string; calls: number }> = {};
+    for (const p of (await pods()).filter((x) => /^gateway-\d$/.test(x.metadata.name))) {
+      const u = (await (await fetch(`http://${(p.status as { podIP: string }).podIP}:9107/usage?key=${TEST_PROJECT_KEYS[0].name}`)).json()) as { ledger: string; rows: { calls: number }[] };
+      out[p.metadata.name] = { uid: p.metadata.uid!, ledger: u.ledger, calls: u.rows.reduce((n, r) => n + r.calls, 0) };
+    }
+    return out;
+  };
+  const gatewayReady = (name: string, not: string) =>
+    waitFor(`${name} Ready again`, async () => {
+      const p = (await pods()).find((x) => x.metadata.name === name);
+      return p && p.metadata.uid !== not && isReady(p) ? p : undefined;
+    }, 180_000);
+
+  it("a gateway pod deleted under a steady client comes back on its own claim with its usage ledger; the other replica serves meanwhile", { timeout: 300_000 }, async () => {
+    const before = await ledgers();
+    expect(Object.keys(before).sort()).toEqual(["gateway-0", "gateway-1"]);
+    expect(before["gateway-0"].ledger).not.toBe(before["gateway-1"].ledger);
+    const client = steadyClient(nodePort, KEY);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const t0 = Date.now();
+    await node!.cluster.delete(`/api/v1/namespaces/${NS}/pods/gateway-0`);
+    await gatewayReady("gateway-0", before["gateway-0"].uid);
+    console.log(`gateway-0 Ready again ${((Date.now() - t0) / 1000).toFixed(1)} s after its deletion`);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const { ok, failed, slowestMs } = await client.stop();
+    console.log(`steady client across the deletion: ${ok} answered (the slowest in ${slowestMs} ms), ${failed.length} failed${failed.length ? `:\n${failed.join("\n")}` : ""}`);
+    const after = await ledgers();
+    // The same claim: the same ledger, with what it had counted.
+    expect(after["gateway-0"].ledger).toBe(before["gateway-0"].ledger);
+    expect(after["gateway-0"].calls).toBeGreaterThanOrEqual(before["gateway-0"].calls);
+    // The deleted replica serves on until kube-proxy has left it out, then stops softly (preStop).
+    expect(failed).toEqual([]);
+    expect(ok).toBeGreaterThan(50);
+  });
+
+  it("a project key added: the gateway rolls replica by replica, a steady client on an existing key sees no failed call, and the new key is served by both", { timeout: 600_000 }, async () => {
+    const added = { name: "ci-added", key: randomBytes(32).toString("base64url") };
+    const before = Object.fromEntries((await pods()).filter((p) => /^gateway-\d$/.test(p.metadata.name)).map((p) => [p.metadata.name, p.metadata.uid]));
+    const client = steadyClient(nodePort, KEY);
+    // What the gateway's pods go through, with times, to read beside a failed call.
+    const seen: string[] = [];
+    let watching = true;
+    const watch = (async () => {
+      let last = "";
+      while (watching) {
+        const now = (await pods().catch(() => [])).filter((p) => /^gateway-\d$/.test(p.metadata.name))
+          .map((p) => `${p.metadata.name} ${p.metadata.uid!.slice(0, 4)} ${p.status.phase}${isReady(p) ? " ready" : ""}${(p.metadata as { deletionTimestamp?: string }).deletionTimestamp ? " terminating" : ""}`).sort().join(", ");
+        if (now !== last) seen.push(`${new Date().toISOString()} ${(last = now)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 2_000));
+    ok(["config", "set", "--secret", "--stack", STACK, "rpcstack:projectKeys"], JSON.stringify([...TEST_PROJECT_KEYS, added]));
+    const t0 = Date.now();
+    ok(["up", "--yes", "--skip-preview", "--stack", STACK]);
+    console.log(`pulumi up with the added key (the gateway's roll awaited) took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const { ok: answered, failed, slowestMs } = await client.stop();
+    watching = false;
+    await watch;
+    console.log(`steady client across the roll: ${answered} answered (the slowest in ${slowestMs} ms), ${failed.length} failed${failed.length ? `:\n${failed.join("\n")}\nthe gateway's pods:\n${seen.join("\n")}` : ""}`);
+    const after = await pods();
+    // Both replicas replaced, and Ready when pulumi up returned.
+    for (const name of ["gateway-0", "gateway-1"]) {
+      const p = after.find((x) => x.metadata.name === name)!;
+      expect(p.metadata.uid, name).not.toBe(before[name]);
+      expect(isReady(p), name).toBe(true);
+    }
+    expect(failed).toEqual([]);
+    expect(answered).toBeGreaterThan(50);
+    // The new key on every connection (either replica): 10 in a row.
+    for (let i = 0; i < 10; i++) {
+      const r = await call(nodePort, `/gateway/ethdev/rpc-http/${added.key}`, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] });
+      expect(r.status, r.body).toBe(200);
+    }
+  });
+
+  it("pulumi destroy leaves the gateway's usage claims, and the next up mounts them: each replica's ledger keeps its counts", { timeout: 600_000 }, async () => {
+    const claims = async () => (await node!.cluster.list(`/api/v1/namespaces/${NS}/persistentvolumeclaims`)).map((c) => `${c.metadata.name} ${c.metadata.uid}`).sort();
+    const before = await ledgers();
+    const held = await claims();
+    expect(held.map((c) => c.split(" ")[0])).toEqual(["usage-gateway-0", "usage-gateway-1"]);
+    ok(["destroy", "--yes", "--skip-preview", "--stack", STACK]);
+    await waitFor("the stack's pods gone", async () => ((await pods()).length === 0 ? true : undefined), 120_000);
+    expect(await claims()).toEqual(held);
+    ok(["up", "--yes", "--skip-preview", "--stack", STACK]);
+    expect(await claims()).toEqual(held);
+    const after = await ledgers();
+    for (const name of ["gateway-0", "gateway-1"]) {
+      expect(after[name].ledger, name).toBe(before[name].ledger);
+      expect(after[name].calls, name).toBeGreaterThanOrEqual(before[name].calls);
+    }
+    // geth --dev starts a new chain (the devnet keeps none); the gateway relays again once it is checked.
+    await waitFor("a relay after the new up", async () => ((await call(nodePort, `/gateway/ethdev/rpc-http/${KEY}`, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })).status === 200 ? true : undefined), 90_000);
   });
 });

@@ -29,8 +29,13 @@ describe("the local (devnet) stack on a cluster", () => {
       expect(r.byUrn(x.parent!)?.type, x.name).toBe("rpcstack:index:KubernetesStack");
     }
     expect(new Set(k8sTypes(r))).toEqual(
-      new Set(["kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Secret", "kubernetes:core/v1:Service", "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:Deployment", "kubernetes:policy/v1:PodDisruptionBudget", "kubernetes:networking.k8s.io/v1:NetworkPolicy"]),
+      new Set(["kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Secret", "kubernetes:core/v1:Service", "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:Deployment", "kubernetes:policy/v1:PodDisruptionBudget", "kubernetes:networking.k8s.io/v1:NetworkPolicy", "kubernetes:batch/v1:Job"]),
     );
+    // The sync check: waited for as the nodes are (readiness.timeoutMinutes and 2 for its report),
+    // and replaced under its fixed name when the nodes change.
+    const check = r.resources.find((x) => x.type === "kubernetes:batch/v1:Job")!;
+    expect(check.name).toMatch(/-job-sync-check$/);
+    expect(check.deleteBeforeReplace).toBe(true);
     expect(r.outputs).toMatchObject({ network: "devnet", namespace: "rpc", gatewayService: "rpcstack-gateway" });
     expect(Object.keys(r.outputs.endpoints as object).sort()).toEqual(["ethdev", "strkdev"]);
   });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { LEAVE_ROTATION_SECONDS } from "../services/usage.js";
 import { chainDataGB, type RpcStackConfig } from "../config/index.js";
-import { GATEWAY_SERVICE, renderCluster, type K8sObject } from "../kubernetes/index.js";
+import { GATEWAY_SERVICE, RUNS_FOR, WAIT_FOR, renderCluster, type K8sObject } from "../kubernetes/index.js";
 import { planStack } from "../plan/index.js";
 import { kubeStack } from "./support/kubeStack.js";
 
@@ -152,10 +152,27 @@ describe("the testnet stack on a cluster", () => {
     expect(containersOf(gw).map((c) => c.name)).not.toContain("acme");
   });
 
-  it("what has no place on a cluster is left out: key sync, disk watchers, the one-shot sync check, rollout steps", () => {
+  it("what has no place on a cluster is left out: key sync, disk watchers, rollout steps", () => {
     const names = os.filter((o) => o.kind === "StatefulSet" || o.kind === "Deployment").flatMap((o) => containersOf(o).map((c: any) => c.name));
     for (const gone of ["key-sync", "disk-watch", "sync-check", "acme"]) expect(names).not.toContain(gone);
     expect(names.some((n) => n.startsWith("rollout"))).toBe(false);
+  });
+
+  it("the sync check is a Job after every node, run once (its program waits and retries), mounting no claim; a node's new image runs it again", () => {
+    const rendered = render(kubeStack("testnet"));
+    const job = rendered.find((r) => r.object.kind === "Job")!;
+    expect(job.object.metadata.name).toBe("sync-check");
+    expect(job.after).toEqual(expect.arrayContaining(["StatefulSet/geth", "StatefulSet/juno"]));
+    const spec = (job.object as any).spec;
+    expect(spec.backoffLimit).toBe(0);
+    expect(spec.template.spec.restartPolicy).toBe("Never");
+    const [c] = spec.template.spec.containers;
+    expect(c.args).toEqual(expect.arrayContaining(["--l1", "--l2", "--timeout-minutes"]));
+    expect(c.args).not.toContain("--disk");
+    expect((spec.template.spec.volumes ?? []).filter((v: any) => v.persistentVolumeClaim)).toEqual([]);
+    const runsFor = (x: RpcStackConfig) => (objects(x).find((o) => o.kind === "Job") as any).spec.template.metadata.annotations[RUNS_FOR];
+    expect(runsFor(kubeStack("testnet"))).toBe(runsFor(kubeStack("testnet")));
+    expect(runsFor(kubeStack("testnet", { extra: { l1: { executionImage: "ethereum/client-go:v1.17.6" } } }))).not.toBe(runsFor(kubeStack("testnet")));
   });
 
   it("the key map is a Secret mounted where HAProxy reads it; no ConfigMap holds a secret", () => {
@@ -264,6 +281,16 @@ describe("choices an operator makes", () => {
     const os = objects(kubeStack("local", { host: { awaitReady: false } }));
     for (const o of os) expect(o.metadata.annotations?.["pulumi.com/skipAwait"], `${o.kind}/${o.metadata.name}`).toBe("true");
     expect(objects(kubeStack("local")).some((o) => o.metadata.annotations?.["pulumi.com/skipAwait"])).toBe(false);
+    for (const o of os.filter((x) => x.kind === "StatefulSet")) expect(o.metadata.annotations?.[WAIT_FOR], o.metadata.name).toBeUndefined();
+  });
+
+  it("awaitReady: the provider waits for a StatefulSet's roll by conditions read at the current generation (its own wait takes a stale status for done)", () => {
+    const sets = objects(kubeStack("local")).filter((o) => o.kind === "StatefulSet") as any[];
+    expect(sets.map((o) => o.metadata.name).sort()).toEqual(["gateway", "geth", "starknet-devnet"]);
+    for (const o of sets) {
+      const n = o.spec.replicas;
+      expect(JSON.parse(o.metadata.annotations[WAIT_FOR]), o.metadata.name).toEqual([`jsonpath={.status.updatedReplicas}=${n}`, `jsonpath={.status.readyReplicas}=${n}`]);
+    }
   });
 
   it("an external L1: its URLs reach the L2 node from a Secret, and haproxy.cfg, which names them, is a Secret too", () => {

@@ -45,7 +45,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { Resolver } from "node:dns/promises";
 import {
-  copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, symlinkSync, writeFileSync,
+  copyFileSync, createWriteStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, symlinkSync, writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -476,6 +476,12 @@ export async function startKubeNode(opts: KubeNodeOptions = {}): Promise<KubeNod
   const env = { ...process.env, PATH: `${dirname(bin.containerd)}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin` };
   const run = (name: string, path: string, args: string[]) => {
     const child = start(path, args, { env });
+    // Also in a file while the node runs (its folder goes at stop): a stuck pod is read there.
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    const file = createWriteStream(join(dir, "logs", `${name}.log`));
+    child.proc.stdout?.pipe(file, { end: false });
+    child.proc.stderr?.pipe(file, { end: false });
+    child.proc.once("close", () => file.end());
     child.proc.once("close", (code, signal) => stopping || died(new Error(`${name} exited (${code ?? signal}):\n${child.output().slice(-3000)}`)));
     children.push(child);
     return child;
