@@ -42,19 +42,20 @@
  * on a machine: a start waits for the one before it to stop (kubeNodeLock.ts).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { Resolver } from "node:dns/promises";
 import {
-  copyFileSync, createWriteStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, symlinkSync, writeFileSync,
+  copyFileSync, createWriteStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, rmdirSync, writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { stringify as toToml } from "smol-toml";
 import { stringify as toYaml } from "yaml";
+import { CLUSTER_DNS_IP, CLUSTER_DOMAIN, COREDNS_IMAGE, startClusterDns } from "./kubeDns.js";
+import { busyboxRootfs, ociArchive } from "./kubeImages.js";
 import { holdKubeNodeLock } from "./kubeNodeLock.js";
 import { kubeBinary, SERVICE_CIDR, startKubeCluster, type KubeCluster, type KubeObject } from "./kubeCluster.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 
+export { busyboxRootfs } from "./kubeImages.js";
 export const NODE_NAME = "rpcstack-node";
 export const BRIDGE = "rpcstack-kube0";
 export const POD_CIDR = "10.244.0.0/24";
@@ -66,11 +67,7 @@ export const PAUSE_IMAGE = "rpcstack.local/pause:3.10.2";
  * (its wget crashes); also glibc's getent, which resolves a name as a libc program does.
  */
 export const BUSYBOX_IMAGE = "rpcstack.local/busybox:1";
-/** CoreDNS, a static binary at /coredns. */
-export const COREDNS_IMAGE = "rpcstack.local/coredns:1.14.6";
-/** The cluster DNS Service's cluster IP (kubeadm's choice, the tenth of the Service range) and the cluster's domain. */
-export const CLUSTER_DNS_IP = "10.96.0.10";
-export const CLUSTER_DOMAIN = "cluster.local";
+export { CLUSTER_DNS_IP, CLUSTER_DOMAIN, COREDNS_IMAGE } from "./kubeDns.js";
 const CGROUP_ROOT = "rpcstack-kubenode";
 const CNI_NETWORK = "rpcstack-kubenode";
 const RUNC = "/usr/sbin/runc";
@@ -115,68 +112,6 @@ export interface KubeNode {
 const sh = (cmd: string, args: readonly string[], input?: Buffer | string) =>
   execFileSync(cmd, args, { encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"], maxBuffer: 64 << 20 });
 const trySh = (cmd: string, args: readonly string[]) => spawnSync(cmd, args, { encoding: "utf8" });
-
-/** The OCI image config (image-spec config.md), the fields used here. */
-interface OciImageConfig {
-  architecture: "amd64";
-  os: "linux";
-  config: { Entrypoint?: string[]; Cmd?: string[]; Env?: string[] };
-  rootfs: { type: "layers"; diff_ids: string[] };
-}
-interface OciDescriptor { mediaType: string; digest: string; size: number; annotations?: Record<string, string>; platform?: { architecture: string; os: string } }
-
-/**
- * An OCI image layout archive (image-spec image-layout.md) of one layer, the tree at `rootfs`,
- * named `ref` for `ctr images import`. The layer is reproducible: sorted, root-owned, mtime 0.
- */
-function ociArchive(ref: string, rootfs: string, config: OciImageConfig["config"], work: string): string {
-  const layout = join(work, "layout");
-  mkdirSync(join(layout, "blobs/sha256"), { recursive: true });
-  const blob = (data: Buffer, mediaType: string): OciDescriptor => {
-    const digest = createHash("sha256").update(data).digest("hex");
-    writeFileSync(join(layout, "blobs/sha256", digest), data);
-    return { mediaType, digest: `sha256:${digest}`, size: data.length };
-  };
-  const layer = blob(execFileSync("tar", ["--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-C", rootfs, "-c", "."], { maxBuffer: 256 << 20 }), "application/vnd.oci.image.layer.v1.tar");
-  const image: OciImageConfig = { architecture: "amd64", os: "linux", config, rootfs: { type: "layers", diff_ids: [layer.digest] } };
-  const configBlob = blob(Buffer.from(JSON.stringify(image)), "application/vnd.oci.image.config.v1+json");
-  const manifest = blob(Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json", config: configBlob, layers: [layer] })), "application/vnd.oci.image.manifest.v1+json");
-  const index = {
-    schemaVersion: 2,
-    mediaType: "application/vnd.oci.image.index.v1+json",
-    manifests: [{ ...manifest, platform: { architecture: "amd64", os: "linux" }, annotations: { "io.containerd.image.name": ref, "org.opencontainers.image.ref.name": ref.split(":").pop()! } }],
-  };
-  writeFileSync(join(layout, "index.json"), JSON.stringify(index));
-  writeFileSync(join(layout, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
-  const archive = `${work}.tar`;
-  execFileSync("tar", ["--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-C", layout, "-cf", archive, "oci-layout", "index.json", "blobs"]);
-  rmSync(work, { recursive: true, force: true });
-  return archive;
-}
-
-/**
- * A root file system with Debian's busybox and glibc's getent, the shared libraries `ldd` names for
- * them and a link per applet under /bin, made in `into`; also what the tests give `docker import`.
- */
-export function busyboxRootfs(into: string): string {
-  const busybox = "/bin/busybox";
-  mkdirSync(join(into, "bin"), { recursive: true });
-  for (const program of [busybox, "/usr/bin/getent"]) {
-    copyFileSync(program, join(into, "bin", program.split("/").pop()!));
-    for (const line of sh("ldd", [program]).split("\n")) {
-      // "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
-      const lib = /=>\s*(\/\S+)/.exec(line)?.[1] ?? /^\s*(\/\S+)/.exec(line)?.[1];
-      if (!lib || existsSync(join(into, lib))) continue;
-      mkdirSync(join(into, dirname(lib)), { recursive: true });
-      copyFileSync(lib, join(into, lib));
-    }
-  }
-  for (const applet of sh(busybox, ["--list"]).split("\n").filter(Boolean)) {
-    if (applet !== "busybox" && !existsSync(join(into, "bin", applet))) symlinkSync("busybox", join(into, "bin", applet));
-  }
-  for (const d of ["tmp", "etc", "proc", "sys", "dev"]) mkdirSync(join(into, d), { recursive: true });
-  return into;
-}
 
 /** containerd's configuration, format version 3 (containerd 2.x reads 3; at 4 the top-level [grpc] is ignored). */
 interface ContainerdConfig {
@@ -302,136 +237,6 @@ const kill = (pid: number) => {
     process.kill(pid, "SIGKILL");
   } catch {}
 };
-
-/**
- * CoreDNS's configuration: kubeadm's Corefile (v1.37) without `forward`, `loop` and `reload`, which
- * need an upstream or a change to watch, and without `prometheus`. The cluster's zones have a server
- * block of their own; every other name reaches the catch-all block, whose template answers NXDOMAIN
- * (a `.` block with the kubernetes plugin alone would answer SERVFAIL, which glibc reports as a
- * temporary failure). Cluster names are not cached, so a Service resolves as soon as it exists.
- */
-const COREFILE = `${CLUSTER_DOMAIN}:53 in-addr.arpa:53 ip6.arpa:53 {
-    errors
-    health {
-        lameduck 5s
-    }
-    ready
-    kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {
-        pods insecure
-        ttl 30
-    }
-    cache 30 {
-        disable success ${CLUSTER_DOMAIN}
-        disable denial ${CLUSTER_DOMAIN}
-    }
-    loadbalance
-}
-.:53 {
-    errors
-    template ANY ANY {
-        rcode NXDOMAIN
-    }
-}
-`;
-
-/**
- * The cluster DNS as kubeadm v1.37 deploys it (cmd/kubeadm/app/phases/addons/dns/manifests.go: the
- * service account, ClusterRole and binding `system:coredns`, the ConfigMap, Deployment and Service),
- * with the image packed here, never pulled, and a readiness probe every second instead of every ten.
- * Resolves with how long it took until the Service answered for the `kubernetes` Service's name.
- */
-async function startClusterDns(cluster: KubeCluster, exited: Promise<never>): Promise<number> {
-  const t0 = Date.now();
-  const ns = "kube-system";
-  const labels = { "k8s-app": "kube-dns" };
-  await cluster.create(`/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "coredns", namespace: ns } });
-  await cluster.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRole",
-    metadata: { name: "system:coredns" },
-    rules: [
-      { apiGroups: [""], resources: ["endpoints", "services", "pods", "namespaces"], verbs: ["list", "watch"] },
-      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
-    ],
-  } as KubeObject);
-  await cluster.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name: "system:coredns" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
-    subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: ns }],
-  } as KubeObject);
-  await cluster.create(`/api/v1/namespaces/${ns}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "coredns", namespace: ns }, data: { Corefile: COREFILE } } as KubeObject);
-  await cluster.create(`/apis/apps/v1/namespaces/${ns}/deployments`, {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "coredns", namespace: ns, labels },
-    spec: {
-      replicas: 1,
-      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          priorityClassName: "system-cluster-critical",
-          serviceAccountName: "coredns",
-          // The host's resolv.conf: CoreDNS does not ask itself.
-          dnsPolicy: "Default",
-          nodeSelector: { "kubernetes.io/os": "linux" },
-          containers: [{
-            name: "coredns",
-            image: COREDNS_IMAGE,
-            imagePullPolicy: "Never",
-            args: ["-conf", "/etc/coredns/Corefile"],
-            resources: { limits: { memory: "170Mi" }, requests: { cpu: "100m", memory: "70Mi" } },
-            volumeMounts: [{ name: "config-volume", mountPath: "/etc/coredns", readOnly: true }],
-            ports: [
-              { containerPort: 53, name: "dns", protocol: "UDP" },
-              { containerPort: 53, name: "dns-tcp", protocol: "TCP" },
-              { containerPort: 8080, name: "liveness-probe", protocol: "TCP" },
-              { containerPort: 8181, name: "readiness-probe", protocol: "TCP" },
-            ],
-            livenessProbe: { httpGet: { path: "/health", port: "liveness-probe" }, initialDelaySeconds: 60, timeoutSeconds: 5, failureThreshold: 5 },
-            // `ready` answers 200 once the kubernetes plugin has listed the API's Services and slices.
-            readinessProbe: { httpGet: { path: "/ready", port: "readiness-probe" }, periodSeconds: 1 },
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] }, readOnlyRootFilesystem: true },
-          }],
-          volumes: [{ name: "config-volume", configMap: { name: "coredns", items: [{ key: "Corefile", path: "Corefile" }] } }],
-        },
-      },
-    },
-  });
-  await cluster.create(`/api/v1/namespaces/${ns}/services`, {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name: "kube-dns", namespace: ns, labels: { ...labels, "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS" } },
-    spec: {
-      clusterIP: CLUSTER_DNS_IP,
-      selector: labels,
-      ports: [{ name: "dns", port: 53, protocol: "UDP", targetPort: 53 }, { name: "dns-tcp", port: 53, protocol: "TCP", targetPort: 53 }],
-    },
-  });
-
-  // Ready when the Service answers (the pod Ready, its endpoint published, kube-proxy's rules
-  // written), asked from the host as a pod would ask, for a name only the API server knows.
-  const api: string = (await cluster.get("/api/v1/namespaces/default/services/kubernetes")).spec.clusterIP;
-  const resolver = new Resolver({ timeout: 1_000, tries: 1 });
-  resolver.setServers([CLUSTER_DNS_IP]);
-  try {
-    await Promise.race([exited, waitFor("the cluster DNS (Service kube-dns) to answer", async () => {
-      const a = await resolver.resolve4(`kubernetes.default.svc.${CLUSTER_DOMAIN}`);
-      return a.length === 1 && a[0] === api ? true : undefined;
-    }, 120_000)]);
-  } catch (e) {
-    const pods = await cluster.list(`/api/v1/namespaces/${ns}/pods?labelSelector=k8s-app%3Dkube-dns`).catch(() => []);
-    const printed = await Promise.all(pods.map((p) => cluster.get<{ message?: string }>(`/api/v1/namespaces/${ns}/pods/${p.metadata.name}/log`)
-      .then((l) => `${p.metadata.name} printed: ${l.message ?? JSON.stringify(l)}`, (x) => `${p.metadata.name}: ${x}`)));
-    throw new Error(`${(e as Error).message}
-CoreDNS pods: ${JSON.stringify(pods.map((p) => ({ name: p.metadata.name, status: p.status })))}
-${printed.join("\n")}`);
-  }
-  return Date.now() - t0;
-}
 
 export interface KubeNodeOptions {
   /** How many local PersistentVolumes to make, and the capacity each claims to have. */
