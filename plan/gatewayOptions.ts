@@ -3,7 +3,7 @@ import type { StackSettings } from "../config/index.js";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import type { GatewayOptions } from "../gateway/types.js";
 import { HEALTH_CHECK_INTERVAL_MS } from "../gateway/upstreams.js";
-import { ACME_PORT, ADMIN_LOOPBACK_PORT, GATEWAY_PATHS, METRICS_PORT, SYNC_HEALTH_PORT } from "../services/index.js";
+import { ACME_PORT, ADMIN_LOOPBACK_PORT, countersShared, GATEWAY_PATHS, METRICS_PORT, SYNC_HEALTH_PORT } from "../services/index.js";
 import { badgeGatewayOptions, corsOriginsWithBadges } from "./badges.js";
 
 /** How HAProxy is configured inside its container. */
@@ -47,8 +47,8 @@ export function gatewayOptions(settings: StackSettings): GatewayOptions {
     // Each node's rotation state, from the readiness service, on the private metrics listener.
     nodeMetricsUrl: `http://sync-health:${SYNC_HEALTH_PORT}/metrics`,
     ...(settings.badges ? { badges: badgeGatewayOptions(settings) } : {}),
-    // A cluster's replicas count per-key rates together (the usage keepers' counter store).
-    ...(cluster ? { sharedRates: true } : {}),
+    // Replicas that count per-key rates together (the usage keepers' counter store).
+    ...(countersShared(settings) ? { sharedRates: true } : {}),
     ...(settings.gateway.cache?.enabled !== false && settings.gateway.cache
       ? { cache: { maxBytes: settings.gateway.cache.maxBytes, maxObjectBytes: settings.gateway.cache.maxObjectBytes, pollIntervalMs: CACHE_DEFAULTS.pollIntervalMs } }
       : {}),

@@ -4,7 +4,7 @@ import { publicHost, type StackSettings } from "../config/index.js";
 import { badgeService } from "./badges.js";
 import { bashHttpGet } from "./health.js";
 import type { FileSpec, GatewayHosting, Role, ServiceSpec, VolumeSpec } from "./types.js";
-import { COUNTER_STORE, counterStoreService, LEAVE_ROTATION_SECONDS, usagePort, usageService, usageVolume } from "./usage.js";
+import { COUNTER_STORE, counterStoreService, countersShared, LEAVE_ROTATION_SECONDS, usagePort, usageService, usageVolume } from "./usage.js";
 
 export const GATEWAY_PATHS = {
   configDir: "/usr/local/etc/haproxy",
@@ -174,8 +174,8 @@ export function gatewayRole(settings: StackSettings, hosting: GatewayHosting, ha
   };
   // The readiness image serves both: Node.js, nothing else needed.
   const badges = settings.badges && badgeProjects !== undefined ? badgeService(settings.readiness.image, badgeProjects) : undefined;
-  // On a cluster the replicas share a counter store (onCluster); a Docker host keeps its embedded counters.
-  const shared = settings.host.kind === "kubernetes" ? { store: `redis://${COUNTER_STORE.name}:${COUNTER_STORE.port}`, rateOthersMap: `${GATEWAY_PATHS.configDir}/${hosting.rateOthersFile}` } : undefined;
+  // Replicas that share a counter store (onCluster makes it) reach it here.
+  const shared = countersShared(settings) ? { store: `redis://${COUNTER_STORE.name}:${COUNTER_STORE.port}`, rateOthersMap: `${GATEWAY_PATHS.configDir}/${hosting.rateOthersFile}` } : undefined;
   const usage = usageService(settings.readiness.image, ADMIN_LOOPBACK_PORT, `${GATEWAY_PATHS.configDir}/${hosting.quotaUsedFile}`, shared);
   return onCluster(settings, { services: { certInit, haproxy, keySync, usage, ...(acme ? { acme } : {}), ...(badges ? { badges } : {}) }, volumes: gatewayVolumes(settings) });
 }
@@ -189,7 +189,7 @@ function onCluster(settings: StackSettings, role: GatewayRole): GatewayRole {
   if (settings.host.kind !== "kubernetes") return role;
   const { certInit, haproxy } = role.services;
   // Replicas count quotas together in a store they share (the keepers' --store).
-  role = { ...role, services: { ...role.services, counters: counterStoreService(settings.host.counterStoreImage) } };
+  if (countersShared(settings)) role = { ...role, services: { ...role.services, counters: counterStoreService(settings.host.counterStoreImage) } };
   const keysFromSecret: ServiceSpec = {
     ...haproxy,
     volumes: haproxy.volumes.filter((m) => m.volume !== KEYS_VOLUME),

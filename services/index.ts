@@ -16,6 +16,7 @@ export { l2Urls, l2Role, type L2Role, type L2Urls } from "./l2.js";
 export { syncHealthUrls, readinessRole, SYNC_HEALTH_PORT, type ReadinessRole } from "./readiness.js";
 export { BADGE_SERVICE, BADGE_SERVICE_PORT } from "./badges.js";
 export { gatewayRole, certificateNames, GATEWAY_PATHS, METRICS_PORT, ACME_PORT, ADMIN_LOOPBACK_PORT, type GatewayRole } from "./gateway.js";
+export { countersShared } from "./usage.js";
 
 /** Every container of one stack, by role: built once per stack, read by the components and the exporter. */
 export interface StackServices {

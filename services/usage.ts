@@ -2,6 +2,7 @@
  * The usage keeper's container (usage/): it reads the gateway's usage table through HAProxy's
  * runtime API every few seconds and keeps the counts per day on a volume. Pure data.
  */
+import type { StackSettings } from "../config/index.js";
 import { nodeHttpGet } from "./health.js";
 import { scrapedAs } from "./ports.js";
 import type { ServiceSpec, VolumeSpec } from "./types.js";
@@ -60,6 +61,13 @@ export function counterStoreService(image: string): ServiceSpec {
  * the ledger after a restart of HAProxy. `shared`: where replicas share quotas and rates, the
  * counter store's URL and HAProxy's rate_others.map.
  */
+/**
+ * Whether the gateway's replicas count quotas and per-key rates together in the counter store: on
+ * a cluster (several replicas), not on a Docker host (one HAProxy, its embedded counters). The one
+ * place this is decided; the keeper's --store and the compiled rate rule both read it.
+ */
+export const countersShared = (settings: Pick<StackSettings, "host">): boolean => settings.host.kind === "kubernetes";
+
 /**
  * On a cluster, how long a gateway replica that is being stopped goes on serving before it closes its
  * listeners: long enough for the Service's endpoints and kube-proxy's rules to leave it out.
