@@ -33,5 +33,11 @@ export const ref = (o: Pick<K8sObject, "kind" | "metadata">) => `${o.kind}/${o.m
 export const PART_OF = { "app.kubernetes.io/part-of": "rpcstack" } as const;
 export const WORKLOAD_LABEL = "rpcstack.io/workload";
 export const LAYER_LABEL = "rpcstack.io/layer";
+/**
+ * On a Service that is scraped: the job and the target labels rpcstack's own Prometheus gives it
+ * (monitoring/targets.ts), `metrics.rpcstack.io/<name>`, for the cluster's Prometheus to map onto the
+ * series (docs/kubernetes.md: one labelmap rule); the dashboards read them.
+ */
+export const SCRAPE_LABEL_PREFIX = "metrics.rpcstack.io/";
 /** The pod template annotation whose change rolls a workload's pods when its files change. */
 export const FILES_DIGEST = "rpcstack.io/files-digest";

@@ -9,7 +9,8 @@
 import type { KubernetesHostConfig, StackSettings } from "../config/index.js";
 import type { StackPlan } from "../plan/index.js";
 import { placeFiles, type GeneratedFiles, type MetricsEndpoint, type PlacedFile, type PortSpec, type SecretName, type ServiceSpec } from "../services/index.js";
-import { LAYER_LABEL, PART_OF, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
+import { scrapeJobs } from "../monitoring/targets.js";
+import { LAYER_LABEL, PART_OF, SCRAPE_LABEL_PREFIX, WORKLOAD_LABEL, ref, type K8sObject, type Rendered } from "./objects.js";
 import { FILES_VOLUME, SECRET_FILES_VOLUME, container, fileKey, portName, uniquePorts, type FileMount } from "./pods.js";
 import { SMALL, claimStorage, gatewayResources, nodeResources } from "./sizing.js";
 import { renderPolicies, renderWayIn, type Add, type Meta } from "./access.js";
@@ -69,7 +70,9 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
     add({ apiVersion: "v1", kind: "Secret", metadata: meta(SECRETS_NAME), type: "Opaque", stringData: Object.fromEntries([...secretNames].map((n) => [n, input.secretValue(n)])) }, { after: [], secret: true });
   }
   const servicesSoFar = () => out.filter((r) => r.object.kind === "Service").map((r) => ref(r.object));
-  for (const w of all) renderWorkload(w, input, meta, add, servicesSoFar);
+  // Who each metrics endpoint is, as rpcstack's own Prometheus names it ("host:port job" -> its labels).
+  const scraped = new Map(scrapeJobs(s, input.plan).flatMap((j) => j.targets.map((t) => [`${t.address} ${j.name}`, { job: j.name, ...t.labels }] as const)));
+  for (const w of all) renderWorkload(w, input, meta, add, servicesSoFar, scraped);
   // A drain takes at most one node of a layer served by several: the others keep its chain up.
   for (const layer of ["l1", "l2"] as const) {
     if (all.filter((w) => w.layer === layer).length < 2) continue;
@@ -82,7 +85,7 @@ export function renderCluster<C>(input: ClusterInput<C>): Rendered[] {
 }
 
 
-function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add: Add, servicesSoFar: () => string[]) {
+function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add: Add, servicesSoFar: () => string[], scraped: ReadonlyMap<string, Readonly<Record<string, string>>>) {
   const { settings: s, host } = input;
   const labels = { "app.kubernetes.io/name": w.name, "app.kubernetes.io/component": w.component, [WORKLOAD_LABEL]: w.name, ...(w.layer ? { [LAYER_LABEL]: w.layer } : {}) };
   const services = [...w.inits, ...w.containers];
@@ -141,8 +144,8 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
   // pod is not ready (Lighthouse must reach a geth that is still syncing); the gateway's own checks
   // decide which node takes calls.
   const selector = { [WORKLOAD_LABEL]: w.name };
-  const service = (name: string, ports: readonly PortSpec[], scrape?: Scrape) => {
-    const m = meta(name, labels);
+  const service = (name: string, ports: readonly PortSpec[], scrape?: Scrape & { readonly target: Readonly<Record<string, string>> }) => {
+    const m = meta(name, { ...labels, ...Object.fromEntries(Object.entries(scrape?.target ?? {}).map(([k, v]) => [`${SCRAPE_LABEL_PREFIX}${k}`, v])) });
     add({
       apiVersion: "v1",
       kind: "Service",
@@ -155,7 +158,7 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     if (!ports.length) continue;
     // The prometheus.io annotations name one port and path per Service: the first of what the
     // container serves goes on its own Service, each further one on a Service of its own.
-    const [first, ...further] = scrapes(ports);
+    const [first, ...further] = scrapes(ports).map((x) => ({ ...x, target: scraped.get(`${svc.name}:${x.port.container} ${x.job}`) ?? unknownTarget(svc.name, x.port.container, x.job) }));
     service(svc.name, ports, first);
     for (const x of further) service(`${svc.name}-${x.job}`, [x.port], x);
   }
@@ -257,6 +260,10 @@ function renderWorkload<C>(w: Workload, input: ClusterInput<C>, meta: Meta, add:
     add({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta(w.name, labels), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } });
   }
 }
+
+const unknownTarget = (name: string, port: number, job: string): never => {
+  throw new Error(`kubernetes: ${name}:${port} serves the metrics of job ${job}, which monitoring/targets.ts does not scrape`);
+};
 
 /** One metrics endpoint of a container, as the service's port and the job it is scraped as. */
 interface Scrape extends MetricsEndpoint {

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { LEAVE_ROTATION_SECONDS } from "../services/usage.js";
 import { chainDataGB, type RpcStackConfig } from "../config/index.js";
-import { GATEWAY_SERVICE, RUNS_FOR, WAIT_FOR, renderCluster, type K8sObject } from "../kubernetes/index.js";
+import { GATEWAY_SERVICE, RUNS_FOR, SCRAPE_LABEL_PREFIX, WAIT_FOR, renderCluster, type K8sObject } from "../kubernetes/index.js";
+import { scrapeJobs } from "../monitoring/targets.js";
 import { planStack } from "../plan/index.js";
 import { kubeStack } from "./support/kubeStack.js";
 
@@ -213,6 +214,19 @@ describe("the testnet stack on a cluster", () => {
     const scraped = withProm.filter((o) => o.metadata.annotations?.["prometheus.io/scrape"] === "true").map((o) => Number(o.metadata.annotations!["prometheus.io/port"]));
     expect(scraped.length).toBeGreaterThan(0);
     for (const p of scraped) expect(ports).toContain(p);
+  });
+
+  it("each scraped Service names the job and target labels rpcstack's own Prometheus gives the same endpoint, once each", () => {
+    const settings = kubeStack("testnet");
+    // But the disk watcher's: a cluster has none (the kubelet reports volume use).
+    const want = scrapeJobs(settings, planStack(settings)).filter((j) => j.name !== "disk").flatMap((j) => j.targets.map((t) => ({ job: j.name, path: j.metricsPath, port: t.address.split(":")[1], ...t.labels }))).map((x) => JSON.stringify(x)).sort();
+    const got = os.filter((o) => o.kind === "Service" && o.metadata.annotations?.["prometheus.io/scrape"] === "true").map((o) => {
+      const labels = Object.fromEntries(Object.entries(o.metadata.labels ?? {}).filter(([k]) => k.startsWith(SCRAPE_LABEL_PREFIX)).map(([k, v]) => [k.slice(SCRAPE_LABEL_PREFIX.length), v]));
+      const { job, ...rest } = labels;
+      return JSON.stringify({ job, path: o.metadata.annotations!["prometheus.io/path"], port: o.metadata.annotations!["prometheus.io/port"], ...rest });
+    }).sort();
+    expect(got).toEqual(want);
+    expect(got.some((x) => x.includes('"job":"geth"') && x.includes('"node":"geth"'))).toBe(true);
   });
 
   it("no pod gets a service account token: nothing in it talks to the API server", () => {
