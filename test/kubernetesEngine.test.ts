@@ -11,7 +11,6 @@
  * There is no kubelet and no scheduler here: pods never run, so the stack sets `host.awaitReady:
  * false` (the provider's wait for ready pods is skipped, which an operator's cluster does not need).
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +20,7 @@ import { loadConfig } from "../config/index.js";
 import { renderCluster } from "../kubernetes/index.js";
 import { planStack } from "../plan/index.js";
 import { ROOT, TEST_PROJECT_KEYS, encodeConfigValue } from "./harness.js";
-import { engineEnv, expectNoStackTrace, findEngine, projectCopy, type Engine } from "./support/engine.js";
+import { engineEnv, engineWithKubernetes, expectNoStackTrace, projectCopy, pulumiCli, type Engine } from "./support/engine.js";
 import { startKubeCluster, type KubeCluster, type KubeObject } from "./support/kubeCluster.js";
 import { waitFor } from "./support/net.js";
 
@@ -66,23 +65,11 @@ describe("the testnet stack on a real Kubernetes API server, through the real Pu
     dirs.push(d);
     return d;
   };
-  const pulumi = (args: string[], input?: string) => {
-    const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--non-interactive"], { cwd: project, env, input, encoding: "utf8", timeout: 600_000, maxBuffer: 64 << 20 });
-    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
-  };
-  const ok = (args: string[], input?: string) => {
-    const r = pulumi(args, input);
-    expect(r.status, `pulumi ${args.join(" ")}:\n${r.out}`).toBe(0);
-    return r.out;
-  };
+  const { run: pulumi, ok } = pulumiCli(() => engine, () => project, () => env, { timeoutMs: 600_000 });
   const claims = async () => (await cluster.list(`/api/v1/namespaces/${NS}/persistentvolumeclaims`)).map((c) => c.metadata.name).sort();
 
   beforeAll(async () => {
-    const found = findEngine();
-    if ("missing" in found) throw new Error(found.missing);
-    const k8s = found.manifest.plugins.kubernetes;
-    if (!k8s?.built) throw new Error(`the engine has no kubernetes plugin: ${k8s?.note ?? "not in engine.json"}`);
-    engine = found;
+    engine = engineWithKubernetes();
     cluster = await startKubeCluster();
     project = projectCopy(temp("rpcstack-k8s-project-"), { [STACK]: stackFile() });
     const state = temp("rpcstack-k8s-state-");

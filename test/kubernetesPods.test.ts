@@ -10,7 +10,6 @@
  * to Devnet. Then what a cluster does to the stack, under a steady client: a gateway pod deleted,
  * the gateway rolled for a new key, `pulumi destroy` and `up` again on the kept claims.
  */
-import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
@@ -26,7 +25,7 @@ import { withDevnetImages } from "./e2e/stackFiles.js";
 import { parseReadinessLogs } from "../components/syncReadiness.js";
 import { SYNC_HEALTH_PORT } from "../services/index.js";
 import { ROOT, TEST_PROJECT_KEYS } from "./harness.js";
-import { engineEnv, expectNoStackTrace, findEngine, projectCopy, type Engine } from "./support/engine.js";
+import { engineEnv, engineWithKubernetes, expectNoStackTrace, projectCopy, pulumiCli, type Engine } from "./support/engine.js";
 import type { KubeObject } from "./support/kubeCluster.js";
 import { startKubeNode, type KubeNode } from "./support/kubeNode.js";
 import { freePort, waitFor } from "./support/net.js";
@@ -119,7 +118,6 @@ else describe(WHAT, () => {
   let project: string;
   let env: NodeJS.ProcessEnv;
   let nodePort: number;
-  let upOutput = "";
   let upAt = 0;
   const dirs: string[] = [];
   const temp = (prefix: string) => {
@@ -127,34 +125,12 @@ else describe(WHAT, () => {
     dirs.push(d);
     return d;
   };
-  const pulumi = (args: string[], input?: string) => {
-    const r = spawnSync(join(engine.bin, "pulumi"), [...args, "--non-interactive"], { cwd: project, env, input, encoding: "utf8", timeout: 900_000, maxBuffer: 64 << 20 });
-    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
-  };
-  /** pulumi without blocking the test's event loop, so a steady client goes on meanwhile. */
-  const okAsync = (args: string[]) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(join(engine.bin, "pulumi"), [...args, "--non-interactive"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (out += d));
-      child.on("error", reject);
-      child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`pulumi ${args.join(" ")} exited ${code}:\n${out}`))));
-    });
-  const ok = (args: string[], input?: string) => {
-    const r = pulumi(args, input);
-    expect(r.status, `pulumi ${args.join(" ")}:\n${r.out}\n${node?.logs().slice(-6000) ?? ""}`).toBe(0);
-    return r.out;
-  };
+  const { ok, okAsync } = pulumiCli(() => engine, () => project, () => env, { timeoutMs: 900_000, context: () => node?.logs().slice(-6000) ?? "" });
   /** The stack's serving pods (not the sync check's, which ends). */
   const pods = async () => (await node!.cluster.list<Pod>(`/api/v1/namespaces/${NS}/pods`)).filter((p) => !p.metadata.labels?.["job-name"]);
 
   beforeAll(async () => {
-    const found = findEngine();
-    if ("missing" in found) throw new Error(found.missing);
-    const k8s = found.manifest.plugins.kubernetes;
-    if (!k8s?.built) throw new Error(`the engine has no kubernetes plugin: ${k8s?.note ?? "not in engine.json"}`);
-    engine = found;
+    engine = engineWithKubernetes();
     images = buildTestImages((s) => console.log(`kubelet test images: ${s}`));
     node = await startKubeNode();
     const t0 = Date.now();
@@ -182,7 +158,7 @@ else describe(WHAT, () => {
 
   it("pulumi up with awaitReady: the engine waits for the pods, and every pod of the stack is Running and Ready with no restart", { timeout: 900_000 }, async () => {
     const t0 = Date.now();
-    upOutput = ok(["up", "--yes", "--skip-preview", "--stack", STACK]);
+    const upOutput = ok(["up", "--yes", "--skip-preview", "--stack", STACK]);
     upAt = Date.now();
     console.log(`pulumi up on the kubelet took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     expectNoStackTrace(upOutput);

@@ -2,7 +2,7 @@
  * The real Pulumi engine that scripts/engine/build.sh builds (CLI, Node.js language host, and the
  * provider plugins it could build), for tests that run it. `.ci/run` builds it before the tests.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { expect } from "vitest";
@@ -54,6 +54,43 @@ export function engineWithPlugins(): Engine {
     if (p.accepted) console.warn(`engine: plugin ${name} is v${p.reported}, not the pinned v${p.version} (${p.accepted})`);
   }
   return found;
+}
+
+/** The engine with the Kubernetes provider plugin, or an error saying why not. */
+export function engineWithKubernetes(): Engine {
+  const found = findEngine();
+  if ("missing" in found) throw new Error(found.missing);
+  const k8s = found.manifest.plugins.kubernetes;
+  if (!k8s?.built) throw new Error(`the engine has no kubernetes plugin: ${k8s?.note ?? "not in engine.json"}`);
+  return found;
+}
+
+/**
+ * The CLI in a project copy: `run` gives the status and output, `ok` expects success (its message
+ * adds `context()`, e.g. a cluster's logs), `okAsync` runs without holding the test's event loop,
+ * so clients the test runs meanwhile keep calling.
+ */
+export function pulumiCli(engine: () => Engine, cwd: () => string, env: () => NodeJS.ProcessEnv, o: { timeoutMs: number; context?: () => string }) {
+  const cli = () => join(engine().bin, "pulumi");
+  const run = (args: string[], input?: string) => {
+    const r = spawnSync(cli(), [...args, "--non-interactive"], { cwd: cwd(), env: env(), input, encoding: "utf8", timeout: o.timeoutMs, maxBuffer: 64 << 20 });
+    return { status: r.status, out: `${r.stdout}\n${r.stderr}` };
+  };
+  const ok = (args: string[], input?: string) => {
+    const r = run(args, input);
+    expect(r.status, `pulumi ${args.join(" ")}:\n${r.out}${o.context ? `\n${o.context()}` : ""}`).toBe(0);
+    return r.out;
+  };
+  const okAsync = (args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(cli(), [...args, "--non-interactive"], { cwd: cwd(), env: env(), stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      child.on("error", reject);
+      child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`pulumi ${args.join(" ")} exited ${code}:\n${out}`))));
+    });
+  return { run, ok, okAsync };
 }
 
 /**
