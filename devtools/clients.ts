@@ -1,6 +1,7 @@
 /**
- * Node clients built from their package registries by scripts/clients/build.sh (geth from its Go
- * module), for the tests that run the real software instead of a stand-in.
+ * Software the stack's images run, built from its package registries by scripts/clients/build.sh
+ * (geth and Prometheus from their Go modules), for the tests that run the real software instead of
+ * a stand-in.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 // Not the harness's ROOT: the image build runs outside vitest too (tsx devtools/images/build.ts).
 const ROOT = join(__dirname, "..");
 
-export type BuiltClient = "geth" | "starknet-devnet" | "wasmd" | "starknet-py";
+export type BuiltClient = "geth" | "starknet-devnet" | "wasmd" | "prometheus" | "starknet-py";
 
 /**
  * The client's binary at the stack's pin, building it first when the cache lacks it (a few minutes,

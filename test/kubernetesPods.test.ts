@@ -7,8 +7,10 @@
  * into the node's containerd: no registry is reached. Every pod turns Running and Ready and the
  * sync check Job ends synced before `pulumi up` returns; the gateway's replicas serve TLS through
  * the NodePort Service and relay JSON-RPC and a WebSocket subscription to geth and Starknet calls
- * to Devnet. Then what a cluster does to the stack, under a steady client: a gateway pod deleted,
- * the gateway rolled for a new key, `pulumi destroy` and `up` again on the kept claims.
+ * to Devnet. A Prometheus of the cluster's own (the monitoring image's release, built from its Go
+ * module) scrapes the pods with the job docs/kubernetes.md gives. Then what a cluster does to the
+ * stack, under a steady client: a gateway pod deleted, the gateway rolled for a new key, `pulumi
+ * destroy` and `up` again on the kept claims.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -23,6 +25,10 @@ import { buildTestImages, type TestImages } from "../devtools/images/build.js";
 import { describeNotRun } from "./e2e/notRun.js";
 import { withDevnetImages } from "./e2e/stackFiles.js";
 import { parseReadinessLogs } from "../components/syncReadiness.js";
+import { clusterScrapeConfig } from "../kubernetes/index.js";
+import { scrapeJobs } from "../monitoring/targets.js";
+import { planStack } from "../plan/index.js";
+import { kubeStack } from "./support/kubeStack.js";
 import { SYNC_HEALTH_PORT } from "../services/index.js";
 import { ROOT, TEST_PROJECT_KEYS } from "./harness.js";
 import { engineEnv, engineWithKubernetes, expectNoStackTrace, projectCopy, pulumiCli, type Engine } from "./support/engine.js";
@@ -34,6 +40,8 @@ const STACK = "kubelet";
 const NS = "rpcstack-pods";
 const PASSPHRASE = "rpcstack-pods-test";
 const KEY = TEST_PROJECT_KEYS[0].key;
+/** The cluster's own Prometheus: its namespace and pod label, which the stack's metricsFrom admits. */
+const MONITORING = { namespace: "monitoring", podLabels: { app: "prometheus" } };
 
 interface Pod extends KubeObject {
   spec: { containers: { name: string; image: string }[] };
@@ -53,7 +61,7 @@ function stackFile(images: TestImages, nodePort: number): string {
   // process to 20,000 (no CAP_SYS_RESOURCE to raise it, where a systemd node gives containerd 2.x
   // 524,288), and HAProxy needs about 2 per connection: 9,000 fit (docs/kubernetes.md).
   config["rpcstack:gateway"] = { ...(config["rpcstack:gateway"] as object), maxConnections: 9000 };
-  config["rpcstack:host"] = { kind: "kubernetes", namespace: NS, awaitReady: true, expose: { kind: "NodePort", nodePort }, counterStoreImage: images.valkey };
+  config["rpcstack:host"] = { kind: "kubernetes", namespace: NS, awaitReady: true, expose: { kind: "NodePort", nodePort }, counterStoreImage: images.valkey, metricsFrom: MONITORING };
   return stringify({ ...doc, config });
 }
 
@@ -134,7 +142,7 @@ else describe(WHAT, () => {
     images = buildTestImages((s) => console.log(`kubelet test images: ${s}`));
     node = await startKubeNode();
     const t0 = Date.now();
-    node.importImages([...new Set([images.geth, images.starknetDevnet, images.node, images.haproxy, images.certbot, images.valkey])]);
+    node.importImages([...new Set([images.geth, images.starknetDevnet, images.node, images.haproxy, images.certbot, images.valkey, images.prometheus])]);
     console.log(`images imported into the node's containerd in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     // A port of the NodePort range that nothing on the host holds.
     nodePort = 30000 + ((await freePort()) % 2768);
@@ -229,6 +237,84 @@ else describe(WHAT, () => {
       ws.close();
     }
   });
+  it("the cluster's own Prometheus (the monitoring image's release) scrapes every job rpcstack's dashboards read, by the Services' annotations and labels", { timeout: 180_000 }, async () => {
+    const kube = node!.cluster;
+    const MON = MONITORING.namespace;
+    const rbac = "/apis/rbac.authorization.k8s.io/v1";
+    await kube.create("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: MON } });
+    await kube.create(`/api/v1/namespaces/${MON}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "prometheus", namespace: MON } });
+    await kube.create(`${rbac}/clusterroles`, {
+      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "rpcstack-test-prometheus" },
+      rules: [{ apiGroups: [""], resources: ["services", "endpoints", "pods"], verbs: ["get", "list", "watch"] }, { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] }],
+    } as KubeObject);
+    await kube.create(`${rbac}/clusterrolebindings`, {
+      apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "rpcstack-test-prometheus" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rpcstack-test-prometheus" },
+      subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: MON }],
+    } as KubeObject);
+    // The job docs/kubernetes.md gives the operator's Prometheus, scraping every 2 s here.
+    const config = stringify({ global: { scrape_interval: "2s" }, scrape_configs: [clusterScrapeConfig(NS, 2)] });
+    await kube.create(`/api/v1/namespaces/${MON}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "prometheus", namespace: MON }, data: { "prometheus.yml": config } } as KubeObject);
+    const deployment = `/apis/apps/v1/namespaces/${MON}/deployments`;
+    await kube.create(deployment, {
+      apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "prometheus", namespace: MON },
+      spec: {
+        replicas: 1, selector: { matchLabels: MONITORING.podLabels },
+        template: {
+          metadata: { labels: MONITORING.podLabels },
+          spec: {
+            serviceAccountName: "prometheus",
+            containers: [{
+              name: "prometheus", image: images.prometheus, imagePullPolicy: "Never",
+              args: ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus", "--web.listen-address=0.0.0.0:9090"],
+              volumeMounts: [{ name: "config", mountPath: "/etc/prometheus" }, { name: "data", mountPath: "/prometheus" }],
+              readinessProbe: { httpGet: { path: "/-/ready", port: 9090 }, periodSeconds: 2 },
+            }],
+            volumes: [{ name: "config", configMap: { name: "prometheus" } }, { name: "data", emptyDir: {} }],
+          },
+        },
+      },
+    } as KubeObject);
+    const promPods = () => kube.list<Pod>(`/api/v1/namespaces/${MON}/pods?labelSelector=app%3Dprometheus`);
+    const promLog = async () => {
+      const [p] = await promPods();
+      return p ? `${JSON.stringify(p.status.containerStatuses)}\n${(await kube.get<{ message: string }>(`/api/v1/namespaces/${MON}/pods/${p.metadata.name}/log`).catch((x) => ({ message: String(x) }))).message}` : "no pod";
+    };
+    try {
+      const prom = await waitFor("Prometheus's pod Ready", async () => {
+        const [p] = await promPods();
+        return p && isReady(p) ? (p.status as { podIP: string }).podIP : undefined;
+      }, 90_000).catch(async (e) => {
+        throw new Error(`${(e as Error).message}: ${await promLog()}`);
+      });
+      const api = async (path: string) => ((await (await fetch(`http://${prom}:9090/api/v1/${path}`)).json()) as { data: any }).data;
+      // What rpcstack's own Prometheus scrapes for this stack (monitoring/targets.ts): the jobs its dashboards read.
+      const settings = kubeStack("local", { host: { namespace: NS } });
+      const jobs = scrapeJobs(settings, planStack(settings)).map((j) => j.name).filter((j) => j !== "disk").sort();
+      expect(jobs.length).toBeGreaterThan(2);
+      let last: unknown;
+      const up = await waitFor(`every target of ${jobs.join(", ")} up`, async () => {
+        const targets = (await api("targets")).activeTargets as { labels: Record<string, string>; health: string; lastError: string; scrapeUrl: string }[];
+        last = targets.map((t) => [t.labels.job, t.scrapeUrl, t.health, t.lastError]);
+        const seen = [...new Set(targets.map((t) => t.labels.job))].sort();
+        return seen.join() === jobs.join() && targets.every((t) => t.health === "up") ? targets : undefined;
+      }, 90_000).catch(async (e) => {
+        throw new Error(`${(e as Error).message}: ${JSON.stringify(last)}\n${await promLog()}`);
+      });
+      console.log(`the cluster's Prometheus scrapes ${up.length} targets, all up: ${up.map((t) => `${t.labels.job} ${t.scrapeUrl}`).join(", ")}`);
+      // Both gateway replicas; a dashboard's query (monitoring/dashboards.ts) has data, by its labels.
+      expect(up.filter((t) => t.labels.job === "gateway").length).toBe(2);
+      const inRotation = await waitFor("sum by (chain) (rpcstack_node_in_rotation)", async () => {
+        const r = (await api(`query?query=${encodeURIComponent("sum by (chain) (rpcstack_node_in_rotation)")}`)).result as { metric: { chain: string }; value: [number, string] }[];
+        return r.length >= 2 ? r : undefined;
+      }, 30_000);
+      expect(Object.fromEntries(inRotation.map((r) => [r.metric.chain, r.value[1]]))).toEqual({ ethdev: "1", strkdev: "1" });
+    } finally {
+      // Its scrapes every 2 s would load the machine under the steady clients of the tests below.
+      await kube.delete(`${deployment}/prometheus`);
+    }
+  });
+
   /** Each gateway replica's usage ledger, read from its keeper (port 9107 on the pod's address). */
   const ledgers = async () => {
     const out: Record<string, { uid: string; ledger: string; calls: number }> = {};

@@ -1,5 +1,5 @@
 /**
- * The generated prometheus.yml and alert rules, checked by Debian's promtool: the configuration and
+ * The generated prometheus.yml and alert rules, checked by promtool at the pinned release: the configuration and
  * rules load, and each alert fires on series that should page someone, with the chain, node or
  * volume in its labels and summary, and stays quiet on series that must not.
  */
@@ -118,7 +118,7 @@ const test = (c: Case, firing: boolean) => ({
   ],
 });
 
-describe("alert rules with promtool (Debian's prometheus package)", () => {
+describe("alert rules with promtool (the pinned Prometheus release's)", () => {
   it("promtool accepts the generated prometheus.yml and its rule file", () => {
     const config = promtool(["check", "config", "prometheus.yml"], dir);
     expect(config.status, config.output).toBe(0);

@@ -31,8 +31,8 @@ export const COUNTER_STORE_IMAGE = "valkey/valkey:9.0.8";
 
 /**
  * Monitoring (rpcstack:monitoring): Prometheus 3.5, its long-term-support line. Not pulled on the
- * machines that test the package (no image registry there): tests run Debian's Prometheus on the
- * same generated configuration.
+ * machines that test the package (no image registry there): their images run this release built
+ * from its Go module (scripts/clients/build.sh).
  */
 export const MONITORING_IMAGES = {
   prometheus: "prom/prometheus:v3.5.0",

@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { IMAGES } from "../../config/index.js";
-import { DEVNET_IMAGES, GATEWAY_IMAGES } from "../../config/networks/images.js";
+import { DEVNET_IMAGES, GATEWAY_IMAGES, MONITORING_IMAGES } from "../../config/networks/images.js";
 import { parseImageRef } from "../../config/versions.js";
 import { clientBinary } from "../clients.js";
 import { haproxyBinary } from "../haproxy.js";
@@ -28,7 +28,7 @@ export interface TestImages {
   readonly node: string;
   readonly haproxy: string;
   readonly certbot: string;
-  /** Debian's Prometheus at the official image's paths (monitoring, on for ssh and aws hosts). */
+  /** Prometheus at the pin, built from its Go module, at the official image's paths (monitoring, on for ssh and aws hosts). */
   readonly prometheus: string;
   /** Debian's Redis under Valkey's command names: a cluster's counter store (`host.counterStoreImage`). */
   readonly valkey: string;
@@ -158,7 +158,7 @@ function nodeModulesClosure(): string[] {
 const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
 /** Debian's Node.js and certbot, and the pinned HAProxy, on the debootstrap base: what every stand-in builds on. */
-export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string; readonly prometheus: string; readonly valkey: string } {
+export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string; readonly valkey: string } {
   const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
@@ -167,8 +167,8 @@ export function buildDebianImages(log: (s: string) => void = console.log): { rea
     cpSync(root, join(debianCtx, "haproxy/root"), { recursive: true, verbatimSymlinks: true });
     writeFileSync(join(debianCtx, "haproxy/prefix"), root);
     const release = parseImageRef(GATEWAY_IMAGES.haproxy).tag ?? "unpinned";
-    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: `${release}-`, certbot: "2.1-", prometheus: "2.42-", valkey: "redis7.0-" }, log);
-    return { base, node: built.node, haproxy: built.haproxy, certbot: built.certbot, prometheus: built.prometheus, valkey: built.valkey };
+    const built = buildTargets("debian.Dockerfile", debianCtx, { BASE: base }, { node: "18-", haproxy: `${release}-`, certbot: "2.1-", valkey: "redis7.0-" }, log);
+    return { base, node: built.node, haproxy: built.haproxy, certbot: built.certbot, valkey: built.valkey };
   } finally {
     rmSync(debianCtx, { recursive: true, force: true });
   }
@@ -181,7 +181,14 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
   try {
     cpSync(clientBinary("geth", log), join(clientCtx, "geth"));
     cpSync(clientBinary("starknet-devnet", log), join(clientCtx, "starknet-devnet"));
-    const clients = buildTargets("clients.Dockerfile", clientCtx, { BASE: base }, { geth: `${parseImageRef(IMAGES.geth).tag}-`, "starknet-devnet": `${parseImageRef(DEVNET_IMAGES.starknetDevnet).tag}-` }, log);
+    cpSync(clientBinary("prometheus", log), join(clientCtx, "prometheus"));
+    const clients = buildTargets(
+      "clients.Dockerfile",
+      clientCtx,
+      { BASE: base },
+      { geth: `${parseImageRef(IMAGES.geth).tag}-`, "starknet-devnet": `${parseImageRef(DEVNET_IMAGES.starknetDevnet).tag}-`, prometheus: `${parseImageRef(MONITORING_IMAGES.prometheus).tag}-` },
+      log,
+    );
     cpSync(join(HERE, "standins"), join(standinCtx, "standins"), { recursive: true });
     // The devnet stand-ins the unit tests run on loopback, reused as the containers' entrypoints.
     cpSync(join(ROOT, "test/support/standins"), join(standinCtx, "standins"), { recursive: true });
@@ -200,7 +207,7 @@ export function buildTestImages(log: (s: string) => void = console.log): TestIma
         "starknet-devnet-stalled": versionPrefix(DEVNET_IMAGES.starknetDevnet) },
       log,
     );
-    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, prometheus: debian.prometheus, valkey: debian.valkey, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: clients["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
+    const images = { node: debian.node, haproxy: debian.haproxy, certbot: debian.certbot, prometheus: clients.prometheus, valkey: debian.valkey, geth: clients.geth, lighthouse: standins.lighthouse, juno: standins.juno, pathfinder: standins.pathfinder, starknetDevnet: clients["starknet-devnet"], starknetDevnetStalled: standins["starknet-devnet-stalled"] };
     removeStale([base, ...Object.values(images)], log);
     return images;
   } finally {

@@ -22,16 +22,6 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends certbot
  && rm -rf /var/lib/apt/lists/*
 ENTRYPOINT ["certbot"]
 
-# Prometheus (Debian's 2.42) for `prom/prometheus`: at the official image's paths (/bin/prometheus,
-# there by the merged /usr; /prometheus for its data; user nobody), with a wget for the health check
-# as BusyBox has there.
-FROM ${BASE} AS prometheus
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus wget ca-certificates >/dev/null \
- && rm -rf /var/lib/apt/lists/* && test -x /bin/prometheus \
- && mkdir -p /prometheus /etc/prometheus && chown nobody:nogroup /prometheus
-USER nobody
-ENTRYPOINT ["/bin/prometheus"]
-
 # Debian's Redis 7.0 for `valkey/valkey` (the counter store of a cluster's gateway replicas): Valkey
 # forked Redis 7.2 and speaks its protocol; the stack's command line and probe call it by Valkey's
 # names, so they are links to Redis's binaries. What it does not prove: Valkey's own server.

@@ -1,8 +1,12 @@
-/** Debian's Prometheus and promtool (package `prometheus`) on what the plan generates, in a temporary folder. */
+/**
+ * Prometheus and promtool at the monitoring image's pin (built from the Go module by
+ * scripts/clients/build.sh) on what the plan generates, in a temporary folder.
+ */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { clientBinary } from "../../devtools/clients.js";
 import type { MonitoringPlan } from "../../plan/index.js";
 import { freePort, start, waitFor, type Child } from "./net.js";
 
@@ -13,10 +17,12 @@ export function writeMonitoringFiles(plan: MonitoringPlan, over: Readonly<Record
   return dir;
 }
 
-/** promtool's exit status and everything it said. */
-export function promtool(args: readonly string[], cwd: string): { status: number | null; output: string } {
-  const r = spawnSync("promtool", args, { cwd, encoding: "utf8" });
-  if (r.error) throw new Error(`promtool (Debian package prometheus, installed by .ci/run): ${r.error.message}`);
+const prometheusBinary = () => clientBinary("prometheus");
+
+/** promtool's exit status and everything it said (stdout first). */
+export function promtool(args: readonly string[], cwd: string, input?: string): { status: number | null; output: string } {
+  const r = spawnSync(join(dirname(prometheusBinary()), "promtool"), args, { cwd, input, encoding: "utf8" });
+  if (r.error) throw new Error(`promtool (scripts/clients/build.sh prometheus): ${r.error.message}`);
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -30,7 +36,7 @@ export interface RunningPrometheus {
 export async function startPrometheus(dir: string): Promise<RunningPrometheus> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child: Child = start("prometheus", [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`]);
+  const child: Child = start(prometheusBinary(), [`--config.file=${join(dir, "prometheus.yml")}`, `--storage.tsdb.path=${join(dir, "data")}`, `--web.listen-address=127.0.0.1:${port}`]);
   try {
     await waitFor("prometheus", async () => ((await fetch(`${url}/-/ready`).catch(() => undefined))?.ok ? true : undefined), 30_000);
   } catch (e) {
