@@ -1,9 +1,9 @@
 /**
  * The stack on an existing Kubernetes cluster (host kind kubernetes): the plan rendered by
- * kubernetes/ (StatefulSets with claims for the nodes, a gateway Deployment behind its Service,
- * the generated files as ConfigMaps, secrets as Secrets) and applied with Pulumi's Kubernetes
- * provider, so the cluster schedules, restarts and places volumes. The only place that knows how a
- * rendered object maps onto a @pulumi/kubernetes resource.
+ * kubernetes/ (StatefulSets with claims for the nodes and for the gateway's replicas behind its
+ * Service, the sync check as a Job, the generated files as ConfigMaps, secrets as Secrets) and
+ * applied with Pulumi's Kubernetes provider, so the cluster schedules, restarts and places volumes.
+ * The only place that knows how a rendered object maps onto a @pulumi/kubernetes resource.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";

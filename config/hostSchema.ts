@@ -65,7 +65,8 @@ const labelKey = { pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-
 
 /**
  * An existing cluster (its kubeconfig in rpcstack:kubeconfig, a secret, or a context of the
- * operator's own kubeconfig): the plan becomes StatefulSets, Services and a gateway Deployment.
+ * operator's own kubeconfig): the plan becomes StatefulSets (the nodes, the gateway's replicas),
+ * Deployments, a Job and Services.
  */
 const kubernetesHost = {
   type: "object",
