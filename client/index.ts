@@ -8,7 +8,9 @@
  */
 import { BadgeKeys, type BadgeOptions } from "./badge.js";
 import { RelayError } from "./errors.js";
-import { subscribeRenewing } from "./subscription.js";
+import { subscribeRenewing, type Subscription, type WebSocketLike } from "./subscription.js";
+
+export type { Subscription, WebSocketLike } from "./subscription.js";
 
 export { RelayError, type RelayErrorKind } from "./errors.js";
 export type { BadgeOptions } from "./badge.js";
@@ -45,15 +47,6 @@ export interface ClientOptions {
   readonly WebSocket?: new (url: string) => WebSocketLike;
 }
 
-export interface WebSocketLike {
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
-  onclose: ((ev: unknown) => void) | null;
-  send(data: string): void;
-  close(): void;
-}
-
 export interface JsonRpcRelay {
   readonly method: string;
   readonly params?: unknown;
@@ -66,10 +59,6 @@ export interface RestRelay {
   readonly url: string;
   readonly data?: unknown;
   readonly chainId?: string;
-}
-
-export interface Subscription {
-  close(): void;
 }
 
 export interface RpcClient {

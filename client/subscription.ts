@@ -5,7 +5,21 @@
  */
 import type { BadgeKeys } from "./badge.js";
 import { RelayError } from "./errors.js";
-import type { Subscription, WebSocketLike } from "./index.js";
+
+/** The WebSocket the client needs: the browser's, or a package's with the same shape (such as `ws`). */
+export interface WebSocketLike {
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  onclose: ((ev: unknown) => void) | null;
+  send(data: string): void;
+  close(): void;
+}
+
+/** A subscription the caller ends. */
+export interface Subscription {
+  close(): void;
+}
 
 /** How long a badge subscription waits before it opens again on a fresh badge. */
 const RESUBSCRIBE_DELAY_MS = 1000;
