@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the software the stack's images run from its package registries, at the releases the stack
 # pins, for the tests on machines that cannot pull those images: geth from its Go module (./cmd/geth),
-# Starknet Devnet from crates.io, a Cosmos SDK chain (wasmd) and Prometheus from their Go modules. Binaries go into a cache folder
-# outside the checkout, keyed by version, reused when present; the end-to-end test puts them into
-# images (devtools/images/). Prints what it built or reused and how long it took.
+# Starknet Devnet from crates.io, a Cosmos SDK chain (wasmd) and Prometheus from their Go modules.
+# Binaries go into a cache folder outside the checkout, keyed by version, reused when present; the
+# end-to-end test puts them into images (devtools/images/). Prints what it built or reused and how
+# long it took.
 set -uo pipefail
 
 usage() {
