@@ -16,8 +16,12 @@ import { statusBody } from "./errors.js";
 import { LUA_ENTRIES, luaLoad } from "./lua.js";
 import type { GatewayChain, GatewayOptions } from "./types.js";
 
-/** How an argument is made canonical; a spelling the node might treat differently is not cached. */
-export type CacheArg = "qty" | "bool" | "hash" | "felt" | "block";
+/**
+ * How an argument is made canonical; a spelling the node might treat differently is not cached.
+ * `filter`: eth_getLogs' filter object with numbered fromBlock and toBlock (its block number, for
+ * `num`, is toBlock), and address and topics if present.
+ */
+export type CacheArg = "qty" | "bool" | "hash" | "felt" | "block" | "filter";
 
 export interface CacheRule {
   /** The positional arguments, exactly this many (extra or missing ones go to the node). */
@@ -58,6 +62,8 @@ export const CACHE_POLICY: Record<"evm" | "starknet", Record<string, CacheRule>>
     eth_getBlockByHash: { args: ["hash", "bool"], final: "number" },
     eth_getTransactionByHash: { args: ["hash"], final: "blockNumber" },
     eth_getTransactionReceipt: { args: ["hash"], final: "blockNumber" },
+    // Logs of a numbered range that ends at a final block never change.
+    eth_getLogs: { args: ["filter"], num: 1 },
   },
   starknet: {
     starknet_chainId: always,

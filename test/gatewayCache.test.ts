@@ -225,6 +225,33 @@ describe("Ethereum: final answers never reach the node twice", () => {
     }
   });
 
+  it("logs of a numbered range that ends at a final block are fetched once, then answered from the cache; past it, at a tag or by block hash they reach the node", async () => {
+    const [from] = await jsonRpc(node.url, "eth_accounts");
+    // A contract whose constructor logs once: PUSH1 0 PUSH1 0 LOG0 STOP.
+    const tx = await jsonRpc(node.url, "eth_sendTransaction", [{ from, data: "0x60006000a000" }]);
+    const receipt = await waitFor("receipt", async () => (await jsonRpc(node.url, "eth_getTransactionReceipt", [tx])) ?? undefined);
+    const n = parseInt(receipt.blockNumber, 16);
+    const address: string = receipt.contractAddress;
+    const logs = (filter: object) => call("eth_getLogs", [filter]);
+    const range = logs({ fromBlock: hex(n - 1), toBlock: hex(n), address });
+    eth.finality.finalized = n - 1;
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await through(eth, "eth", range)).reached + (await through(eth, "eth", range)).reached).toBe(2);
+    eth.finality.finalized = undefined;
+    await waitFor("finality past the block", async () => ((await through(eth, "eth", range)).cache === "HIT" ? true : undefined), 10_000);
+    const hit = await through(eth, "eth", range);
+    expect(hit).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+    expect(hit.text).toBe(await direct(node.url, range));
+    expect(JSON.parse(hit.text).result).toMatchObject([{ address: address.toLowerCase(), blockNumber: hex(n), transactionHash: tx }]);
+    // The same filter spelled otherwise is the same entry; the caller's id comes back.
+    const spelled = call("eth_getLogs", [{ address: address.toUpperCase().replace(/^0X/, "0x"), toBlock: hex(n), fromBlock: hex(n - 1) }], "logs-7");
+    expect(await through(eth, "eth", spelled)).toMatchObject({ status: 200, cache: "HIT", reached: 0 });
+    expect(JSON.parse((await through(eth, "eth", spelled)).text)).toMatchObject({ id: "logs-7", result: JSON.parse(hit.text).result });
+    for (const body of [logs({ fromBlock: hex(n - 1), toBlock: "latest", address }), logs({ blockHash: receipt.blockHash }), logs({ fromBlock: hex(n - 1), toBlock: hex(n), address, limit: 1 })]) {
+      expect((await through(eth, "eth", body)).reached + (await through(eth, "eth", body)).reached, body).toBe(2);
+    }
+  });
+
   it("a batch is answered from the cache when every call hits, and relayed whole otherwise", async () => {
     await through(eth, "eth", call("eth_getBlockByNumber", ["0x4", false]));
     await through(eth, "eth", call("eth_chainId", []));

@@ -8,6 +8,7 @@ local EVM = {
   net_version = { args = {} },
   eth_getBlockByNumber = { args = { 'qty', 'bool' }, num = 1 },
   eth_getBlockByHash = { args = { 'hash', 'bool' }, final = 'number' },
+  eth_getLogs = { args = { 'filter' }, num = 1 },
 }
 local STARKNET = {
   starknet_specVersion = { args = {} },
@@ -87,6 +88,41 @@ describe('plan: the canonical key of a call', function()
     assert.is_nil(key(get('[{"block_number":05}]'), STARKNET))
     assert.is_nil(key(get('{"block_id":{"block_number":5},"extra":1}'), STARKNET))
     assert.is_nil(key(get('{"Block_id":{"block_number":5}}'), STARKNET))
+  end)
+
+  it('keys eth_getLogs by its whole filter, only for a numbered range that ends at or below the final block', function()
+    local ADDR = '0x' .. string.rep('C0', 20)
+    local logs = function(f) return rpc('eth_getLogs', '[' .. f .. ']') end
+    local f = '{"fromBlock":"0x10","toBlock":"0x1A","address":"' .. ADDR .. '",'
+      .. '"topics":["' .. HASH:upper():gsub('^0X', '0x') .. '",null,["' .. HASH .. '",null]]}'
+    local k = key(logs(f), EVM, 100)
+    assert.equal('eth|eth_getLogs|0x10-0x1a@' .. ADDR:lower() .. '#[' .. HASH .. ',n,[' .. HASH .. ';n]]', k)
+    -- The same filter spelled otherwise (member order, blanks) has the same key.
+    local other = '{ "topics":["' .. HASH .. '",null,["' .. HASH .. '",null]], "address":"' .. ADDR:lower() .. '",'
+      .. ' "toBlock":"0x1a","fromBlock":"0x10" }'
+    assert.equal(k, key(logs(other), EVM, 100))
+    -- A list of addresses, no topics, no address: each its own key.
+    assert.equal('eth|eth_getLogs|0x1-0x2@[' .. ADDR:lower() .. ';' .. ADDR:lower() .. ']#-',
+      key(logs('{"fromBlock":"0x1","toBlock":"0x2","address":["' .. ADDR .. '","' .. ADDR .. '"]}'), EVM, 100))
+    assert.equal('eth|eth_getLogs|0x1-0x2@-#-', key(logs('{"fromBlock":"0x1","toBlock":"0x2"}'), EVM, 100))
+    -- Past the final block, or while it is unknown: the node answers.
+    assert.is_nil(key(logs('{"fromBlock":"0x1","toBlock":"0x65"}'), EVM, 100))
+    assert.is_nil(key(logs('{"fromBlock":"0x1","toBlock":"0x2"}'), EVM, nil))
+    -- Tags, a missing end, a block hash, another member or another spelling of a name: the node decides.
+    for _, bad in ipairs({
+      '{"fromBlock":"0x1","toBlock":"latest"}', '{"fromBlock":"earliest","toBlock":"0x2"}', '{"fromBlock":"0x1"}',
+      '{"blockHash":"' .. HASH .. '"}', '{"fromBlock":"0x1","toBlock":"0x2","blockHash":"' .. HASH .. '"}',
+      '{"fromBlock":"0x1","toBlock":"0x2","limit":5}', '{"FromBlock":"0x1","toBlock":"0x2"}',
+      '{"fromBlock":"0x01","toBlock":"0x2"}', '{"fromBlock":"0x1","toBlock":"0x2","address":"0x12"}',
+      '{"fromBlock":"0x1","toBlock":"0x2","address":null}',
+      '{"fromBlock":"0x1","toBlock":"0x2","topics":"' .. HASH .. '"}',
+      '{"fromBlock":"0x1","toBlock":"0x2","topics":[[["' .. HASH .. '"]]]}',
+      '{"fromBlock":"0x1","toBlock":"0x2","topics":["0x12"]}',
+      '"0x1"',
+    }) do
+      assert.is_nil(key(logs(bad), EVM, 100), bad)
+    end
+    assert.is_nil(key(rpc('eth_getLogs', '[{"fromBlock":"0x1","toBlock":"0x2"},1]'), EVM, 100))
   end)
 
   it('keys a rule with `after` only once the answer it follows is held', function()

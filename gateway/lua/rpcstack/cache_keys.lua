@@ -67,6 +67,50 @@ CANON.block = function(_, s, a)
   return key, key:sub(1, 1) == 'n' and tonumber(key:sub(2)) or nil
 end
 
+-- eth_getLogs' filter: fromBlock and toBlock as quantities, and address (one or a list) and topics
+-- (each position null, a topic or a list of them) if present, every name spelled as the execution
+-- API spells it (geth reads names in any case; other nodes may not). Its canonical text, and
+-- toBlock as the number finality is judged by: a range that ends at or below the final block
+-- never changes. A blockHash, a tag, another member: nil (the node decides).
+local FILTER = { fromBlock = true, toBlock = true, address = true, topics = true }
+local function hex20(raw) local h = raw:match('^"0x(%x+)"$'); return h and #h == 40 and ('0x' .. h:lower()) or nil end
+local function topic(raw) return raw == 'null' and 'n' or CANON.hash(raw) end
+local function list(s, v, one)
+  if byte(s, v.a) ~= 91 then return one(s:sub(v.a, v.b)) end
+  local out = {}
+  for i, it in ipairs(elements(s, v.a)) do
+    out[i] = one(s:sub(it.a, it.b))
+    if not out[i] then return nil end
+  end
+  return '[' .. table.concat(out, ';') .. ']'
+end
+CANON.filter = function(_, s, a)
+  local m = byte(s, a) == 123 and members(s, a)
+  if not m or not m.fromblock or not m.toblock then return nil end
+  for k, v in pairs(m) do
+    if not FILTER[v.k] or v.k:lower() ~= k then return nil end
+  end
+  local from = hexq(s:sub(m.fromblock.a, m.fromblock.b))
+  local to, last = hexq(s:sub(m.toblock.a, m.toblock.b))
+  if not from or not to then return nil end
+  local address = '-'
+  if m.address then
+    address = list(s, m.address, hex20)
+    if not address then return nil end
+  end
+  local topics = '-'
+  if m.topics then
+    if byte(s, m.topics.a) ~= 91 then return nil end
+    local out = {}
+    for i, it in ipairs(elements(s, m.topics.a)) do
+      out[i] = list(s, it, topic)
+      if not out[i] then return nil end
+    end
+    topics = '[' .. table.concat(out, ',') .. ']'
+  end
+  return '0x' .. from .. '-0x' .. to .. '@' .. address .. '#' .. topics, last
+end
+
 -- The common body is one flat call: no escape, no nested object, arrays of scalars only. It is
 -- read here with a handful of searches; anything else takes the general reader (members).
 local function literal(s, i)
