@@ -18,6 +18,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --rounds N           rounds, the cases alternating within each (2)
   --restore-mb N       the restore bench's stand-in database in MB (600; bench/restore.ts, run on its own)
   --connections N      wrk's connections (32)
+  --block-seconds N    the bench chain's new head every N s (geth --dev.period; 12, mainnet's slot)
   --threads N          proxy threads or workers (1)
   --variant JSON       a second gateway with the generated config edited: [["search","replace"],...]
   --baseline NAME=DIR  the gateway builder of another checkout (DIR/gateway/build.ts), as its own case; repeatable
@@ -29,7 +30,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --out DIR            where latest.json and latest.svg go (bench/results)
   --help               this text`;
 
-const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "small-miss-seconds", "rounds", "restore-mb", "connections", "threads"] as const;
+const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "small-miss-seconds", "rounds", "restore-mb", "connections", "threads", "block-seconds"] as const;
 
 export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly variant?: [string, string][];
@@ -41,7 +42,7 @@ export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly out: string;
 };
 
-export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, "small-miss-seconds": 20, rounds: 2, "restore-mb": 600, connections: 32, threads: 1 };
+export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, "small-miss-seconds": 20, rounds: 2, "restore-mb": 600, connections: 32, threads: 1, "block-seconds": 12 };
 
 /** The options, or a message saying what is wrong with them; "help" for --help. A script may have its own defaults. */
 export function parseBenchArgs(argv: readonly string[], defaults = BENCH_DEFAULTS): BenchArgs | "help" | { readonly error: string } {

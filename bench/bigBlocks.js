@@ -1,5 +1,6 @@
-// A stand-in EVM node for the cache bench's miss and share phases (hardhat cannot make hundreds of
-// distinct 1 MiB blocks in a bench's time): every block up to FINAL exists and is final, and asked
+// A stand-in EVM node for the cache bench's miss and share phases (the bench chain's blocks are
+// ~180 KiB, and geth takes no transaction over 128 KiB, so hundreds of distinct 1 MiB blocks would
+// be a chain of their own): every block up to FINAL exists and is final, and asked
 // for with full transactions it is about argv[3] bytes of JSON, so distinct big misses come at will.
 // argv: port, block bytes, milliseconds each answer waits (the node's own work).
 const { createServer } = require("node:http");

@@ -1,9 +1,9 @@
 /**
- * The response cache on a read mix against a real EVM node (hardhat with hundreds of blocks and
- * transactions), in one run: the node alone, the gateway without cache, the gateway with cache
- * (both through the gateway's TLS listener). wrk sends the mix with an id that changes per call:
- * 50% eth_getBlockByNumber on older blocks, 20% receipts, 10% eth_chainId, 10% eth_blockNumber,
- * 10% `latest` blocks. Then fills a small cache past its budget and reads its memory, and
+ * The response cache on a read mix against real geth on the bench chain (bench/node.ts: hundreds of
+ * blocks of 150-300 transactions), in one run: the node alone, the gateway without cache, the
+ * gateway with cache (both through the gateway's TLS listener). wrk sends the read mix
+ * (bench/mixes.ts) with an id that changes per call. Then fills a small cache past its budget with
+ * full blocks and a tiny one with receipts, and reads their memory, and
  * (bench/cacheLoad.ts, against a stand-in node of ~1 MiB blocks) measures HAProxy's peak memory
  * under --miss-connections concurrent misses at the default budget against the same load without
  * the cache, and one key's hit ratio before and after another key's scan.
@@ -12,14 +12,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import { freePort, jsonRpc } from "../devtools/net.js";
+import { CACHE_BUDGET_BYTES } from "../config/tiers.js";
+import { freePort } from "../devtools/net.js";
 import { benchArgs } from "./args.js";
 import { cacheMetrics, gatewayStarter, metric, postTls, rssKiB } from "./cacheGateway.js";
 import { missMemory, scanShare } from "./cacheLoad.js";
 import { fig, ratio, show } from "./figures.js";
-import { cpuMs, median, wrk, type Result } from "./measure.js";
+import { cpuMs, median, warmUp, wrk, type Result } from "./measure.js";
 import { machine, partTimer } from "./machine.js";
-import { readMixLua } from "./mixes.js";
+import { readMixLua, warmMixLua } from "./mixes.js";
 import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { driftLines } from "./rounds.js";
@@ -31,6 +32,11 @@ const ROUNDS = args.rounds;
 const CONNECTIONS = args.connections;
 /** The default budget of the minimum tier and devnet (config: gateway.cache.maxBytes). */
 const DEFAULT_BUDGET = 64 * 1024 * 1024;
+/**
+ * The read mix's budget: the recommended tier's (a mainnet host's), which holds the mix's working
+ * set (its final blocks with their transactions alone are ~50 MB).
+ */
+const READ_MIX_BUDGET = CACHE_BUDGET_BYTES.recommended;
 const procs = benchProcesses("rpcstack-bench-cache");
 const work = procs.work;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,22 +51,24 @@ const MiB = (kib: number) => show(kib / 1024);
 async function main() {
   const part = partTimer();
   const startGw = gatewayStarter(procs, args.threads);
-  // Hundreds of blocks and transactions: each transaction is mined in a block of its own.
-  const { node, chain: { head, txs } } = await startBenchNode(procs);
+  const { node, chain, final, mix } = await startBenchNode(procs, args["block-seconds"]);
   try {
-    const [from, to] = await jsonRpc(node.url, "eth_accounts");
-    console.log(`bench cache: hardhat at block ${head} with ${txs.length} transactions`);
+    const nodeLabel = `geth ${chain.geth} on the bench chain (blocks ${chain.firstBlock}-${chain.lastBlock}, ${chain.transactions} transactions, a block of ${show(chain.fullBlockBytes / 1024)} KiB with its transactions; final up to ${final}; a new head every ${args["block-seconds"]} s)`;
+    console.log(`bench cache: ${nodeLabel}`);
 
     const plain = await startGw("nocache", node.url, undefined);
-    const cached = await startGw("cache", node.url, { maxBytes: DEFAULT_BUDGET, ...CACHE_DEFAULTS });
+    const cached = await startGw("cache", node.url, { maxBytes: READ_MIX_BUDGET, ...CACHE_DEFAULTS });
     const script = join(work, "mix.lua");
-    writeFileSync(script, readMixLua(head - 10, txs));
+    writeFileSync(script, readMixLua(mix));
     const cases: Record<string, { url: string; script: string; metricsPort?: number; pids: number[] }> = {
       node: { url: node.url, script, pids: [node.pid] },
       noCache: { url: plain.url(), script, pids: [node.pid, plain.pid] },
       cache: { url: cached.url(), script, metricsPort: cached.metricsPort, pids: [node.pid, cached.pid] },
     };
-    for (const c of Object.values(cases)) wrk(c.url, 2, CONNECTIONS, c.script); // warm-up (fills the cache as traffic would)
+    // Every case walks the working set first (the node's own caches warm too), the cache until it holds it.
+    const warm = join(work, "warm.lua");
+    writeFileSync(warm, warmMixLua(mix));
+    for (const [name, c] of Object.entries(cases)) await warmUp(name, c.url, CONNECTIONS, warm, c.metricsPort ? async () => metric(await cacheMetrics(c.metricsPort!), "hits_total") : undefined);
     const runs: Record<string, MixResult[]> = {};
     for (let round = 1; round <= ROUNDS; round++) {
       const order = Object.keys(cases);
@@ -83,32 +91,24 @@ async function main() {
     const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, MixResult>;
     for (const line of driftLines("read mix", runs)) console.log(line);
 
-    // Memory: a cache of 8 MiB filled with about 24 MB of big blocks (~1.2 MB each).
+    // Memory: a cache of 8 MiB offered about three times that in final blocks, each both ways.
     const budget = 8 * 1024 * 1024;
     const small = await startGw("small", node.url, { maxBytes: budget, ...CACHE_DEFAULTS });
     const rssNoCache = rssKiB(plain.pid);
     const rssBefore = rssKiB(small.pid);
-    const big: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const tx = await jsonRpc(node.url, "eth_sendTransaction", [{ from, to, gas: "0x7a1200", data: `0x${"00".repeat(600 * 1024)}` }]);
-      big.push((await jsonRpc(node.url, "eth_getTransactionReceipt", [tx])).blockHash);
-    }
-    await sleep(2500);
     let peakRss = 0;
-    for (const hash of big) {
-      for (const body of [`{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",true]}`, `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByHash","params":["${hash}",false]}`]) {
-        await postTls(small.url(), body);
+    let bigOffered = 0;
+    for (let n = mix.oldFirst; n <= mix.oldLast && bigOffered < 3 * budget; n++) {
+      for (const full of [true, false]) {
+        bigOffered += (await postTls(small.url(), `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x${n.toString(16)}",${full}]}`)).text.length;
         peakRss = Math.max(peakRss, rssKiB(small.pid));
       }
     }
     const mm = await cacheMetrics(small.metricsPort);
-    // And many small answers (~1-3 KB) through a 1 MiB budget: every block both ways, every receipt.
+    // And many small answers (~1-2 KB) through a 1 MiB budget: the receipts of final blocks.
     const tinyBudget = 1024 * 1024;
     const tiny = await startGw("tiny", node.url, { maxBytes: tinyBudget, ...CACHE_DEFAULTS });
-    const tinyBodies = [
-      ...Array.from({ length: head }, (_, n) => [`"0x${(n + 1).toString(16)}",true`, `"0x${(n + 1).toString(16)}",false`]).flat().map((p) => `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":[${p}]}`),
-      ...txs.map((t) => `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["${t}"]}`),
-    ];
+    const tinyBodies = mix.txs.map((t) => `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":["${t}"]}`);
     let tinyOffered = 0;
     for (const body of tinyBodies) {
       tinyOffered += (await postTls(tiny.url(), body)).text.length;
@@ -116,6 +116,7 @@ async function main() {
     const tm = await cacheMetrics(tiny.metricsPort);
     const memory = {
       budgetBytes: budget,
+      offeredBytes: bigOffered,
       heldBytes: metric(mm, "bytes"),
       entries: metric(mm, "entries"),
       evictions: metric(mm, "evictions_total"),
@@ -159,11 +160,11 @@ async function main() {
     };
     results.machine = { ...results.machine, ...machine() };
     results.parts = { ...results.parts, cache: part.end() };
-    results.cache = { hitRatio: M.cache.hitRatio, readMix: M, blocks: head, transactions: txs.length, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, misses, smallMisses, scan, raw: runs };
+    results.cache = { hitRatio: M.cache.hitRatio, readMix: M, node: node.version, chain: { ...chain, sampleTxs: chain.sampleTxs.length, sampleHolders: chain.sampleHolders.length }, final, blockSeconds: args["block-seconds"], budgetBytes: READ_MIX_BUDGET, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, memory, misses, smallMisses, scan, raw: runs };
     mkdirSync(args.out, { recursive: true });
     writeFileSync(join(args.out, "latest.json"), JSON.stringify(results, null, 2) + "\n");
 
-    console.log(`\nRead mix on hardhat (${head} blocks, ${txs.length} transactions), ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
+    console.log(`\nRead mix on ${nodeLabel}, a cache of ${MiB(READ_MIX_BUDGET / 1024)} MiB, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds (median)\n`);
     console.log("| case                  |    req/s | p50 ms  | p99 ms  | vs node | hit ratio | CPU us/req |");
     console.log("| --------------------- | -------- | ------- | ------- | ------- | --------- | ---------- |");
     const label: Record<string, string> = { node: "node alone", noCache: "gateway without cache", cache: "gateway with cache" };
@@ -174,7 +175,7 @@ async function main() {
     const rc = results.ratios.cache;
     console.log(`\nratios (read mix req/s): cache/node ${rc.gatewayOverNode}, cache/no cache ${rc.cacheOverNoCache}, no cache/node ${rc.noCacheOverNode}; hit ratio ${M.cache.hitRatio}`);
     console.log(`ratios (CPU per request, node + gateway): node alone/cache ${rc.cpuNodeOverCache}, no cache/cache ${rc.cpuNoCacheOverCache}`);
-    console.log(`memory: budget ${budget} bytes; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
+    console.log(`memory: budget ${budget} bytes; ${bigOffered} bytes of final blocks offered; held ${memory.heldBytes} bytes in ${memory.entries} entries after ${memory.evictions} evictions; Lua state ${Math.round(memory.luaMemoryBytes / 1024)} KiB; HAProxy RSS without cache ${rssNoCache} KiB, cache empty ${rssBefore} KiB, filled (peak) ${peakRss} KiB, after ${memory.haproxyRssKiB.cacheFilledEnd} KiB`);
     const sm = memory.small;
     console.log(`memory, small answers: budget ${sm.budgetBytes} bytes; ${sm.answers} answers (${sm.offeredBytes} bytes) offered; held ${sm.heldBytes} bytes in ${sm.entries} entries after ${sm.evictions} evictions; Lua state ${Math.round(sm.luaMemoryBytes / 1024)} KiB; HAProxy RSS ${sm.haproxyRssKiB} KiB`);
     for (const m of [misses, smallMisses]) {

@@ -77,6 +77,23 @@ export function wrk(url: string, seconds: number, connections: number, script = 
   return { rps: fig(Number(grab(/Requests\/sec:\s+([\d.]+)/))), p50ms: fig(toMs(grab(/^\s+50%\s+(\S+)/m))), p99ms: fig(toMs(grab(/^\s+99%\s+(\S+)/m))), requests: Number(grab(/(\d+) requests in/)) };
 }
 
+/**
+ * Runs the warm-up walk (bench/mixes.ts warmMixLua) against `url` in passes of a few seconds: one
+ * pass where there is no cache to fill, else until a pass finds at least 95% of its calls held
+ * (`hits`: the cache's hits so far), at most 10 passes. Says how it went.
+ */
+export async function warmUp(name: string, url: string, connections: number, script: string, hits?: () => Promise<number>): Promise<void> {
+  const t0 = Date.now();
+  for (let pass = 1; pass <= 10; pass++) {
+    const h0 = hits && (await hits());
+    const r = wrk(url, 4, connections, script);
+    if (!hits) return;
+    const held = ((await hits()) - h0!) / r.requests!;
+    if (held >= 0.95) return console.log(`warm-up ${name}: ${pass} passes (${Math.round((Date.now() - t0) / 1000)} s), the last one ${fig(held)} held`);
+  }
+  console.log(`warm-up ${name}: still missing after 10 passes; its rounds start with a cache not yet full`);
+}
+
 /** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
 export async function wsRoundTrips(url: string, seconds: number, connections: number): Promise<Result> {
   const latencies: number[] = [];

@@ -1,6 +1,6 @@
 /**
  * The gateway against the gateways an operator would pick instead, eRPC and Optimism's proxyd, in
- * front of the same node (hardhat with hundreds of blocks and transactions), in one run:
+ * front of the same node (real geth on the bench chain: bench/node.ts), in one run:
  * (a) the read mix (bench/mixes.ts), ids varying; (b) a relay-only mix no cache may answer;
  * (c) WebSocket round trips where the peer has WebSocket (proxyd). TLS where the peer terminates
  * TLS (eRPC, against the gateway's TLS listener); plain HTTP where it cannot (proxyd, against the
@@ -14,14 +14,15 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import { freePort, jsonRpc } from "../devtools/net.js";
+import { CACHE_BUDGET_BYTES } from "../config/tiers.js";
+import { freePort } from "../devtools/net.js";
 import { BENCH_DEFAULTS, benchArgs } from "./args.js";
 import { barChart, COLORS } from "./chart.js";
 import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
-import { groupCpuMs, loadTool, median, metricSum, scrape, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
+import { groupCpuMs, loadTool, median, metricSum, scrape, warmUp, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
 import { machine, partTimer } from "./machine.js";
-import { readMixLua, relayMixLua } from "./mixes.js";
+import { readMixLua, relayMixLua, warmMixLua } from "./mixes.js";
 import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { driftLines } from "./rounds.js";
@@ -35,6 +36,7 @@ const USAGE = `usage: npm run bench -- --cases peers [options]
   --ws-seconds N     seconds per WebSocket case and round (default 5)
   --rounds N         rounds; cases alternate order each round (default 3)
   --connections N    wrk connections and WebSocket clients (default 32)
+  --block-seconds N  the bench chain's new head every N s (default 12, mainnet's slot)
   --threads N        proxy threads (HAProxy nbthread, GOMAXPROCS of the peers; default 1)
   --pin CPUS         taskset CPU list for wrk (e.g. 1): the load tool keeps a core of its own
   --out DIR          results directory (default bench/results)
@@ -98,11 +100,11 @@ async function main() {
   }
   const { cert, key } = selfSignedCert(work);
 
-  const { node, chain } = await startBenchNode(procs);
+  const { node, chain, final, mix } = await startBenchNode(procs, args["block-seconds"]);
   try {
-    console.log(`bench peers: hardhat at block ${chain.head} with ${chain.txs.length} transactions; load average ${part.loadAverageAtStart.join(" ")}`);
-    const up: PeerUpstream = { http: node.url, ws: node.wsUrl, chainId: parseInt(await jsonRpc(node.url, "eth_chainId"), 16), blockSeconds: 1 };
-    const policy: PeerPolicy = { key: KEY, ratePerSecond: 1_000_000, maxBodyBytes: 1 << 20, cacheBytes: 64 * 1024 * 1024 };
+    console.log(`bench peers: geth ${chain.geth} on the bench chain (blocks ${chain.firstBlock}-${chain.lastBlock}, ${chain.transactions} transactions; final up to ${final}; a new head every ${args["block-seconds"]} s); load average ${part.loadAverageAtStart.join(" ")}`);
+    const up: PeerUpstream = { http: node.url, ws: node.wsUrl, chainId: chain.chainId, blockSeconds: args["block-seconds"] };
+    const policy: PeerPolicy = { key: KEY, ratePerSecond: 1_000_000, maxBodyBytes: 1 << 20, cacheBytes: CACHE_BUDGET_BYTES.recommended };
 
     // The gateway, as generated, with its cache on (the budget the peers' caches get), twice: TLS and plain.
     const gatewayChain = [{ path: "eth", chainId: "ETH1", kind: "evm" as const, upstreams: { rpcHttp: node.url, rpcWs: node.wsUrl } }];
@@ -129,7 +131,7 @@ async function main() {
     const gwWs = `/gateway/eth/rpc/${KEY}?secret=null`;
     const haproxy = "HAProxy (generated config)";
     const cases: Case[] = [
-      { name: "node", transport: "plain", http: node.url, ws: node.wsUrl, pid: node.pid, version: "hardhat" },
+      { name: "node", transport: "plain", http: node.url, ws: node.wsUrl, pid: node.pid, version: node.version },
       { name: "gateway", transport: "TLS", http: `${gws.tls.origin}${gwPath}`, ws: `${gws.tls.origin.replace("https", "wss")}${gwWs}`, pid: gws.tls.pid, hits: gwHits(gws.tls.metricsPort), merged: gwMerged(gws.tls.metricsPort), version: haproxy },
       { name: "erpc", against: "gateway", transport: "TLS", http: `https://127.0.0.1:${erpc.port}${erpcPath(up, KEY)}`, pid: erpcProc.pid!, hits: promHits(erpc.metricsPort, "erpc_cache_get_success_hit_total"), merged: promHits(erpc.metricsPort, "erpc_network_multiplexed_request_total"), version: `eRPC ${versions.erpc}` },
       { name: "gateway-plain", transport: "plain", http: `${gws.plain.origin}${gwPath}`, ws: `${gws.plain.origin.replace("http", "ws")}${gwWs}`, pid: gws.plain.pid, hits: gwHits(gws.plain.metricsPort), merged: gwMerged(gws.plain.metricsPort), version: haproxy },
@@ -138,10 +140,13 @@ async function main() {
     for (const c of cases) await waitAnswers(c.name, c.http);
 
     const scripts = { read: join(work, "read.lua"), relay: join(work, "relay.lua") };
-    writeFileSync(scripts.read, readMixLua(chain.head - 10, chain.txs));
-    writeFileSync(scripts.relay, relayMixLua(chain.contract));
-    // Warm-up, as traffic would fill each cache; and proof that every case serves both mixes.
+    writeFileSync(scripts.read, readMixLua(mix));
+    writeFileSync(scripts.relay, relayMixLua(mix.call));
+    // Proof that every case serves both mixes; then each walks the read mix's working set, every cache until it holds it.
     for (const c of cases) for (const s of Object.values(scripts)) wrk(c.http, 2, CONNECTIONS, s);
+    const warm = join(work, "warm.lua");
+    writeFileSync(warm, warmMixLua(mix));
+    for (const c of cases) await warmUp(c.name, c.http, CONNECTIONS, warm, c.hits);
 
     type Mix = "read" | "relay" | "ws";
     const runs: Record<Mix, Record<string, MixResult[]>> = { read: {}, relay: {}, ws: {} };
@@ -169,7 +174,7 @@ async function main() {
     }
 
     // Correctness after the load, with every cache as full as the run left it.
-    const correctness = await checkCorrectness(node.url, chain, cases.filter((c) => c.name !== "node"));
+    const correctness = await checkCorrectness(node.url, mix, cases.filter((c) => c.name !== "node"));
     for (const mix of ["read", "relay", "ws"] as const) for (const line of driftLines(mix, runs[mix])) console.log(line);
 
     const M = Object.fromEntries(Object.entries(runs).map(([mix, byCase]) => [mix, Object.fromEntries(Object.entries(byCase).map(([k, v]) => [k, median(v)]))])) as Record<Mix, Record<string, MixResult>>;
@@ -204,7 +209,7 @@ async function main() {
     results.peers = {
       date,
       machine: { cores: results.machine.cores, cpu: results.machine.cpu, loadAverageAtStart: load0, loadAverageAtEnd: load1 },
-      settings: { secondsPerCase: SECONDS, wsSecondsPerCase: WS_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, proxyThreads: THREADS, wrkThreads: 1, wrkPinnedTo: args.pin ?? null, blocks: chain.head, transactions: chain.txs.length },
+      settings: { secondsPerCase: SECONDS, wsSecondsPerCase: WS_SECONDS, rounds: ROUNDS, connections: CONNECTIONS, proxyThreads: THREADS, wrkThreads: 1, wrkPinnedTo: args.pin ?? null, node: node.version, blockSeconds: args["block-seconds"], blocks: chain.lastBlock, final, transactions: chain.transactions },
       versions: { gateway: haproxy, ...Object.fromEntries((Object.keys(bins) as PeerName[]).map((n) => [n, { release: PEER_RELEASES[n].release, reported: versions[n], commit: PEER_RELEASES[n].commit, source: bins[n].source }])) },
       configs: { erpc: erpcYaml.replace(KEY, "<key>"), proxyd: proxydToml.replace(KEY, "<key>") },
       transports: Object.fromEntries(cases.map((c) => [c.name, c.transport])),
@@ -220,7 +225,7 @@ async function main() {
       join(args.out, "peers.svg"),
       barChart(
         (["read", "relay", "ws"] as const).map((mix) => ({
-          title: { read: "Read mix on hardhat", relay: "Relay mix (no cache helps)", ws: "WebSocket round trips (eth_blockNumber)" }[mix],
+          title: { read: "Read mix on geth", relay: "Relay mix (no cache helps)", ws: "WebSocket round trips (eth_blockNumber)" }[mix],
           unit: mix === "ws" ? "round trips/s, median of rounds" : "requests/s, median of rounds",
           bars: cases.filter((c) => M[mix][c.name]).map((c) => ({ label: c.name, value: M[mix][c.name].rps, note: bad(c.name) ?? `${c.transport}, ${show(M[mix][c.name].cpuUsPerRequest)} µs CPU`, color: COLORS[c.name.replace("-plain", "")] })),
         })),

@@ -29,7 +29,7 @@ fi
 bash scripts/haproxy/build.sh
 if [ "$cases" = peers ]; then exec npx tsx bench/peers.ts "$@"; fi
 npx tsx bench/run.ts "$@"
-# The response cache on a read mix against hardhat: adds ratios.cache and cache to latest.json.
+# The response cache on a read mix against geth on the bench chain (bench/chain.ts): adds ratios.cache and cache to latest.json.
 npx tsx bench/cache.ts "$@"
 # The peers last, into the same file (without their binaries this part says why it is skipped).
 if [ "$cases" = all ]; then npx tsx bench/peers.ts "$@"; fi

@@ -1,6 +1,6 @@
 /**
  * What the gateway costs on the request path. On loopback: a fixed-reply JSON-RPC upstream (so
- * the proxy, not the node, is measured) and a real EVM node (hardhat); the package's HAProxy
+ * the proxy, not the node, is measured) and real geth on the bench chain (bench/node.ts); the package's HAProxy
  * gateway (TLS) and, as references, nginx and Caddy with equivalent hand-written TLS configs.
  * wrk drives HTTP; a ws client drives WebSocket round trips. Cases alternate, figures are the
  * median of the rounds. Writes bench/results/latest.json and bench/results/latest.svg.
@@ -12,8 +12,8 @@ import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayOptions } from "../ga
 import { HAPROXY_ENVIRONMENT } from "../gateway/limits.js";
 import { PACKAGE_LUA_DIR, writeGatewayFiles } from "../devtools/gatewayFiles.js";
 import { haproxyBinary } from "../devtools/haproxy.js";
-import { startHardhat } from "../devtools/hardhat.js";
-import { freePort, jsonRpc } from "../devtools/net.js";
+import { freePort } from "../devtools/net.js";
+import { startBenchNode } from "./node.js";
 import { chart, type Figures } from "./chart.js";
 import { ratio, show } from "./figures.js";
 import { loadTool, median, withCpu, wrk as wrkFor, wsRoundTrips as wsFor, type Result } from "./measure.js";
@@ -196,10 +196,7 @@ async function main() {
   }
 
   // A real EVM node behind the gateway, for scale: the node, not the proxy, bounds this one.
-  const evm = await startHardhat();
-  procs.adopt(evm.pid);
-  // Its per-call log off, as the cache and peers benches run it (bench/node.ts).
-  await jsonRpc(evm.url, "hardhat_setLoggingEnabled", [false]);
+  const { node: evm } = await startBenchNode(procs, args["block-seconds"]);
   let evmFigures: { direct: Result; gateway: Result } | undefined;
   try {
     const gw2Port = await freePort();
@@ -253,7 +250,7 @@ async function main() {
   console.log(`\nratios (HTTP req/s): gateway/direct ${results.ratios.gatewayOverDirect}, gateway/nginx ${results.ratios.gatewayOverNginx}, gateway/caddy ${results.ratios.gatewayOverCaddy}`);
   console.log(`ratios (WS round trips/s): gateway/direct ${results.ratios.ws.gatewayOverDirect}, gateway/nginx ${results.ratios.ws.gatewayOverNginx}, gateway/caddy ${results.ratios.ws.gatewayOverCaddy}`);
   printSpread(http, ws);
-  if (evmFigures) console.log(`real EVM node (hardhat): direct ${show(evmFigures.direct.rps)} req/s, through the gateway ${show(evmFigures.gateway.rps)} req/s`);
+  if (evmFigures) console.log(`real EVM node (${evm.version}, eth_blockNumber): direct ${show(evmFigures.direct.rps)} req/s, through the gateway ${show(evmFigures.gateway.rps)} req/s`);
   console.log(`\nwrote ${join(args.out, "latest.json")} and latest.svg`);
 }
 

@@ -31,10 +31,11 @@ export interface BenchResults {
   readonly machine?: { readonly cores?: number; readonly cpu?: string; readonly haproxyRelease?: string; readonly nginx?: string };
   readonly settings?: { readonly rounds?: number };
   readonly raw?: { readonly http?: Runs; readonly ws?: Runs };
-  readonly cache?: { readonly rounds?: number; readonly raw?: Runs };
+  /** `node`: the node the read mix ran on ("geth v1.17.5"); runs before it was recorded ran hardhat. */
+  readonly cache?: { readonly rounds?: number; readonly raw?: Runs; readonly node?: string };
   readonly peers?: {
     readonly versions?: Record<string, { readonly release?: string } | string>;
-    readonly settings?: { readonly rounds?: number };
+    readonly settings?: { readonly rounds?: number; readonly node?: string };
     readonly raw?: Record<"read" | "relay" | "ws", Runs | undefined>;
     readonly correctness?: Record<string, Correctness>;
   };
@@ -69,10 +70,10 @@ function relayRows(r: BenchResults): string[] {
 function cacheRow(r: BenchResults): string {
   const c = r.cache?.raw ?? {};
   const hit = over(pick(c.cache, (x) => x.hitRatio));
-  return `| read mix on hardhat, cache on (hit ratio ${cell(hit)}): req/s over the node alone | ${cell(over(pick(c.cache, rps)))} | node ${cell(over(pick(c.node, rps)))} | ${cell(paired(c.cache, c.node, rps), "×")} |`;
+  return `| read mix on ${r.cache?.node ?? "hardhat"}, cache on (hit ratio ${cell(hit)}): req/s over the node alone | ${cell(over(pick(c.cache, rps)))} | node ${cell(over(pick(c.node, rps)))} | ${cell(paired(c.cache, c.node, rps), "×")} |`;
 }
 
-const MIXES = { read: "read mix (old blocks and receipts)", relay: "relay mix (`eth_blockNumber`, `eth_call` on latest)", ws: "WebSocket" } as const;
+const MIXES = { read: "read mix (blocks, receipts, logs)", relay: "relay mix (`eth_blockNumber`, `eth_call` on latest)", ws: "WebSocket" } as const;
 const AGAINST: Record<string, string> = { erpc: "gateway", proxyd: "gateway-plain" };
 
 function peerRows(r: BenchResults): string[] {
@@ -130,7 +131,7 @@ export function summaryMarkdown(r: BenchResults): string {
     ...relayRows(r),
     cacheRow(r),
     "",
-    `Against the peers in the same run (eRPC ${release(r.peers?.versions?.erpc)}, proxyd ${release(r.peers?.versions?.proxyd)}; same hardhat node and mixes): the gateway's req/s over the peer's, and its CPU per request over the peer's.`,
+    `Against the peers in the same run (eRPC ${release(r.peers?.versions?.erpc)}, proxyd ${release(r.peers?.versions?.proxyd)}; same ${r.peers?.settings?.node ?? "hardhat"} node and mixes): the gateway's req/s over the peer's, and its CPU per request over the peer's.`,
     "",
     "| mix | gateway over eRPC (TLS) | gateway over proxyd (plain HTTP) |",
     "|---|---|---|",

@@ -13,7 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { fig, ratio, show, spread } from "../bench/figures.js";
 import { plainBind } from "../bench/gateway.js";
 import { median, metricSum } from "../bench/measure.js";
-import { readMixLua, relayMixLua } from "../bench/mixes.js";
+import { readMixLua, relayMixLua, warmMixLua, type MixChain } from "../bench/mixes.js";
 import { cacheDir, goBuildArgs, PEER_RELEASES, peerBinary, reportedVersion } from "../bench/peers/build.js";
 import { erpcConfig, erpcPath, PROXYD_METHODS, proxydConfig, type PeerPolicy, type PeerUpstream } from "../bench/peers/configs.js";
 import { describe as describeCorrectness, judgeAnswer, probeCalls, summarize } from "../bench/peers/correctness.js";
@@ -97,7 +97,7 @@ describe("proxyd's configuration", () => {
   });
 
   it("allows every method the bench's mixes send", () => {
-    const sent = new Set([...readMixLua(10, ["0xab"]).matchAll(/"method":"(\w+)"/g), ...relayMixLua("0x01").matchAll(/"method":"(\w+)"/g)].map((m) => m[1]));
+    const sent = new Set([...readMixLua(mixChain).matchAll(/"method":"(\w+)"/g), ...relayMixLua(mixChain.call).matchAll(/"method":"(\w+)"/g)].map((m) => m[1]));
     expect([...sent].filter((m) => !(m in cfg.rpc_method_mappings))).toEqual([]);
   });
 });
@@ -118,28 +118,72 @@ for i = 1, ${n} do io.write(request(), "\\n") end
   return r.stdout.trim().split("\n").map((l) => JSON.parse(l));
 }
 
+/** A chain as bench/node.ts hands the mixes one: final blocks 20-60, two receipts, ten-block log spans over 8 pairs. */
+const mixChain: MixChain = {
+  oldFirst: 20,
+  oldLast: 60,
+  txs: ["0xaa01", "0xbb02"],
+  logs: { address: "0x00000000000000000000000000000000000000c0", topic: `0x${"ab".repeat(32)}`, pairs: 8, span: 10 },
+  call: { to: "0x5fbdb2315678afecb367f032d93f642f64180aa3", data: "0x70a08231" },
+};
+
 describe("the request mixes", () => {
-  it("read mix: JSON-RPC bodies with an id per call, old blocks and receipts the chain has", () => {
-    const bodies = wrkBodies(readMixLua(40, ["0xaa01", "0xbb02"]), 2000);
-    expect(bodies.map((b) => b.id)).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
-    const share = (m: string) => bodies.filter((b) => b.method === m).length / bodies.length;
-    expect(share("eth_getBlockByNumber")).toBeGreaterThan(0.5);
-    expect(share("eth_getTransactionReceipt")).toBeGreaterThan(0.15);
-    for (const b of bodies.filter((b) => b.method === "eth_getBlockByNumber" && b.params[0] !== "latest")) {
-      expect(parseInt(b.params[0] as string, 16)).toBeGreaterThanOrEqual(1);
-      expect(parseInt(b.params[0] as string, 16)).toBeLessThanOrEqual(40);
+  it("read mix: JSON-RPC bodies with an id per call, on final blocks and receipts the chain has; at most 80% a cache may keep", () => {
+    const bodies = wrkBodies(readMixLua(mixChain), 4000);
+    expect(bodies.map((b) => b.id)).toEqual(Array.from({ length: 4000 }, (_, i) => i + 1));
+    const share = (keep: (b: (typeof bodies)[number]) => boolean) => bodies.filter(keep).length / bodies.length;
+    const old = (b: (typeof bodies)[number]) => b.method === "eth_getBlockByNumber" && b.params[0] !== "latest";
+    expect(share(old)).toBeGreaterThan(0.3);
+    expect(share((b) => old(b) && b.params[1] === true)).toBeGreaterThan(0.03);
+    expect(share((b) => b.method === "eth_getTransactionReceipt")).toBeGreaterThan(0.2);
+    expect(share((b) => b.method === "eth_getLogs")).toBeGreaterThan(0.07);
+    // What no cache keeps: the head and the latest block.
+    const never = share((b) => b.method === "eth_blockNumber" || b.params[0] === "latest");
+    expect(never).toBeGreaterThan(0.16);
+    expect(never).toBeLessThan(0.24);
+    for (const b of bodies.filter(old)) {
+      expect(parseInt(b.params[0] as string, 16)).toBeGreaterThanOrEqual(20);
+      expect(parseInt(b.params[0] as string, 16)).toBeLessThanOrEqual(60);
     }
     expect(new Set(bodies.filter((b) => b.method === "eth_getTransactionReceipt").map((b) => b.params[0]))).toEqual(new Set(["0xaa01", "0xbb02"]));
+    const pairs = new Set<string>();
+    for (const b of bodies.filter((b) => b.method === "eth_getLogs")) {
+      const f = b.params[0] as { fromBlock: string; toBlock: string; address: string; topics: (string | null)[] };
+      const [from, to] = [parseInt(f.fromBlock, 16), parseInt(f.toBlock, 16)];
+      expect(to - from).toBe(9);
+      expect((from - 20) % 10).toBe(0);
+      expect(from).toBeGreaterThanOrEqual(20);
+      expect(to).toBeLessThanOrEqual(60);
+      expect(f.address).toBe(mixChain.logs.address);
+      expect(f.topics[0]).toBe(mixChain.logs.topic);
+      expect(f.topics[1]).toBeNull();
+      expect(f.topics[2]).toMatch(/^0x0{62}0[0-7]$/);
+      pairs.add(f.topics[2]!);
+    }
+    expect(pairs.size).toBe(8);
   });
 
-  it("relay mix: eth_blockNumber and eth_call on latest, alternately", () => {
-    const bodies = wrkBodies(relayMixLua("0x5fbdb2315678afecb367f032d93f642f64180aa3"), 6);
+  it("warm-up: every call of the read mix a cache may keep, each once in turn, then again", () => {
+    const withoutId = (b: { method: string; params: unknown[] }) => JSON.stringify([b.method, b.params]);
+    // 41 blocks both ways, 2 receipts, 4 pages x 8 pairs of logs, the chain id.
+    const walk = 41 * 2 + 2 + 4 * 8 + 1;
+    const warm = wrkBodies(warmMixLua(mixChain), walk + 3).map(withoutId);
+    expect(new Set(warm.slice(0, walk)).size).toBe(walk);
+    expect(warm.slice(walk)).toEqual(warm.slice(0, 3));
+    const kept = wrkBodies(readMixLua(mixChain), 4000).filter((b) => b.method !== "eth_blockNumber" && b.params[0] !== "latest");
+    expect(kept.map(withoutId).filter((b) => !warm.includes(b))).toEqual([]);
+  });
+
+  it("relay mix: eth_blockNumber and the chain's eth_call on latest, alternately", () => {
+    const bodies = wrkBodies(relayMixLua(mixChain.call), 6);
     expect(bodies.map((b) => b.method)).toEqual(["eth_blockNumber", "eth_call", "eth_blockNumber", "eth_call", "eth_blockNumber", "eth_call"]);
-    expect(bodies[1].params).toEqual([{ to: "0x5fbdb2315678afecb367f032d93f642f64180aa3", data: "0x" }, "latest"]);
+    expect(bodies[1].params).toEqual([mixChain.call, "latest"]);
   });
 
-  it("refuses what would not be a hex literal in the script", () => {
-    expect(() => relayMixLua('0x1"); os.exit(1) --')).toThrow(/not a hex string/);
+  it("refuses what would not be a hex literal in the script, and a chain too short for its log span", () => {
+    expect(() => relayMixLua({ to: '0x1"); os.exit(1) --', data: "0x" })).toThrow(/not a hex string/);
+    expect(() => readMixLua({ ...mixChain, logs: { ...mixChain.logs, address: "0xzz" } })).toThrow(/not a hex string/);
+    expect(() => readMixLua({ ...mixChain, oldLast: 25 })).toThrow(/more than a log span/);
   });
 });
 

@@ -72,10 +72,17 @@ describe("the summary of a run", () => {
     expect(lines).toContain("The node alone, its last round's req/s over its first: read mix (cache part) 0.9×.");
   });
 
+  it("names the node the read mix ran on, and calls a run that did not record it a hardhat run", () => {
+    const geth = summaryMarkdown({ ...run, cache: { ...run.cache, node: "geth v1.17.5" }, peers: { settings: { node: "geth v1.17.5" } } });
+    expect(geth).toContain("| read mix on geth v1.17.5, cache on (hit ratio 0.8 (0.78-0.81)): req/s over the node alone |");
+    expect(geth).toContain("same geth v1.17.5 node and mixes)");
+    expect(summaryMarkdown(run)).toContain("same hardhat node and mixes)");
+  });
+
   it("leaves the peers' cells empty when they did not run, and says why", () => {
     const skipped = summaryMarkdown({ ...run, parts: { ...run.parts, peers: part([1, 1, 1], [1, 1, 1], "no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file") } });
     expect(skipped).toContain("; peers: skipped (no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file).");
-    expect(skipped).toContain("| read mix (old blocks and receipts) | - | - |");
+    expect(skipped).toContain("| read mix (blocks, receipts, logs) | - | - |");
   });
 
   it("gives the gateway over each peer in its transport per mix, req/s and CPU per request, and the correctness", () => {
@@ -94,7 +101,7 @@ describe("the summary of a run", () => {
       },
     });
     expect(peers).toContain("Against the peers in the same run (eRPC 0.1.2, proxyd v4.30.0;");
-    expect(peers).toContain("| read mix (old blocks and receipts) | 1.8× (1.6-2); CPU 0.45× (0.4-0.5) | 3× (3-3); CPU 0.3× (0.3-0.3) |");
+    expect(peers).toContain("| read mix (blocks, receipts, logs) | 1.8× (1.6-2); CPU 0.45× (0.4-0.5) | 3× (3-3); CPU 0.3× (0.3-0.3) |");
     expect(peers).toContain("| relay mix (`eth_blockNumber`, `eth_call` on latest) | 0.25× (0.25-0.25); CPU 1× (1-1) | 0.9× (0.8-1); CPU 0.5× (0.5-0.5) |");
     expect(peers).toContain("| WebSocket | (eRPC has none) | 2× (2-2); CPU 0.25× (0.25-0.25) |");
     expect(peers).toContain("Correctness (HTTP probes after the load): gateway ok (120 calls, 20 heads); erpc ok (120 calls, 20 heads).");

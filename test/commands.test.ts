@@ -21,6 +21,7 @@ const COMMANDS = [
   { name: "the smoke runner", file: "smoke/cli.ts", prefix: "rpcstack smoke: " },
   { name: "npm run up", file: "scripts/up.ts", prefix: "rpcstack up: " },
   { name: "the badge service (rpcstack-badges)", file: "badges/serverMain.ts", prefix: "rpcstack-badges: " },
+  { name: "the bench chain's maker", file: "bench/chain.ts", prefix: "bench/chain.ts: " },
 ];
 
 const run = (file: string, args: string[]) =>
@@ -105,6 +106,8 @@ describe("a wrong value for a flag is answered with what is wrong (exit 2), neve
     expect(parseBenchArgs(["--variant", "notjson"])).toEqual({ error: '--variant must be a JSON list of ["search","replace"] pairs (got "notjson")' });
     expect(parseBenchArgs(["--frobnicate"])).toEqual({ error: "unknown option --frobnicate" });
     expect(parseBenchArgs(["--help"])).toBe("help");
+    expect(parseBenchArgs([])).toMatchObject({ "block-seconds": 12 });
+    expect(parseBenchArgs(["--block-seconds", "0"])).toEqual({ error: '--block-seconds must be a positive integer (got "0")' });
     expect(parseBenchArgs(["--cache-seconds", "4", "--seconds", "2", "--cases", "gateway,variant"])).toMatchObject({ "cache-seconds": 4, seconds: 2, rounds: 2, cases: ["gateway", "variant"] });
     // The options of the peers bench (npm run bench -- --cases peers) are in the same list, with its own defaults.
     expect(parseBenchArgs(["--cases", "peers", "--pin", "1"], { ...BENCH_DEFAULTS, rounds: 3 })).toMatchObject({ cases: ["peers"], pin: "1", rounds: 3 });

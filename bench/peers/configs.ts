@@ -11,7 +11,7 @@ export interface PeerUpstream {
   /** The node's JSON-RPC URL over HTTP (and WebSocket, where the peer relays it). */
   readonly http: string;
   readonly ws?: string;
-  /** The node's EIP-155 chain id (hardhat: 31337). */
+  /** The node's EIP-155 chain id (geth --dev: 1337). */
   readonly chainId: number;
   /** Seconds between the node's blocks: cache lifetimes follow it. */
   readonly blockSeconds: number;

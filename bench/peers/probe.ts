@@ -6,7 +6,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { jsonRpc } from "../../devtools/net.js";
-import type { SeededChain } from "../mixes.js";
+import type { MixChain } from "../mixes.js";
 import { callBody, describe, judgeAnswer, probeCalls, summarize, type Correctness, type HeadSample, type Verdict } from "./correctness.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,9 +40,9 @@ export async function waitAnswers(name: string, url: string): Promise<void> {
  * Each proxy's answers to 120 calls on final data against the node's, then 20 reads of its
  * `latest` against the node's head read just before; printed per proxy as it goes.
  */
-export async function checkCorrectness(nodeUrl: string, chain: SeededChain, proxies: readonly { name: string; http: string }[]): Promise<Record<string, Correctness>> {
+export async function checkCorrectness(nodeUrl: string, chain: MixChain, proxies: readonly { name: string; http: string }[]): Promise<Record<string, Correctness>> {
   const correctness: Record<string, Correctness> = {};
-  const calls = probeCalls(chain.head - 10, chain.txs, 120);
+  const calls = probeCalls(chain.oldLast, chain.txs, 120);
   const nodeAnswers = await Promise.all(calls.map(async (c) => JSON.parse(await post(nodeUrl, callBody(c)))));
   for (const c of proxies) {
     const verdicts: Verdict[] = [];
