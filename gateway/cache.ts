@@ -7,7 +7,7 @@
  * gates: a request reaches it only once all of those have let it through.
  */
 import { CHECK_AGENT, hostHeader, parseUpstream } from "./upstreams.js";
-import { afterResponse, anon, req, useBackend, type Directive, type Rule, type Section } from "./model.js";
+import { afterResponse, anon, req, res, useBackend, type Directive, type Rule, type Section } from "./model.js";
 import { NODE_DOWN, exactPath, on, rpcBackend } from "./routes.js";
 import { hasNodes } from "./failover.js";
 import { internalGate } from "./internal.js";
@@ -122,6 +122,8 @@ const headMethods = (kind: "evm" | "starknet") => Object.entries(MERGE_POLICY[ki
 
 /** The variable HAProxy counts answers to head calls in that the merge did not take (cache.lua share()). */
 export const HEADS_UNSEEN = "proc.rpc_heads_unseen";
+/** How the answer to a head read the merge sent to the node alone shows its head (cache.lua share()). */
+export const HEAD_READ = "txn.head_read";
 
 /**
  * The ids each kind's node answers as calls: only calls with such an id are cached (gateway/lua/
@@ -246,6 +248,11 @@ export function cacheRules(chains: readonly GatewayChain[], o: GatewayOptions): 
       ),
     ),
     req(["use-service", "lua.rpc_cache"], anon("var(txn.cache_tok)", "-m", "found")),
+    // A head read the merge sent to the node alone: its answer's head is read (it is small, and a
+    // block's number comes before its transactions) and seen by the merge like a fetch's, so it
+    // stops no fetch from being shared unless it shows a newer head.
+    res(["wait-for-body", "time", "1s"], anon(`var(${HEAD_READ})`, "-m", "found")),
+    res(["lua.rpc_cache_head"], anon(`var(${HEAD_READ})`, "-m", "found")),
     afterResponse([`set-var(${HEADS_UNSEEN})`, `var(${HEADS_UNSEEN},0),add(1)`], anon("var(txn.head_call)", "-m", "bool")),
   ];
 }

@@ -15,7 +15,7 @@ export type Cond = readonly string[];
  * `http-request` rule before any `use_backend`, whatever their order in the file, and warns
  * when the file disagrees: the serializer writes them in this order so the text reads as it runs.
  */
-export const PHASES = ["tcp-request connection", "http-request", "http-after-response", "use_backend", "default_backend"] as const;
+export const PHASES = ["tcp-request connection", "http-request", "http-response", "http-after-response", "use_backend", "default_backend"] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Rule {
@@ -81,5 +81,6 @@ export const anon = (...words: string[]): string[] => ["{", ...words, "}"];
 
 /** Rule constructors, so builders read as policy rather than word lists. */
 export const req = (action: readonly string[], cond?: Cond, why?: string): Rule => ({ phase: "http-request", action, cond, why });
+export const res = (action: readonly string[], cond?: Cond, why?: string): Rule => ({ phase: "http-response", action, cond, why });
 export const afterResponse = (action: readonly string[], cond?: Cond, why?: string): Rule => ({ phase: "http-after-response", action, cond, why });
 export const useBackend = (backend: string, cond: Cond): Rule => ({ phase: "use_backend", action: [backend], cond });

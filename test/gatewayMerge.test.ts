@@ -120,6 +120,41 @@ describe("reads at the head: identical calls in flight share one fetch", () => {
     });
   });
 
+  it("a head read sent to the node alone is a head the merge sees: a newer one stops joins, the same one does not", async () => {
+    // A read nobody joined last time goes to the node alone (only one in 8 leads a fetch): this
+    // latest-block read (a spelling no other test sends) leads once, unjoined, so its next two go alone.
+    const latest = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"eth_getBlockByNumber","params":[ "latest", false ]}`;
+    expect((await post(latest(30))).cache).toBe("MISS");
+    await holdingHeadCalls(1200, async () => {
+      const { before, old, head } = await oldFetch(31);
+      const alone = await post(latest(32));
+      expect(alone.cache).toBeNull();
+      expect(alone.json.result.number).toBe(hex(head));
+      // It showed a newer head than the fetch in flight was sent at: a call after it does not join
+      // that fetch (it goes to the node, by a fetch of its own or alone).
+      const after = await post(blockNumber(33));
+      expect(after.cache).not.toBe("COALESCED");
+      expect(after.json).toEqual({ jsonrpc: "2.0", id: 33, result: hex(head) });
+      expect(parseInt((await old).json.result, 16)).toBe(head - 1);
+      expect(headCalls() - before).toBe(2);
+    });
+    // A head call spelled anew leads a fetch (the first of its kind), held in flight.
+    const head = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"eth_blockNumber","params":[ ]}`;
+    await holdingHeadCalls(1200, async () => {
+      const before = headCalls();
+      const inFlight = post(head(40));
+      await waitFor("call 40 at the node", async () => (eth.calls.some((c) => c.body === head(40)) ? true : undefined), 5_000);
+      // The same head as the fetch in flight knows: it stops no one from joining it.
+      const alone = await post(latest(41));
+      expect(alone.cache).toBeNull();
+      const joined = await post(head(42));
+      const lead = await inFlight;
+      expect(joined).toMatchObject({ cache: "COALESCED", json: { id: 42, result: lead.json.result } });
+      expect(parseInt(lead.json.result, 16)).toBe(parseInt(alone.json.result.number, 16));
+      expect(headCalls() - before).toBe(1);
+    });
+  });
+
   it("pending reads and sends are never shared", async () => {
     eth.delayMs = 400;
     try {

@@ -125,7 +125,8 @@ local function reply(applet, status, parts, state)
 end
 
 -- A read at the head: identical calls in flight share one fetch (rpcstack/cache_merge.lua). The
--- answers to head calls taken here are heads the merge sees; one that goes to the node another
+-- answers to head calls taken here are heads the merge sees, and so are those of head calls sent
+-- to the node alone (rpc_cache_head reads them on the way back); one that goes to the node another
 -- way (no place among the fetches, an older head than known) keeps txn.head_call, and HAProxy
 -- counts its answer in proc.rpc_heads_unseen, which stops every flight sent before from being
 -- shared further, as a newer head does.
@@ -149,6 +150,8 @@ local function share(txn, chain, view, s, mk, ia, ib, owner)
   -- A fetch costs more than a relay: a read nobody joined last time goes to the node alone.
   if not flights.joinable(key, epoch) and not lanes.lead(key) then
     m.alone = m.alone + 1
+    -- Its answer's head is read on the way back (rpc_cache_head) rather than counted unseen.
+    if how ~= true then txn:set_var('txn.head_read', how) end
     return nil
   end
   local bypassed = m.bypassed
@@ -213,6 +216,18 @@ core.register_action('rpc_cache_lookup', { 'http-req' }, function(txn, chain)
   end
   txn:set_var('txn.cache_tok', flights.hand(token, core.now().sec))
 end, 1)
+
+-- The answer to a head read share() sent to the node alone: the head it shows is seen as a fetch's
+-- is, so it stops earlier fetches from being shared only when it is newer than any seen. One whose
+-- head cannot be read keeps txn.head_call and is counted unseen.
+core.register_action('rpc_cache_head', { 'http-res' }, function(txn)
+  if txn.f:status() ~= 200 then return end
+  local n = head_of(txn:get_var('txn.head_read'), txn.f:res_body() or '')
+  if n then
+    HEADS.see(txn:get_var('txn.chain'), n)
+    txn:unset_var('txn.head_call')
+  end
+end)
 
 -- Fetches p's call as the leader of its flight (its place among the fetches is p.slot) and keeps
 -- the answer when it may; answers the service's client.
