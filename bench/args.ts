@@ -15,6 +15,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --miss-connections N the cache bench's concurrent misses of ~1 MiB answers, for its memory (64)
   --miss-seconds N     how long those misses run, with the cache and without (10)
   --small-miss-seconds N  the same connections' misses of small answers, the cache warm (20)
+  --merge-seconds N    each merge case (the relay mix on a moving head, 32 and 64 clients), per client count (10)
   --rounds N           rounds, the cases alternating within each (2)
   --restore-mb N       the restore bench's stand-in database in MB (600; bench/restore.ts, run on its own)
   --connections N      wrk's connections (32)
@@ -24,13 +25,15 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --baseline NAME=DIR  the gateway builder of another checkout (DIR/gateway/build.ts), as its own case; repeatable
   --cases LIST         only these cases, comma-separated (gateway, variant, nginx, caddy, badge-key, badge, ...)
   --cases peers        the gateway against eRPC and proxyd instead (bench/peers.ts; its options: --cases peers --help)
-  --cases all          every part in one run into one latest.json: the relay, the cache, then the peers
-                       (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), then the summary
+  --cases merge        identical reads merged on a moving head instead (bench/merge.ts)
+  --cases all          every part in one run into one latest.json: the relay, the cache, the peers
+                       (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), the merge,
+                       then the summary
   --pin CPUS           taskset CPU list for wrk (e.g. 1): the load tool keeps a core of its own
   --out DIR            where latest.json and latest.svg go (bench/results)
   --help               this text`;
 
-const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "small-miss-seconds", "rounds", "restore-mb", "connections", "threads", "block-seconds"] as const;
+const COUNTS = ["seconds", "ws-seconds", "cache-seconds", "miss-connections", "miss-seconds", "small-miss-seconds", "merge-seconds", "rounds", "restore-mb", "connections", "threads", "block-seconds"] as const;
 
 export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly variant?: [string, string][];
@@ -42,7 +45,7 @@ export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly out: string;
 };
 
-export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, "small-miss-seconds": 20, rounds: 2, "restore-mb": 600, connections: 32, threads: 1, "block-seconds": 12 };
+export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, "small-miss-seconds": 20, "merge-seconds": 10, rounds: 2, "restore-mb": 600, connections: 32, threads: 1, "block-seconds": 12 };
 
 /** The options, or a message saying what is wrong with them; "help" for --help. A script may have its own defaults. */
 export function parseBenchArgs(argv: readonly string[], defaults = BENCH_DEFAULTS): BenchArgs | "help" | { readonly error: string } {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm run bench: installs the load tool and the reference proxies from Debian (not in CI), then runs the benchmark.
 # npm run bench -- --cases peers: the gateway against eRPC and proxyd instead (bench/peers.ts).
-# npm run bench -- --cases all: every part in one run into one latest.json (relay, cache, peers), then its summary.
+# npm run bench -- --cases merge: identical reads merged on a moving head (bench/merge.ts) alone.
+# npm run bench -- --cases all: every part in one run into one latest.json (relay, cache, peers, merge), then its summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases="" prev=""
@@ -28,10 +29,13 @@ fi
 # The gateway's HAProxy: the release production pins (scripts/haproxy/build.sh; cached after the first time).
 bash scripts/haproxy/build.sh
 if [ "$cases" = peers ]; then exec npx tsx bench/peers.ts "$@"; fi
+if [ "$cases" = merge ]; then exec npx tsx bench/merge.ts "$@"; fi
 npx tsx bench/run.ts "$@"
 # The response cache on a read mix against geth on the bench chain (bench/chain.ts): adds ratios.cache and cache to latest.json.
 npx tsx bench/cache.ts "$@"
 # The peers last, into the same file (without their binaries this part says why it is skipped).
 if [ "$cases" = all ]; then npx tsx bench/peers.ts "$@"; fi
+# Identical reads merged on a moving head: geth every 2 s and 12 s, hardhat every 150 ms.
+if [ "$cases" = all ]; then npx tsx bench/merge.ts "$@"; fi
 # The summary (bench/summary.ts) of a whole run; a run of some cases writes no results of its own.
 if [ -z "$cases" ] || [ "$cases" = all ]; then exec npx tsx bench/summary.ts "$@"; fi

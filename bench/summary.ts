@@ -10,6 +10,7 @@ import { benchArgs } from "./args.js";
 import { show, spread, type Spread } from "./figures.js";
 import { describe, type Correctness } from "./peers/correctness.js";
 import { drift } from "./rounds.js";
+import type { MergeCase } from "./merge.js";
 
 interface Round {
   readonly rps: number;
@@ -39,7 +40,8 @@ export interface BenchResults {
     readonly raw?: Record<"read" | "relay" | "ws", Runs | undefined>;
     readonly correctness?: Record<string, Correctness>;
   };
-  readonly parts?: Partial<Record<"relay" | "cache" | "peers", Part>>;
+  readonly merge?: { readonly cases?: readonly MergeCase[] };
+  readonly parts?: Partial<Record<"relay" | "cache" | "peers" | "merge", Part>>;
 }
 
 /** "30,057 (29,870-30,400)": the median of the rounds and their range. */
@@ -98,6 +100,19 @@ function mergedLine(r: BenchResults): string | undefined {
   return shown.length ? `Relay mix calls answered with an identical call's answer in flight: ${shown.join(", ")}.` : undefined;
 }
 
+/** The merge part: per node, head interval and client count, what reached the node and whether any answer was stale. */
+function mergeRows(r: BenchResults): string[] {
+  const cases = r.merge?.cases;
+  if (!cases?.length) return [];
+  return [
+    "Identical reads at the head on a moving head: the relay mix (`eth_blockNumber`, one `eth_call` at latest) repeated by each client, the cache on.",
+    "",
+    "| node | a block every | clients | calls/s | node calls per client call | merged | alone | heads checked: older than one shown before the call |",
+    "|---|---|---|---|---|---|---|---|",
+    ...cases.map((c) => `| ${c.node} | ${show(c.blockSeconds)} s | ${c.clients} | ${show(c.callsPerSecond)} | ${show(c.nodeCallsPerCall)} | ${show(c.mergedShare)} | ${show(c.aloneShare)} | ${show(c.heads.checked)}: ${c.heads.stale}${c.heads.stale ? ` (at most ${c.heads.worstBehind} blocks behind)` : ""} |`),
+  ];
+}
+
 const load = (p: Part) => `${p.loadAverage.start.join(" ")} -> ${p.loadAverage.end.join(" ")}`;
 
 /** The last round's req/s over the first's, for the node alone in each part that measured it. */
@@ -115,9 +130,9 @@ function driftLine(r: BenchResults): string | undefined {
 export function summaryMarkdown(r: BenchResults): string {
   const m = r.machine ?? {};
   const rounds = r.settings?.rounds ?? r.cache?.rounds ?? r.peers?.settings?.rounds;
-  const parts = (["relay", "cache", "peers"] as const).map((name) => {
+  const parts = (["relay", "cache", "peers", "merge"] as const).map((name) => {
     const p = r.parts?.[name];
-    if (!p) return `${name}: ${{ relay: r.raw, cache: r.cache, peers: r.peers }[name] ? "not recorded" : "not in this run"}`;
+    if (!p) return `${name}: ${{ relay: r.raw, cache: r.cache, peers: r.peers, merge: r.merge }[name] ? "not recorded" : "not in this run"}`;
     return p.skipped ? `${name}: skipped (${p.skipped})` : `${name} ${load(p)}`;
   });
   const release = (v: { release?: string } | string | undefined) => (typeof v === "string" ? v : v?.release ?? "?");
@@ -139,6 +154,7 @@ export function summaryMarkdown(r: BenchResults): string {
     "",
     ...(correctness.length ? [`Correctness (HTTP probes after the load): ${correctness.join("; ")}.`] : []),
     ...[mergedLine(r), driftLine(r)].filter((l): l is string => l !== undefined),
+    ...(r.merge?.cases?.length ? ["", ...mergeRows(r)] : []),
   ].join("\n");
 }
 

@@ -61,7 +61,7 @@ describe("the summary of a run", () => {
 
   it("says where, on what and under which load each part ran, and what is missing", () => {
     expect(lines[0]).toBe("Measured 2026-11-27T17:00:00.000Z on 2 cores (AMD EPYC 7763 64-Core Processor), HAProxy 3.2.26-1 (the generated production config); 3 rounds, each figure the median with its range over the rounds (min-max), each ratio paired within a round.");
-    expect(lines[1]).toBe("Load average (1, 5, 15 min) at the start -> end of each part: relay 0.5 0.4 0.3 -> 1.2 0.8 0.5; cache 1.2 0.8 0.5 -> 1.1 0.9 0.6; peers: not in this run.");
+    expect(lines[1]).toBe("Load average (1, 5, 15 min) at the start -> end of each part: relay 0.5 0.4 0.3 -> 1.2 0.8 0.5; cache 1.2 0.8 0.5 -> 1.1 0.9 0.6; peers: not in this run; merge: not in this run.");
   });
 
   it("gives the gateway against nginx and the cache against the node, median (min-max) and the ratio paired per round", () => {
@@ -79,9 +79,27 @@ describe("the summary of a run", () => {
     expect(summaryMarkdown(run)).toContain("same hardhat node and mixes)");
   });
 
+  it("gives the merge part per node, head interval and client count, with the stale answers it found", () => {
+    const heads = (stale: number) => ({ checked: 20000, stale, worstBehind: stale ? 2 : 0 });
+    const merge = summaryMarkdown({
+      ...run,
+      parts: { ...run.parts, merge: part([1, 1, 1], [2, 1, 1]) },
+      merge: {
+        cases: [
+          { node: "geth v1.17.5", blockSeconds: 2, clients: 32, seconds: 10, calls: 48000, callsPerSecond: 4800, nodeCallsPerCall: 0.084, mergedShare: 0.916, aloneShare: 0.0212, heads: heads(0) },
+          { node: "hardhat (evm_setIntervalMining)", blockSeconds: 0.15, clients: 64, seconds: 10, calls: 60000, callsPerSecond: 6000, nodeCallsPerCall: 0.033, mergedShare: 0.967, aloneShare: 0.003, heads: heads(3) },
+        ],
+      },
+    }).split("\n");
+    expect(lines[1]).toContain("merge: not in this run");
+    expect(merge).toContain("| geth v1.17.5 | 2 s | 32 | 4,800 | 0.084 | 0.916 | 0.0212 | 20,000: 0 |");
+    expect(merge).toContain("| hardhat (evm_setIntervalMining) | 0.15 s | 64 | 6,000 | 0.033 | 0.967 | 0.003 | 20,000: 3 (at most 2 blocks behind) |");
+    expect(merge[1]).toContain("merge 1 1 1 -> 2 1 1");
+  });
+
   it("leaves the peers' cells empty when they did not run, and says why", () => {
     const skipped = summaryMarkdown({ ...run, parts: { ...run.parts, peers: part([1, 1, 1], [1, 1, 1], "no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file") } });
-    expect(skipped).toContain("; peers: skipped (no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file).");
+    expect(skipped).toContain("; peers: skipped (no peer binaries: RPCSTACK_BENCH_ERPC=/x: no such file); merge: not in this run.");
     expect(skipped).toContain("| read mix (blocks, receipts, logs) | - | - |");
   });
 
