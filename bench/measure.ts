@@ -94,13 +94,21 @@ export async function warmUp(name: string, url: string, connections: number, scr
   console.log(`warm-up ${name}: still missing after 10 passes; its rounds start with a cache not yet full`);
 }
 
+/**
+ * Loopback addresses the WebSocket clients open from, in turn: the gateway lets one address open at
+ * most 8 WebSockets a second and 30 in 10 s (gateway/limits.ts wsOpenRules), as a real crowd
+ * comes from many addresses.
+ */
+const WS_CLIENT_ADDRESSES = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
+
 /** WebSocket round trips: each connection sends one JSON-RPC message and waits for its reply, in a loop. */
 export async function wsRoundTrips(url: string, seconds: number, connections: number): Promise<Result> {
   const latencies: number[] = [];
   const deadline = Date.now() + seconds * 1000;
+  const loopback = new URL(url).hostname === "127.0.0.1";
   await Promise.all(
-    Array.from({ length: connections }, async () => {
-      const ws = new WebSocket(url, { rejectUnauthorized: false });
+    Array.from({ length: connections }, async (_, i) => {
+      const ws = new WebSocket(url, { rejectUnauthorized: false, ...(loopback ? { localAddress: WS_CLIENT_ADDRESSES[i % WS_CLIENT_ADDRESSES.length] } : {}) });
       await new Promise((r, j) => (ws.once("open", r), ws.once("error", j)));
       while (Date.now() < deadline) {
         const t = process.hrtime.bigint();
