@@ -26,7 +26,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --cases LIST         only these cases, comma-separated (gateway, variant, nginx, caddy, badge-key, badge, ...)
   --cases peers        the gateway against eRPC and proxyd instead (bench/peers.ts; its options: --cases peers --help)
   --cases merge        identical reads merged on a moving head instead (bench/merge.ts)
-  --cases all          every part in one run into one latest.json: the relay, the cache, the peers
+  --cases hit          a cache hit against a native return and a relay of the same bytes instead (bench/hit.ts)
+  --cases all          every part in one run into one latest.json: the relay, the hit, the cache, the peers
                        (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), the merge,
                        then the summary
   --pin CPUS           taskset CPU list for wrk (e.g. 1): the load tool keeps a core of its own

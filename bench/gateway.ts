@@ -44,6 +44,8 @@ export interface BenchGatewayOptions {
   readonly badgePublicKey?: string;
   /** Options over the bench's own (e.g. the production per-address bounds, which wrk's one address would hit). */
   readonly over?: Partial<GatewayOptions>;
+  /** An edit of the generated config's text (a variant to measure against it). */
+  readonly edit?: (config: string) => string;
 }
 
 export interface BenchGateway {
@@ -96,7 +98,8 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
   const build = buildGateway(o.chains, o.keys ?? [{ name: "bench", key: BENCH_KEY }], opts, o.badgePublicKey);
   writeGatewayFiles(opts.filesDir, build);
   const cfg = join(o.work, `${o.name}.cfg`);
-  writeFileSync(cfg, o.plain ? plainBind(build.config, opts.certFile) : build.config);
+  const config = o.plain ? plainBind(build.config, opts.certFile) : build.config;
+  writeFileSync(cfg, o.edit ? o.edit(config) : config);
   const proc = spawnHaproxy(cfg, build.environment, o.name);
   return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc, adminSocket: opts.adminSocket! };
 }

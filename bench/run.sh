@@ -2,7 +2,8 @@
 # npm run bench: installs the load tool and the reference proxies from Debian (not in CI), then runs the benchmark.
 # npm run bench -- --cases peers: the gateway against eRPC and proxyd instead (bench/peers.ts).
 # npm run bench -- --cases merge: identical reads merged on a moving head (bench/merge.ts) alone.
-# npm run bench -- --cases all: every part in one run into one latest.json (relay, cache, peers, merge), then its summary.
+# npm run bench -- --cases hit: what a cache hit costs against a native return and a relay (bench/hit.ts) alone.
+# npm run bench -- --cases all: every part in one run into one latest.json (relay, hit, cache, peers, merge), then its summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases="" prev=""
@@ -20,6 +21,8 @@ npx tsx bench/args.ts "$@"
 need=()
 for p in wrk patchelf openssl; do command -v "$p" >/dev/null || need+=("$p"); done
 [ "$cases" = peers ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done
+# perf: where a cache hit's CPU goes (bench/hit.ts); Debian packages it as linux-perf.
+case "$cases" in all|hit) command -v perf >/dev/null || need+=(linux-perf) ;; esac
 if [ "${#need[@]}" -gt 0 ]; then
   echo "bench: installing ${need[*]} from Debian"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}";
@@ -30,7 +33,10 @@ fi
 bash scripts/haproxy/build.sh
 if [ "$cases" = peers ]; then exec npx tsx bench/peers.ts "$@"; fi
 if [ "$cases" = merge ]; then exec npx tsx bench/merge.ts "$@"; fi
+if [ "$cases" = hit ]; then exec npx tsx bench/hit.ts "$@"; fi
 npx tsx bench/run.ts "$@"
+# What a cache hit costs, on the same bytes as a native return and a relay (bench/hit.ts).
+if [ "$cases" = all ]; then npx tsx bench/hit.ts "$@"; fi
 # The response cache on a read mix against geth on the bench chain (bench/chain.ts): adds ratios.cache and cache to latest.json.
 npx tsx bench/cache.ts "$@"
 # The peers last, into the same file (without their binaries this part says why it is skipped).

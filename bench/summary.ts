@@ -41,7 +41,9 @@ export interface BenchResults {
     readonly correctness?: Record<string, Correctness>;
   };
   readonly merge?: { readonly cases?: readonly MergeCase[] };
-  readonly parts?: Partial<Record<"relay" | "cache" | "peers" | "merge", Part>>;
+  /** The hit part: rounds of `return`, `hit` and `relay` on one answer (`reply`). */
+  readonly hit?: { readonly reply?: string; readonly raw?: Runs };
+  readonly parts?: Partial<Record<"relay" | "hit" | "cache" | "peers" | "merge", Part>>;
 }
 
 /** "30,057 (29,870-30,400)": the median of the rounds and their range. */
@@ -73,6 +75,15 @@ function cacheRow(r: BenchResults): string {
   const c = r.cache?.raw ?? {};
   const hit = over(pick(c.cache, (x) => x.hitRatio));
   return `| read mix on ${r.cache?.node ?? "hardhat"}, cache on (hit ratio ${cell(hit)}): req/s over the node alone | ${cell(over(pick(c.cache, rps)))} | node ${cell(over(pick(c.node, rps)))} | ${cell(paired(c.cache, c.node, rps), "×")} |`;
+}
+
+/** A cache hit and a relay against a native return of the same answer: CPU per request. */
+function hitRows(r: BenchResults): string[] {
+  const h = r.hit?.raw;
+  if (!h?.hit || !h.return) return [];
+  const bytes = r.hit?.reply?.length ?? "?";
+  const row = (label: string, c: readonly Round[] | undefined) => `| ${label} | ${cell(over(pick(c, cpu)))} | native return ${cell(over(pick(h.return, cpu)))} | ${cell(paired(c, h.return, cpu), "×")} |`;
+  return [row(`cache hit, the same ${bytes}-byte answer over TLS: CPU µs per request`, h.hit), row("relay of the same call, no cache: CPU µs per request", h.relay)];
 }
 
 const MIXES = { read: "read mix (blocks, receipts, logs)", relay: "relay mix (`eth_blockNumber`, `eth_call` on latest)", ws: "WebSocket" } as const;
@@ -130,9 +141,9 @@ function driftLine(r: BenchResults): string | undefined {
 export function summaryMarkdown(r: BenchResults): string {
   const m = r.machine ?? {};
   const rounds = r.settings?.rounds ?? r.cache?.rounds ?? r.peers?.settings?.rounds;
-  const parts = (["relay", "cache", "peers", "merge"] as const).map((name) => {
+  const parts = (["relay", "hit", "cache", "peers", "merge"] as const).map((name) => {
     const p = r.parts?.[name];
-    if (!p) return `${name}: ${{ relay: r.raw, cache: r.cache, peers: r.peers, merge: r.merge }[name] ? "not recorded" : "not in this run"}`;
+    if (!p) return `${name}: ${{ relay: r.raw, hit: r.hit, cache: r.cache, peers: r.peers, merge: r.merge }[name] ? "not recorded" : "not in this run"}`;
     return p.skipped ? `${name}: skipped (${p.skipped})` : `${name} ${load(p)}`;
   });
   const release = (v: { release?: string } | string | undefined) => (typeof v === "string" ? v : v?.release ?? "?");
@@ -144,6 +155,7 @@ export function summaryMarkdown(r: BenchResults): string {
     "| | gateway | peer | gateway over peer |",
     "|---|---|---|---|",
     ...relayRows(r),
+    ...hitRows(r),
     cacheRow(r),
     "",
     `Against the peers in the same run (eRPC ${release(r.peers?.versions?.erpc)}, proxyd ${release(r.peers?.versions?.proxyd)}; same ${r.peers?.settings?.node ?? "hardhat"} node and mixes): the gateway's req/s over the peer's, and its CPU per request over the peer's.`,

@@ -61,7 +61,7 @@ describe("the summary of a run", () => {
 
   it("says where, on what and under which load each part ran, and what is missing", () => {
     expect(lines[0]).toBe("Measured 2026-11-27T17:00:00.000Z on 2 cores (AMD EPYC 7763 64-Core Processor), HAProxy 3.2.26-1 (the generated production config); 3 rounds, each figure the median with its range over the rounds (min-max), each ratio paired within a round.");
-    expect(lines[1]).toBe("Load average (1, 5, 15 min) at the start -> end of each part: relay 0.5 0.4 0.3 -> 1.2 0.8 0.5; cache 1.2 0.8 0.5 -> 1.1 0.9 0.6; peers: not in this run; merge: not in this run.");
+    expect(lines[1]).toBe("Load average (1, 5, 15 min) at the start -> end of each part: relay 0.5 0.4 0.3 -> 1.2 0.8 0.5; hit: not in this run; cache 1.2 0.8 0.5 -> 1.1 0.9 0.6; peers: not in this run; merge: not in this run.");
   });
 
   it("gives the gateway against nginx and the cache against the node, median (min-max) and the ratio paired per round", () => {
@@ -77,6 +77,12 @@ describe("the summary of a run", () => {
     expect(geth).toContain("| read mix on geth v1.17.5, cache on (hit ratio 0.8 (0.78-0.81)): req/s over the node alone |");
     expect(geth).toContain("same geth v1.17.5 node and mixes)");
     expect(summaryMarkdown(run)).toContain("same hardhat node and mixes)");
+  });
+
+  it("gives a cache hit and a relay against a native return of the same answer, CPU per request paired per round", () => {
+    const hit = summaryMarkdown({ ...run, hit: { reply: '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}', raw: { return: rounds([40000, 40000], [25, 30]), hit: rounds([20000, 21000], [50, 66]), relay: rounds([15000, 16000], [100, 90]) } } }).split("\n");
+    expect(hit).toContain("| cache hit, the same 43-byte answer over TLS: CPU µs per request | 58 (50-66) | native return 27.5 (25-30) | 2.1× (2-2.2) |");
+    expect(hit).toContain("| relay of the same call, no cache: CPU µs per request | 95 (90-100) | native return 27.5 (25-30) | 3.5× (3-4) |");
   });
 
   it("gives the merge part per node, head interval and client count, with the stale answers it found", () => {
