@@ -20,7 +20,7 @@ import { missMemory, scanShare } from "./cacheLoad.js";
 import { fig, ratio, show } from "./figures.js";
 import { cpuMs, median, warmUp, wrk, type Result } from "./measure.js";
 import { machine, partTimer } from "./machine.js";
-import { readMixLua, warmMixLua } from "./mixes.js";
+import { readMixLua, warmMixCalls, warmMixLua } from "./mixes.js";
 import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { driftLines } from "./rounds.js";
@@ -68,7 +68,7 @@ async function main() {
     // Every case walks the working set first (the node's own caches warm too), the cache until it holds it.
     const warm = join(work, "warm.lua");
     writeFileSync(warm, warmMixLua(mix));
-    for (const [name, c] of Object.entries(cases)) await warmUp(name, c.url, CONNECTIONS, warm, c.metricsPort ? async () => metric(await cacheMetrics(c.metricsPort!), "hits_total") : undefined);
+    for (const [name, c] of Object.entries(cases)) await warmUp(name, c.url, CONNECTIONS, warm, warmMixCalls(mix), c.metricsPort ? async () => metric(await cacheMetrics(c.metricsPort!), "hits_total") : undefined);
     const runs: Record<string, MixResult[]> = {};
     for (let round = 1; round <= ROUNDS; round++) {
       const order = Object.keys(cases);

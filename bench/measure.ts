@@ -78,20 +78,22 @@ export function wrk(url: string, seconds: number, connections: number, script = 
 }
 
 /**
- * Runs the warm-up walk (bench/mixes.ts warmMixLua) against `url` in passes of a few seconds: one
- * pass where there is no cache to fill, else until a pass finds at least 95% of its calls held
- * (`hits`: the cache's hits so far), at most 10 passes. Says how it went.
+ * Runs the warm-up walk of `calls` calls (bench/mixes.ts warmMixLua) against `url` in runs of a few
+ * seconds, at most 10: where there is no cache to fill, until the walk is done once (the node's own
+ * caches warm); else until a run finds at least 95% of its calls held (`hits`: the cache's hits so
+ * far). Says how it went.
  */
-export async function warmUp(name: string, url: string, connections: number, script: string, hits?: () => Promise<number>): Promise<void> {
+export async function warmUp(name: string, url: string, connections: number, script: string, calls: number, hits?: () => Promise<number>): Promise<void> {
   const t0 = Date.now();
+  let sent = 0;
   for (let pass = 1; pass <= 10; pass++) {
     const h0 = hits && (await hits());
     const r = wrk(url, 4, connections, script);
-    if (!hits) return;
-    const held = ((await hits()) - h0!) / r.requests!;
-    if (held >= 0.95) return console.log(`warm-up ${name}: ${pass} passes (${Math.round((Date.now() - t0) / 1000)} s), the last one ${fig(held)} held`);
+    sent += r.requests!;
+    const held = hits ? ((await hits()) - h0!) / r.requests! : 0;
+    if (hits ? held >= 0.95 : sent >= calls) return console.log(`warm-up ${name}: ${sent} calls in ${Math.round((Date.now() - t0) / 1000)} s (a walk is ${calls})${hits ? `, the last ${r.requests} ${fig(held)} held` : ""}`);
   }
-  console.log(`warm-up ${name}: still missing after 10 passes; its rounds start with a cache not yet full`);
+  console.log(`warm-up ${name}: not done after 10 runs (${sent} calls; a walk is ${calls}): its rounds start ${hits ? "with a cache not yet full" : "before one whole walk"}`);
 }
 
 /**

@@ -65,6 +65,11 @@ end
  * before the rounds, it leaves a cache as a long-lived gateway's would be, holding the whole
  * working set, so the rounds measure the mix's steady state rather than how fast it fills.
  */
+/** How many calls one walk of warmMixLua makes. */
+export function warmMixCalls(chain: MixChain): number {
+  return 1 + 2 * (chain.oldLast - chain.oldFirst + 1) + chain.txs.length + Math.floor((chain.oldLast - chain.oldFirst + 1) / chain.logs.span) * chain.logs.pairs;
+}
+
 export function warmMixLua(chain: MixChain): string {
   readMixLua(chain);
   const { oldFirst, oldLast, txs, logs } = chain;

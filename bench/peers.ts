@@ -22,7 +22,7 @@ import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
 import { groupCpuMs, loadTool, median, metricSum, scrape, warmUp, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
 import { machine, partTimer } from "./machine.js";
-import { readMixLua, relayMixLua, warmMixLua } from "./mixes.js";
+import { readMixLua, relayMixLua, warmMixCalls, warmMixLua } from "./mixes.js";
 import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
 import { driftLines } from "./rounds.js";
@@ -146,7 +146,7 @@ async function main() {
     for (const c of cases) for (const s of Object.values(scripts)) wrk(c.http, 2, CONNECTIONS, s);
     const warm = join(work, "warm.lua");
     writeFileSync(warm, warmMixLua(mix));
-    for (const c of cases) await warmUp(c.name, c.http, CONNECTIONS, warm, c.hits);
+    for (const c of cases) await warmUp(c.name, c.http, CONNECTIONS, warm, warmMixCalls(mix), c.hits);
 
     type Mix = "read" | "relay" | "ws";
     const runs: Record<Mix, Record<string, MixResult[]>> = { read: {}, relay: {}, ws: {} };

@@ -13,7 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { fig, ratio, show, spread } from "../bench/figures.js";
 import { plainBind } from "../bench/gateway.js";
 import { median, metricSum } from "../bench/measure.js";
-import { readMixLua, relayMixLua, warmMixLua, type MixChain } from "../bench/mixes.js";
+import { readMixLua, relayMixLua, warmMixCalls, warmMixLua, type MixChain } from "../bench/mixes.js";
 import { cacheDir, goBuildArgs, PEER_RELEASES, peerBinary, reportedVersion } from "../bench/peers/build.js";
 import { erpcConfig, erpcPath, PROXYD_METHODS, proxydConfig, type PeerPolicy, type PeerUpstream } from "../bench/peers/configs.js";
 import { describe as describeCorrectness, judgeAnswer, probeCalls, summarize } from "../bench/peers/correctness.js";
@@ -167,6 +167,7 @@ describe("the request mixes", () => {
     const withoutId = (b: { method: string; params: unknown[] }) => JSON.stringify([b.method, b.params]);
     // 41 blocks both ways, 2 receipts, 4 pages x 8 pairs of logs, the chain id.
     const walk = 41 * 2 + 2 + 4 * 8 + 1;
+    expect(warmMixCalls(mixChain)).toBe(walk);
     const warm = wrkBodies(warmMixLua(mixChain), walk + 3).map(withoutId);
     expect(new Set(warm.slice(0, walk)).size).toBe(walk);
     expect(warm.slice(walk)).toEqual(warm.slice(0, 3));
