@@ -22,6 +22,7 @@ import { basename, dirname, join } from "node:path";
 import { AbiCoder, Interface, dataSlice, getAddress, id, keccak256, toBeHex, toQuantity } from "ethers";
 import { clientBinary } from "../devtools/clients.js";
 import { freePort, jsonRpc, start, waitFor, type Child } from "../devtools/net.js";
+import { cpuMs } from "./measure.js";
 
 const ROOT = join(__dirname, "..");
 
@@ -151,7 +152,27 @@ export async function startChainNode(work: string, periodSeconds: number, log: (
     await child.stop();
     throw new Error(`${(e as Error).message}\n${child.output().slice(-3000)}`);
   }
+  const settled = await settle(child.proc.pid!);
+  log(`bench chain: geth settled ${settled.seconds} s after its start (${settled.cpuMs} ms of CPU meanwhile)`);
   return { node: { url, wsUrl: `ws://127.0.0.1:${ports.ws}`, pid: child.proc.pid!, version: `geth ${chain.geth}`, stop: () => child.stop() }, chain };
+}
+
+/**
+ * Waits until geth is idle: under 5% of a core over two seconds running, at most 120 s. After a
+ * start on an existing chain geth works in the background for a while (its log index among others:
+ * eth_getLogs got faster as it went), and a bench that started meanwhile measured a node whose
+ * calls per second doubled from its first round to its last at the same load.
+ */
+async function settle(pid: number): Promise<{ seconds: number; cpuMs: number }> {
+  const t0 = Date.now();
+  const c0 = cpuMs([pid]);
+  let quiet = 0;
+  while (quiet < 2 && Date.now() - t0 < 120_000) {
+    const before = cpuMs([pid]);
+    await new Promise((r) => setTimeout(r, 1000));
+    quiet = cpuMs([pid]) - before < 50 ? quiet + 1 : 0;
+  }
+  return { seconds: Math.round((Date.now() - t0) / 1000), cpuMs: Math.round(cpuMs([pid]) - c0) };
 }
 
 /** A small seeded generator, so that the same recipe makes the same mix of calls. */
@@ -258,6 +279,8 @@ async function makeChain(geth: string, dir: string, log: (s: string) => void): P
     const gasUsedPerBlock = mid(blocks.map((b) => parseInt(b.gasUsed, 16)));
     const fullBlockBytes = mid(blocks.map((b) => JSON.stringify(b).length));
     const chainId = parseInt(await jsonRpc(url, "eth_chainId"), 16);
+    // What geth does after the last block (its log index) is kept in the cached chain.
+    await settle(child.proc.pid!);
     await child.stop();
     const bytes = parseInt(execFileSync("du", ["-sb", join(dir, "data")], { encoding: "utf8" }), 10);
     return { geth: gethRelease(geth), token, market, firstBlock, lastBlock, transactions, sampleTxs, sampleHolders: holders.filter((_, i) => i % 10 === 0), pairs: R.pairs, chainId, gasUsedPerBlock, fullBlockBytes, bytes, madeInSeconds: Math.round((Date.now() - t0) / 1000) };

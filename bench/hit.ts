@@ -9,7 +9,9 @@
  * - `rules+return`: the cache's config with the same native return just before the cache lookup,
  *   so every check a hit passes runs, and no Lua;
  * - `lua+return`: a Lua action that does nothing, then the native return, as the first rules:
- *   what calling into Lua costs by itself.
+ *   what calling into Lua costs by itself;
+ * - `lua+done`: a Lua action that reads the body and answers the same bytes with txn:done, as the
+ *   first rule: a hit's Lua call without the cache's own work (the key, the store, the id splice).
  * wrk on each in turn, rounds alternating; CPU per request of each HAProxy. Then where a hit's CPU
  * goes: perf samples of the hit case's HAProxy, by the library they fall in (TLS and crypto, Lua,
  * HAProxy's own code, the C library, the kernel) and its ten hottest symbols. Adds `hit` to
@@ -60,7 +62,16 @@ async function main() {
     return `${cfg.slice(0, at)}\n    ${insert}${cfg.slice(at)}`;
   };
   const noop = join(work, "noop.lua");
-  writeFileSync(noop, "core.register_action('bench_noop', { 'http-req' }, function() end)\n");
+  writeFileSync(
+    noop,
+    `core.register_action('bench_noop', { 'http-req' }, function() end)
+local HEADERS = { ['content-type'] = { 'application/json' } }
+core.register_action('bench_done', { 'http-req' }, function(txn)
+  local _ = txn.f:req_body()
+  txn:done({ status = 200, headers = HEADERS, body = '${REPLY}' })
+end)
+`,
+  );
   const cache = { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS };
   const gws = {
     return: await startBenchGateway({ work, name: "return", chains: [chain], threads: args.threads, edit: returnFirst }),
@@ -68,6 +79,7 @@ async function main() {
     relay: await startBenchGateway({ work, name: "relay", chains: [chain], threads: args.threads }),
     "rules+return": await startBenchGateway({ work, name: "rules-return", chains: [chain], threads: args.threads, cache, edit: (cfg) => before(cfg, "http-request lua.rpc_cache_lookup", RETURN) }),
     "lua+return": await startBenchGateway({ work, name: "lua-return", chains: [chain], threads: args.threads, edit: (cfg) => returnFirst(cfg.replace(/^global$/m, `global\n    lua-load ${noop}`)).replace(RETURN, `http-request lua.bench_noop\n    ${RETURN}`) }),
+    "lua+done": await startBenchGateway({ work, name: "lua-done", chains: [chain], threads: args.threads, edit: (cfg) => returnFirst(cfg.replace(/^global$/m, `global\n    lua-load ${noop}`)).replace(RETURN, "http-request lua.bench_done") }),
   };
   for (const g of Object.values(gws)) procs.adopt(g.proc);
   const script = join(work, "chainid.lua");
@@ -111,14 +123,14 @@ async function main() {
   const results = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { date: new Date().toISOString() };
   results.machine = { ...results.machine, ...machine() };
   results.parts = { ...results.parts, hit: part.end() };
-  results.hit = { reply: REPLY, call: CALL, seconds: args.seconds, rounds: args.rounds, connections: args.connections, medians: M, hitOverReturn: perRound("hit", "return"), relayOverReturn: perRound("relay", "return"), hitOverRelay: perRound("hit", "relay"), rulesOverReturn: perRound("rules+return", "return"), luaOverReturn: perRound("lua+return", "return"), profile, raw: runs };
+  results.hit = { reply: REPLY, call: CALL, seconds: args.seconds, rounds: args.rounds, connections: args.connections, medians: M, hitOverReturn: perRound("hit", "return"), relayOverReturn: perRound("relay", "return"), hitOverRelay: perRound("hit", "relay"), rulesOverReturn: perRound("rules+return", "return"), luaOverReturn: perRound("lua+return", "return"), luaDoneOverReturn: perRound("lua+done", "return"), profile, raw: runs };
   mkdirSync(args.out, { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
 
   console.log(`\nThe same ${REPLY.length}-byte answer over TLS, ${args.connections} connections, ${args.seconds}s x ${args.rounds} rounds (median; ratios per round)`);
   for (const k of Object.keys(gws)) console.log(`  ${k.padEnd(7)} ${show(M[k].rps).padStart(8)} req/s  ${show(M[k].cpuUsPerRequest).padStart(6)} us CPU/req  x${show(ratio(M[k].cpuUsPerRequest!, M.return.cpuUsPerRequest!))} the return's`);
   const h = results.hit;
-  console.log(`  CPU per request, per round: hit/return ${h.hitOverReturn.join(" ")}; relay/return ${h.relayOverReturn.join(" ")}; hit/relay ${h.hitOverRelay.join(" ")}; rules+return/return ${h.rulesOverReturn.join(" ")}; lua+return/return ${h.luaOverReturn.join(" ")}`);
+  console.log(`  CPU per request, per round: hit/return ${h.hitOverReturn.join(" ")}; relay/return ${h.relayOverReturn.join(" ")}; hit/relay ${h.hitOverRelay.join(" ")}; rules+return/return ${h.rulesOverReturn.join(" ")}; lua+return/return ${h.luaOverReturn.join(" ")}; lua+done/return ${h.luaDoneOverReturn.join(" ")}`);
   if ("skipped" in profile) console.log(`  where a hit's CPU goes: skipped (${profile.skipped})`);
   else {
     console.log(`  where a hit's CPU goes (perf samples of its HAProxy): ${Object.entries(profile.groups).sort((a, b) => b[1] - a[1]).map(([g, s]) => `${g} ${s}%`).join("; ")}`);

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { CACHE_DEFAULTS } from "../gateway/cache.js";
 import { CACHE_BUDGET_BYTES } from "../config/tiers.js";
 import { freePort } from "../devtools/net.js";
-import { BENCH_DEFAULTS, benchArgs } from "./args.js";
+import { BENCH_DEFAULTS, benchArgs, parseBenchArgs } from "./args.js";
 import { barChart, COLORS } from "./chart.js";
 import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
@@ -34,7 +34,7 @@ import { checkCorrectness, post, waitAnswers } from "./peers/probe.js";
 const USAGE = `usage: npm run bench -- --cases peers [options]
   --seconds N        seconds per HTTP case and round (default 8)
   --ws-seconds N     seconds per WebSocket case and round (default 5)
-  --rounds N         rounds; cases alternate order each round (default 3)
+  --rounds N         rounds; cases alternate order each round (default 3; with --cases all, that run's 2)
   --connections N    wrk connections and WebSocket clients (default 32)
   --block-seconds N  the bench chain's new head every N s (default 12, mainnet's slot)
   --threads N        proxy threads (HAProxy nbthread, GOMAXPROCS of the peers; default 1)
@@ -42,8 +42,12 @@ const USAGE = `usage: npm run bench -- --cases peers [options]
   --out DIR          results directory (default bench/results)
 Peers: ${Object.values(PEER_RELEASES).map((r) => `${r.name} ${r.release} (built from ${r.module}@${r.version}, or ${r.env}=BINARY)`).join("; ")}`;
 
-// The options are npm run bench's one list (bench/args.ts), with this bench's own usage and 3 rounds.
-const args = benchArgs(process.argv.slice(2), USAGE, { ...BENCH_DEFAULTS, rounds: 3 });
+// The options are npm run bench's one list (bench/args.ts), with this bench's own usage and 3
+// rounds when it runs alone; as a part of `--cases all` it takes that run's rounds (2 by default).
+const argv = process.argv.slice(2);
+const parsed = parseBenchArgs(argv);
+const partOfAll = typeof parsed === "object" && "all" in parsed && parsed.all;
+const args = benchArgs(argv, USAGE, { ...BENCH_DEFAULTS, rounds: partOfAll ? BENCH_DEFAULTS.rounds : 3 });
 const SECONDS = args.seconds;
 const WS_SECONDS = args["ws-seconds"];
 const ROUNDS = args.rounds;
