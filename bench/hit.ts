@@ -50,17 +50,14 @@ async function main() {
   procs.start("the fixed-reply upstream (bench/upstream.js)", process.execPath, [join(ROOT, "bench/upstream.js"), String(http), String(ws), "blocks"]);
   await sleep(500);
   const chain: GatewayChain = { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${http}` } };
-  const returnFirst = (cfg: string) => {
-    const at = cfg.indexOf("\n    http-request ", cfg.indexOf("frontend https"));
-    if (at < 0) throw new Error("the generated config has no http-request rule in frontend https");
-    return `${cfg.slice(0, at)}\n    http-request return status 200 content-type application/json string '${REPLY}'${cfg.slice(at)}`;
-  };
   const RETURN = `http-request return status 200 content-type application/json string '${REPLY}'`;
-  const before = (cfg: string, line: string, insert: string) => {
-    const at = cfg.indexOf(`\n    ${line}`);
+  /** `insert` as a rule of its own just before the first line that starts with `line`, from `from` on. */
+  const before = (cfg: string, line: string, insert: string, from = 0) => {
+    const at = cfg.indexOf(`\n    ${line}`, from);
     if (at < 0) throw new Error(`the generated config has no line "${line}"`);
     return `${cfg.slice(0, at)}\n    ${insert}${cfg.slice(at)}`;
   };
+  const returnFirst = (cfg: string) => before(cfg, "http-request ", RETURN, cfg.indexOf("frontend https"));
   const noop = join(work, "noop.lua");
   writeFileSync(
     noop,
@@ -72,14 +69,16 @@ core.register_action('bench_done', { 'http-req' }, function(txn)
 end)
 `,
   );
+  /** The return first, with the bench's own Lua actions loaded. */
+  const withBenchLua = (cfg: string) => returnFirst(cfg.replace(/^global$/m, `global\n    lua-load ${noop}`));
   const cache = { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS };
   const gws = {
     return: await startBenchGateway({ work, name: "return", chains: [chain], threads: args.threads, edit: returnFirst }),
     hit: await startBenchGateway({ work, name: "hit", chains: [chain], threads: args.threads, cache }),
     relay: await startBenchGateway({ work, name: "relay", chains: [chain], threads: args.threads }),
     "rules+return": await startBenchGateway({ work, name: "rules-return", chains: [chain], threads: args.threads, cache, edit: (cfg) => before(cfg, "http-request lua.rpc_cache_lookup", RETURN) }),
-    "lua+return": await startBenchGateway({ work, name: "lua-return", chains: [chain], threads: args.threads, edit: (cfg) => returnFirst(cfg.replace(/^global$/m, `global\n    lua-load ${noop}`)).replace(RETURN, `http-request lua.bench_noop\n    ${RETURN}`) }),
-    "lua+done": await startBenchGateway({ work, name: "lua-done", chains: [chain], threads: args.threads, edit: (cfg) => returnFirst(cfg.replace(/^global$/m, `global\n    lua-load ${noop}`)).replace(RETURN, "http-request lua.bench_done") }),
+    "lua+return": await startBenchGateway({ work, name: "lua-return", chains: [chain], threads: args.threads, edit: (cfg) => withBenchLua(cfg).replace(RETURN, `http-request lua.bench_noop\n    ${RETURN}`) }),
+    "lua+done": await startBenchGateway({ work, name: "lua-done", chains: [chain], threads: args.threads, edit: (cfg) => withBenchLua(cfg).replace(RETURN, "http-request lua.bench_done") }),
   };
   for (const g of Object.values(gws)) procs.adopt(g.proc);
   const script = join(work, "chainid.lua");
