@@ -27,6 +27,8 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --cases peers        the gateway against eRPC and proxyd instead (bench/peers.ts; its options: --cases peers --help)
   --cases merge        identical reads merged on a moving head instead (bench/merge.ts)
   --cases hit          a cache hit against a native return and a relay of the same bytes instead (bench/hit.ts)
+  --cases instructions instructions per request under callgrind instead: the relay against nginx, the hit's steps
+                       (bench/instructions.ts; there --seconds defaults to 5 and --connections to 8)
   --cases all          every part in one run into one latest.json: the relay, the hit, the cache, the peers
                        (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), the merge,
                        then the summary

@@ -46,6 +46,8 @@ export interface BenchGatewayOptions {
   readonly over?: Partial<GatewayOptions>;
   /** An edit of the generated config's text (a variant to measure against it). */
   readonly edit?: (config: string) => string;
+  /** A command HAProxy runs under, e.g. valgrind's (bench/instructions.ts). */
+  readonly wrap?: readonly string[];
 }
 
 export interface BenchGateway {
@@ -73,9 +75,10 @@ export function plainBind(config: string, certFile: string): string {
  * container's log driver keeps reading. An exit other than the bench's own stop says HAProxy's
  * last words on stderr.
  */
-export function spawnHaproxy(cfg: string, env: Readonly<Record<string, string>>, name: string): ChildProcess {
+export function spawnHaproxy(cfg: string, env: Readonly<Record<string, string>>, name: string, wrap: readonly string[] = []): ChildProcess {
   const log = openSync(`${cfg}.log`, "a");
-  const proc = spawn(haproxyBinary(), [...HAPROXY_LOOPBACK_FLAGS, "-f", cfg], { stdio: ["ignore", log, "pipe"], detached: true, env: { ...process.env, ...env } });
+  const [cmd, ...argv] = [...wrap, haproxyBinary(), ...HAPROXY_LOOPBACK_FLAGS, "-f", cfg];
+  const proc = spawn(cmd, argv, { stdio: ["ignore", log, "pipe"], detached: true, env: { ...process.env, ...env } });
   closeSync(log);
   let err = "";
   proc.stderr!.on("data", (d) => (err = (err + d).slice(-2000)));
@@ -100,6 +103,6 @@ export async function startBenchGateway(o: BenchGatewayOptions): Promise<BenchGa
   const cfg = join(o.work, `${o.name}.cfg`);
   const config = o.plain ? plainBind(build.config, opts.certFile) : build.config;
   writeFileSync(cfg, o.edit ? o.edit(config) : config);
-  const proc = spawnHaproxy(cfg, build.environment, o.name);
+  const proc = spawnHaproxy(cfg, build.environment, o.name, o.wrap);
   return { origin: `${o.plain ? "http" : "https"}://127.0.0.1:${opts.httpsPort}`, metricsPort: opts.metrics.port, pid: proc.pid!, proc, adminSocket: opts.adminSocket! };
 }

@@ -1,17 +1,7 @@
 /**
  * What a cache hit costs (issue 52, item 2), on the same bytes over TLS: one call (eth_chainId,
- * id 1) and one 43-byte answer, the fixed-reply upstream's (bench/upstream.js), answered
- * - `return`: by the generated config with a native `http-request return` of that answer as its
- *   first rule (TLS, HTTP and nothing else: the least HAProxy spends on an answer);
- * - `hit`: by the gateway from its response cache (eth_chainId is always held), past every check;
- * - `relay`: by the gateway without its cache, relaying the call to the upstream;
- * and, to tell the steps of a hit apart:
- * - `rules+return`: the cache's config with the same native return just before the cache lookup,
- *   so every check a hit passes runs, and no Lua;
- * - `lua+return`: a Lua action that does nothing, then the native return, as the first rules:
- *   what calling into Lua costs by itself;
- * - `lua+done`: a Lua action that reads the body and answers the same bytes with txn:done, as the
- *   first rule: a hit's Lua call without the cache's own work (the key, the store, the id splice).
+ * id 1) and one 43-byte answer, the fixed-reply upstream's (bench/upstream.js), answered by the
+ * cases of bench/hitCases.ts (a native return, a hit, a relay, and the steps of a hit between).
  * wrk on each in turn, rounds alternating; CPU per request of each HAProxy. Then where a hit's CPU
  * goes: perf samples of the hit case's HAProxy, by the library they fall in (TLS and crypto, Lua,
  * HAProxy's own code, the C library, the kernel) and its ten hottest symbols. Adds `hit` to
@@ -22,12 +12,11 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CACHE_DEFAULTS } from "../gateway/cache.js";
-import type { GatewayChain } from "../gateway/build.js";
 import { freePort } from "../devtools/net.js";
 import { benchArgs } from "./args.js";
 import { fig, ratio, show } from "./figures.js";
-import { BENCH_KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
+import { BENCH_KEY, selfSignedCert, startBenchGateway, type BenchGateway } from "./gateway.js";
+import { HIT_CALL, HIT_CASES, HIT_REPLY, hitCases, type HitCase } from "./hitCases.js";
 import { machine, partTimer } from "./machine.js";
 import { loadTool, median, metricSum, scrape, withCpu, wrk, type Result } from "./measure.js";
 import { benchProcesses, runBench } from "./processes.js";
@@ -38,9 +27,6 @@ const args = benchArgs(process.argv.slice(2));
 if (args.pin) loadTool.cpus = args.pin;
 const procs = benchProcesses("rpcstack-bench-hit");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** The upstream's one answer (bench/upstream.js REPLY): what every case sends back. */
-const REPLY = '{"jsonrpc":"2.0","id":1,"result":"0x10d4f"}';
-const CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
 
 async function main() {
   const part = partTimer();
@@ -49,46 +35,18 @@ async function main() {
   const [http, ws] = [await freePort(), await freePort()];
   procs.start("the fixed-reply upstream (bench/upstream.js)", process.execPath, [join(ROOT, "bench/upstream.js"), String(http), String(ws), "blocks"]);
   await sleep(500);
-  const chain: GatewayChain = { path: "eth", chainId: "ETH1", kind: "evm", upstreams: { rpcHttp: `http://127.0.0.1:${http}` } };
-  const RETURN = `http-request return status 200 content-type application/json string '${REPLY}'`;
-  /** `insert` as a rule of its own just before the first line that starts with `line`, from `from` on. */
-  const before = (cfg: string, line: string, insert: string, from = 0) => {
-    const at = cfg.indexOf(`\n    ${line}`, from);
-    if (at < 0) throw new Error(`the generated config has no line "${line}"`);
-    return `${cfg.slice(0, at)}\n    ${insert}${cfg.slice(at)}`;
-  };
-  const returnFirst = (cfg: string) => before(cfg, "http-request ", RETURN, cfg.indexOf("frontend https"));
-  const noop = join(work, "noop.lua");
-  writeFileSync(
-    noop,
-    `core.register_action('bench_noop', { 'http-req' }, function() end)
-local HEADERS = { ['content-type'] = { 'application/json' } }
-core.register_action('bench_done', { 'http-req' }, function(txn)
-  local _ = txn.f:req_body()
-  txn:done({ status = 200, headers = HEADERS, body = '${REPLY}' })
-end)
-`,
-  );
-  /** The return first, with the bench's own Lua actions loaded. */
-  const withBenchLua = (cfg: string) => returnFirst(cfg.replace(/^global$/m, `global\n    lua-load ${noop}`));
-  const cache = { maxBytes: 64 * 1024 * 1024, ...CACHE_DEFAULTS };
-  const gws = {
-    return: await startBenchGateway({ work, name: "return", chains: [chain], threads: args.threads, edit: returnFirst }),
-    hit: await startBenchGateway({ work, name: "hit", chains: [chain], threads: args.threads, cache }),
-    relay: await startBenchGateway({ work, name: "relay", chains: [chain], threads: args.threads }),
-    "rules+return": await startBenchGateway({ work, name: "rules-return", chains: [chain], threads: args.threads, cache, edit: (cfg) => before(cfg, "http-request lua.rpc_cache_lookup", RETURN) }),
-    "lua+return": await startBenchGateway({ work, name: "lua-return", chains: [chain], threads: args.threads, edit: (cfg) => withBenchLua(cfg).replace(RETURN, `http-request lua.bench_noop\n    ${RETURN}`) }),
-    "lua+done": await startBenchGateway({ work, name: "lua-done", chains: [chain], threads: args.threads, edit: (cfg) => withBenchLua(cfg).replace(RETURN, "http-request lua.bench_done") }),
-  };
+  const cases = hitCases(work, `http://127.0.0.1:${http}`, args.threads);
+  const gws = {} as Record<HitCase, BenchGateway>;
+  for (const name of HIT_CASES) gws[name] = await startBenchGateway(cases[name]);
   for (const g of Object.values(gws)) procs.adopt(g.proc);
   const script = join(work, "chainid.lua");
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${CALL}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${HIT_CALL}'\nwrk.headers["Content-Type"] = "application/json"\n`);
   const url = (name: keyof typeof gws) => `${gws[name].origin}/gateway/eth/rpc-http/${BENCH_KEY}`;
   await sleep(2500); // the cache's first poll of the chain
   // Every case answers the same bytes; the hit case from its cache.
   for (const name of Object.keys(gws) as (keyof typeof gws)[]) {
-    const got = execFileSync("curl", ["-sk", "-H", "Content-Type: application/json", "--data", CALL, url(name)], { encoding: "utf8" });
-    if (got !== REPLY) throw new Error(`${name} answered ${got}, not ${REPLY}`);
+    const got = execFileSync("curl", ["-sk", "-H", "Content-Type: application/json", "--data", HIT_CALL, url(name)], { encoding: "utf8" });
+    if (got !== HIT_REPLY) throw new Error(`${name} answered ${got}, not ${HIT_REPLY}`);
     wrk(url(name), 1, args.connections, script);
   }
   const hits = async () => metricSum(await scrape(`http://127.0.0.1:${gws.hit.metricsPort}/metrics/cache`), "rpcstack_cache_hits_total");
@@ -122,11 +80,11 @@ end)
   const results = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : { date: new Date().toISOString() };
   results.machine = { ...results.machine, ...machine() };
   results.parts = { ...results.parts, hit: part.end() };
-  results.hit = { reply: REPLY, call: CALL, seconds: args.seconds, rounds: args.rounds, connections: args.connections, medians: M, hitOverReturn: perRound("hit", "return"), relayOverReturn: perRound("relay", "return"), hitOverRelay: perRound("hit", "relay"), rulesOverReturn: perRound("rules+return", "return"), luaOverReturn: perRound("lua+return", "return"), luaDoneOverReturn: perRound("lua+done", "return"), profile, raw: runs };
+  results.hit = { reply: HIT_REPLY, call: HIT_CALL, seconds: args.seconds, rounds: args.rounds, connections: args.connections, medians: M, hitOverReturn: perRound("hit", "return"), relayOverReturn: perRound("relay", "return"), hitOverRelay: perRound("hit", "relay"), rulesOverReturn: perRound("rules+return", "return"), luaOverReturn: perRound("lua+return", "return"), luaDoneOverReturn: perRound("lua+done", "return"), profile, raw: runs };
   mkdirSync(args.out, { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
 
-  console.log(`\nThe same ${REPLY.length}-byte answer over TLS, ${args.connections} connections, ${args.seconds}s x ${args.rounds} rounds (median; ratios per round)`);
+  console.log(`\nThe same ${HIT_REPLY.length}-byte answer over TLS, ${args.connections} connections, ${args.seconds}s x ${args.rounds} rounds (median; ratios per round)`);
   for (const k of Object.keys(gws)) console.log(`  ${k.padEnd(7)} ${show(M[k].rps).padStart(8)} req/s  ${show(M[k].cpuUsPerRequest).padStart(6)} us CPU/req  x${show(ratio(M[k].cpuUsPerRequest!, M.return.cpuUsPerRequest!))} the return's`);
   const h = results.hit;
   console.log(`  CPU per request, per round: hit/return ${h.hitOverReturn.join(" ")}; relay/return ${h.relayOverReturn.join(" ")}; hit/relay ${h.hitOverRelay.join(" ")}; rules+return/return ${h.rulesOverReturn.join(" ")}; lua+return/return ${h.luaOverReturn.join(" ")}; lua+done/return ${h.luaDoneOverReturn.join(" ")}`);

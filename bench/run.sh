@@ -3,6 +3,7 @@
 # npm run bench -- --cases peers: the gateway against eRPC and proxyd instead (bench/peers.ts).
 # npm run bench -- --cases merge: identical reads merged on a moving head (bench/merge.ts) alone.
 # npm run bench -- --cases hit: what a cache hit costs against a native return and a relay (bench/hit.ts) alone.
+# npm run bench -- --cases instructions: instructions per request under callgrind, the relay's and the hit's cases (bench/instructions.ts).
 # npm run bench -- --cases all: every part in one run into one latest.json (relay, hit, cache, peers, merge), then its summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,8 @@ for p in wrk patchelf openssl; do command -v "$p" >/dev/null || need+=("$p"); do
 [ "$cases" = peers ] || for p in nginx caddy; do command -v "$p" >/dev/null || need+=("$p"); done
 # perf: where a cache hit's CPU goes (bench/hit.ts); Debian packages it as linux-perf.
 case "$cases" in all|hit) command -v perf >/dev/null || need+=(linux-perf) ;; esac
+# valgrind: callgrind counts the instructions per request (bench/instructions.ts).
+case "$cases" in all|instructions) command -v callgrind_control >/dev/null || need+=(valgrind) ;; esac
 if [ "${#need[@]}" -gt 0 ]; then
   echo "bench: installing ${need[*]} from Debian"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}";
@@ -34,6 +37,7 @@ bash scripts/haproxy/build.sh
 if [ "$cases" = peers ]; then exec npx tsx bench/peers.ts "$@"; fi
 if [ "$cases" = merge ]; then exec npx tsx bench/merge.ts "$@"; fi
 if [ "$cases" = hit ]; then exec npx tsx bench/hit.ts "$@"; fi
+if [ "$cases" = instructions ]; then exec npx tsx bench/instructions.ts "$@"; fi
 npx tsx bench/run.ts "$@"
 # What a cache hit costs, on the same bytes as a native return and a relay (bench/hit.ts).
 if [ "$cases" = all ]; then npx tsx bench/hit.ts "$@"; fi

@@ -1,7 +1,7 @@
 /** Rules an ACL that never matches decides are settled when the config is written (gateway/simplify.ts). */
 import { describe, expect, it } from "vitest";
 import { anon, req } from "../gateway/model.js";
-import { settleNever } from "../gateway/simplify.js";
+import { settleKnown, settleNever } from "../gateway/simplify.js";
 import { buildGateway, GATEWAY_LIMIT_DEFAULTS, type GatewayChain, type GatewayOptions } from "../gateway/build.js";
 
 const OPTS: GatewayOptions = {
@@ -33,6 +33,34 @@ describe("settleNever", () => {
   it("changes nothing when no ACL is settled", () => {
     const rules = [req(["deny"], ["public_host"])];
     expect(settleNever(rules, [])).toEqual(rules);
+  });
+});
+
+describe("settleKnown", () => {
+  const ws = anon("var(txn.ws)", "-m", "bool");
+  const eth = anon("var(txn.chain)", "-m", "str", "eth");
+  const known = new Map([["{ var(txn.ws) -m bool }", false], ["{ var(txn.chain) -m str eth }", true], ["gateway_path", true]]);
+
+  it("takes a term known true out of its branch, and a branch whose term is known false out of the rule", () => {
+    const rules = [
+      req(["set-var(txn.a)", "int(1)"], [...eth, "METH_POST"]),
+      req(["set-var(txn.b)", "int(1)"], [...ws, "gateway_path"]),
+      req(["set-var(txn.c)", "int(1)"], [...ws, "or", ...eth, "{", "nbsrv(be)", "eq", "0", "}"]),
+      req(["set-var(txn.d)", "int(1)"], ["!", ...ws, "gateway_path"]),
+      req(["set-var(txn.e)", "int(1)"], ["!", ...eth, "or", "!gateway_path"]),
+      req(["set-var(txn.f)", "int(1)"], ["METH_GET"]),
+    ];
+    expect(settleKnown(rules, known)).toEqual([
+      req(["set-var(txn.a)", "int(1)"], ["METH_POST"]),
+      req(["set-var(txn.c)", "int(1)"], ["{", "nbsrv(be)", "eq", "0", "}"]),
+      req(["set-var(txn.d)", "int(1)"], undefined),
+      req(["set-var(txn.f)", "int(1)"], ["METH_GET"]),
+    ]);
+  });
+
+  it("leaves a term that only resembles a known one (other patterns, other flags) as it is", () => {
+    const rules = [req(["deny"], anon("var(txn.chain)", "-m", "str", "eth", "strk")), req(["deny"], anon("var(txn.ws)", "-m", "bool", "-i"))];
+    expect(settleKnown(rules, known)).toEqual(rules);
   });
 });
 
