@@ -9,13 +9,13 @@ import { parseArgs } from "node:util";
 import { join } from "node:path";
 
 export const BENCH_USAGE = `usage: npm run bench -- [options]
-  --seconds N          HTTP measurement per case and round (8)
+  --seconds N          HTTP measurement per case and round (6)
   --ws-seconds N       WebSocket measurement per case and round (5)
-  --cache-seconds N    the response cache's read mix, per case and round (8)
+  --cache-seconds N    the response cache's read mix, per case and round (6)
   --miss-connections N the cache bench's concurrent misses of ~1 MiB answers, for its memory (64)
-  --miss-seconds N     how long those misses run, with the cache and without (10)
-  --small-miss-seconds N  the same connections' misses of small answers, the cache warm (20)
-  --merge-seconds N    each merge case (the relay mix on a moving head, 32 and 64 clients), per client count (10)
+  --miss-seconds N     how long those misses run, with the cache and without (5)
+  --small-miss-seconds N  the same connections' misses of small answers, the cache warm (10)
+  --merge-seconds N    each merge case (the relay mix on a moving head, 32 and 64 clients), per client count (6)
   --rounds N           rounds, the cases alternating within each (2)
   --restore-mb N       the restore bench's stand-in database in MB (600; bench/restore.ts, run on its own)
   --connections N      wrk's connections (32)
@@ -31,7 +31,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
                        (bench/instructions.ts; there --seconds defaults to 5 and --connections to 8)
   --cases all          every part in one run into one latest.json: the relay, the hit, the cache, the peers
                        (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), the merge,
-                       then the summary
+                       the instructions, then the summary
   --pin CPUS           taskset CPU list for wrk (e.g. 1): the load tool keeps a core of its own
   --out DIR            where latest.json and latest.svg go (bench/results)
   --help               this text`;
@@ -48,7 +48,9 @@ export type BenchArgs = Record<(typeof COUNTS)[number], number> & {
   readonly out: string;
 };
 
-export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 8, "ws-seconds": 5, "cache-seconds": 8, "miss-connections": 64, "miss-seconds": 10, "small-miss-seconds": 20, "merge-seconds": 10, rounds: 2, "restore-mb": 600, connections: 32, threads: 1, "block-seconds": 12 };
+// Short enough that `--cases all` ends within 15 minutes on 2 cores (docs/benchmark.md has each run's
+// parts and times); the figures are medians over rounds, each of tens of thousands of calls.
+export const BENCH_DEFAULTS: Record<(typeof COUNTS)[number], number> = { seconds: 6, "ws-seconds": 5, "cache-seconds": 6, "miss-connections": 64, "miss-seconds": 5, "small-miss-seconds": 10, "merge-seconds": 6, rounds: 2, "restore-mb": 600, connections: 32, threads: 1, "block-seconds": 12 };
 
 /** The options, or a message saying what is wrong with them; "help" for --help. A script may have its own defaults. */
 export function parseBenchArgs(argv: readonly string[], defaults = BENCH_DEFAULTS): BenchArgs | "help" | { readonly error: string } {

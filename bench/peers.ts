@@ -32,8 +32,8 @@ import { describe } from "./peers/correctness.js";
 import { checkCorrectness, post, waitAnswers } from "./peers/probe.js";
 
 const USAGE = `usage: npm run bench -- --cases peers [options]
-  --seconds N        seconds per HTTP case and round (default 8)
-  --ws-seconds N     seconds per WebSocket case and round (default 5)
+  --seconds N        seconds per HTTP case and round (default ${BENCH_DEFAULTS.seconds})
+  --ws-seconds N     seconds per WebSocket case and round (default ${BENCH_DEFAULTS["ws-seconds"]})
   --rounds N         rounds; cases alternate order each round (default 3; with --cases all, that run's 2)
   --connections N    wrk connections and WebSocket clients (default 32)
   --block-seconds N  the bench chain's new head every N s (default 12, mainnet's slot)
@@ -147,7 +147,7 @@ async function main() {
     writeFileSync(scripts.read, readMixLua(mix));
     writeFileSync(scripts.relay, relayMixLua(mix.call));
     // Proof that every case serves both mixes; then each walks the read mix's working set, every cache until it holds it.
-    for (const c of cases) for (const s of Object.values(scripts)) wrk(c.http, 2, CONNECTIONS, s);
+    for (const c of cases) for (const s of Object.values(scripts)) wrk(c.http, 1, CONNECTIONS, s);
     const warm = join(work, "warm.lua");
     writeFileSync(warm, warmMixLua(mix));
     for (const c of cases) await warmUp(c.name, c.http, CONNECTIONS, warm, warmMixCalls(mix), c.hits);

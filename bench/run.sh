@@ -4,7 +4,7 @@
 # npm run bench -- --cases merge: identical reads merged on a moving head (bench/merge.ts) alone.
 # npm run bench -- --cases hit: what a cache hit costs against a native return and a relay (bench/hit.ts) alone.
 # npm run bench -- --cases instructions: instructions per request under callgrind, the relay's and the hit's cases (bench/instructions.ts).
-# npm run bench -- --cases all: every part in one run into one latest.json (relay, hit, cache, peers, merge), then its summary.
+# npm run bench -- --cases all: every part in one run into one latest.json (relay, hit, cache, peers, merge, instructions), then its summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cases="" prev=""
@@ -47,5 +47,7 @@ npx tsx bench/cache.ts "$@"
 if [ "$cases" = all ]; then npx tsx bench/peers.ts "$@"; fi
 # Identical reads merged on a moving head: geth every 2 s and 12 s, hardhat every 150 ms.
 if [ "$cases" = all ]; then npx tsx bench/merge.ts "$@"; fi
+# Instructions per request under callgrind: the relay's and the hit's cases, a count that a busy machine does not move.
+if [ "$cases" = all ]; then npx tsx bench/instructions.ts "$@"; fi
 # The summary (bench/summary.ts) of a whole run; a run of some cases writes no results of its own.
 if [ -z "$cases" ] || [ "$cases" = all ]; then exec npx tsx bench/summary.ts "$@"; fi

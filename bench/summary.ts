@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { benchArgs } from "./args.js";
-import { show, spread, type Spread } from "./figures.js";
+import { ratio, show, spread, type Spread } from "./figures.js";
 import { describe, type Correctness } from "./peers/correctness.js";
 import { drift } from "./rounds.js";
 import type { MergeCase } from "./merge.js";
@@ -43,7 +43,9 @@ export interface BenchResults {
   readonly merge?: { readonly cases?: readonly MergeCase[] };
   /** The hit part: rounds of `return`, `hit` and `relay` on one answer (`reply`). */
   readonly hit?: { readonly reply?: string; readonly raw?: Runs };
-  readonly parts?: Partial<Record<"relay" | "hit" | "cache" | "peers" | "merge", Part>>;
+  /** The instructions part (bench/instructions.ts): instructions per request of each case. */
+  readonly instructions?: { readonly tool?: string; readonly scopedRulesRemoved?: number; readonly cases?: Readonly<Record<string, { readonly perRequest: number }>> };
+  readonly parts?: Partial<Record<"relay" | "hit" | "cache" | "peers" | "merge" | "instructions", Part>>;
 }
 
 /** "30,057 (29,870-30,400)": the median of the rounds and their range. */
@@ -124,6 +126,35 @@ function mergeRows(r: BenchResults): string[] {
   ];
 }
 
+/** The instructions part: each case's count per request, over nginx's (relays) or the native return's (the hit's steps). */
+function instructionRows(r: BenchResults): string[] {
+  const c = r.instructions?.cases;
+  if (!c) return [];
+  const n = (k: string) => c[k]?.perRequest;
+  const row = (label: string, k: string, base?: string, baseLabel?: string) => {
+    const x = n(k);
+    if (x === undefined) return [];
+    const b = base && n(base);
+    return [`| ${label} | ${show(x)} | ${b ? `${show(ratio(x, b))}× ${baseLabel}` : "-"} |`];
+  };
+  return [
+    `Instructions per request, counted by ${r.instructions?.tool ?? "valgrind"}'s callgrind: the proxy's own, user space only (the kernel's TCP and TLS work is not in it). Whatever else the machine runs, a count moves by a few per cent at most (the periodic work, health checks and the cache's polls, is shared out over the calls a run had).`,
+    "",
+    "| case | instructions per request | over |",
+    "|---|---|---|",
+    ...row("relay: nginx, the key checked by a map", "nginx"),
+    ...row("relay: the gateway, every check", "gateway", "nginx", "nginx"),
+    ...row(`relay: the gateway, its route part scoped to the call's route (${r.instructions?.scopedRulesRemoved ?? "?"} rules out): what evaluating only the rules that apply could reach`, "gateway-scoped", "nginx", "nginx"),
+    ...row("relay: HAProxy with no rule at all", "gateway-bare", "nginx", "nginx"),
+    ...row("the same 43-byte answer: a native return", "return"),
+    ...row("a cache hit", "hit", "return", "the return"),
+    ...row("a relay, no cache", "relay", "return", "the return"),
+    ...row("every check a hit passes, then the return", "rules+return", "return", "the return"),
+    ...row("a Lua action that does nothing, then the return", "lua+return", "return", "the return"),
+    ...row("a Lua action that reads the body and answers (txn:done)", "lua+done", "return", "the return"),
+  ];
+}
+
 const load = (p: Part) => `${p.loadAverage.start.join(" ")} -> ${p.loadAverage.end.join(" ")}`;
 
 /** The last round's req/s over the first's, for the node alone in each part that measured it. */
@@ -141,9 +172,11 @@ function driftLine(r: BenchResults): string | undefined {
 export function summaryMarkdown(r: BenchResults): string {
   const m = r.machine ?? {};
   const rounds = r.settings?.rounds ?? r.cache?.rounds ?? r.peers?.settings?.rounds;
-  const parts = (["relay", "hit", "cache", "peers", "merge"] as const).map((name) => {
+  // The instructions part is named only where it ran: it is not one every run has.
+  const named = r.instructions || r.parts?.instructions ? (["relay", "hit", "cache", "peers", "merge", "instructions"] as const) : (["relay", "hit", "cache", "peers", "merge"] as const);
+  const parts = named.map((name) => {
     const p = r.parts?.[name];
-    if (!p) return `${name}: ${{ relay: r.raw, hit: r.hit, cache: r.cache, peers: r.peers, merge: r.merge }[name] ? "not recorded" : "not in this run"}`;
+    if (!p) return `${name}: ${{ relay: r.raw, hit: r.hit, cache: r.cache, peers: r.peers, merge: r.merge, instructions: r.instructions }[name] ? "not recorded" : "not in this run"}`;
     return p.skipped ? `${name}: skipped (${p.skipped})` : `${name} ${load(p)}`;
   });
   const release = (v: { release?: string } | string | undefined) => (typeof v === "string" ? v : v?.release ?? "?");
@@ -167,6 +200,7 @@ export function summaryMarkdown(r: BenchResults): string {
     ...(correctness.length ? [`Correctness (HTTP probes after the load): ${correctness.join("; ")}.`] : []),
     ...[mergedLine(r), driftLine(r)].filter((l): l is string => l !== undefined),
     ...(r.merge?.cases?.length ? ["", ...mergeRows(r)] : []),
+    ...(r.instructions?.cases ? ["", ...instructionRows(r)] : []),
   ].join("\n");
 }
 

@@ -85,6 +85,20 @@ describe("the summary of a run", () => {
     expect(hit).toContain("| relay of the same call, no cache: CPU µs per request | 95 (90-100) | native return 27.5 (25-30) | 3.5× (3-4) |");
   });
 
+  it("gives the instructions part's counts per request, the relays over nginx's and the hit's steps over the native return's, and names the part only where it ran", () => {
+    const cases = { nginx: 50000, gateway: 200000, "gateway-scoped": 175000, "gateway-bare": 65000, return: 47000, hit: 282000, "lua+done": 87000 };
+    const counted = summaryMarkdown({ ...run, instructions: { tool: "valgrind-3.19.0", scopedRulesRemoved: 31, cases: Object.fromEntries(Object.entries(cases).map(([k, v]) => [k, { perRequest: v }])) } }).split("\n");
+    expect(counted[1]).toContain("; instructions: not recorded.");
+    expect(counted).toContain("| relay: nginx, the key checked by a map | 50,000 | - |");
+    expect(counted).toContain("| relay: the gateway, every check | 200,000 | 4× nginx |");
+    expect(counted).toContain("| relay: the gateway, its route part scoped to the call's route (31 rules out): what evaluating only the rules that apply could reach | 175,000 | 3.5× nginx |");
+    expect(counted).toContain("| a cache hit | 282,000 | 6× the return |");
+    expect(counted).toContain("| a Lua action that reads the body and answers (txn:done) | 87,000 | 1.85× the return |");
+    // A case the run did not count has no row.
+    expect(counted.some((l) => l.startsWith("| a relay, no cache |"))).toBe(false);
+    expect(lines.some((l) => l.includes("instructions"))).toBe(false);
+  });
+
   it("gives the merge part per node, head interval and client count, with the stale answers it found", () => {
     const heads = (stale: number) => ({ checked: 20000, stale, worstBehind: stale ? 2 : 0 });
     const merge = summaryMarkdown({
