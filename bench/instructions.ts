@@ -6,8 +6,8 @@
  * the same for every case of one transport, is not in it, so these ratios are larger than the CPU
  * ratios of the same cases.
  *
- * Each case runs alone under callgrind (about 50 times slower), warmed, then counted over wrk's
- * load of `--seconds` with `--connections` kept-alive TLS connections:
+ * Each case runs alone under callgrind (about 50 times slower), warmed, then counted per call
+ * (see count: handshakes left out) with `--connections` kept-alive TLS connections:
  * - the relay part's comparison: a relay of eth_blockNumber by the generated gateway, by nginx with
  *   the same key check (bench/proxies.ts), by the gateway with its route part scoped to the call's
  *   route (bench/scope.ts: the bound of evaluating only the rules that apply), and by the gateway
@@ -40,10 +40,16 @@ if (args.pin) loadTool.cpus = args.pin;
 const procs = benchProcesses("rpcstack-bench-instructions");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The short load whose count is taken from the long one's (see count). */
+const SHORT_SECONDS = 2;
+
 interface Counted {
+  /** The calls and instructions the long load had over the short one. */
   readonly requests: number;
   readonly instructions: number;
   readonly perRequest: number;
+  /** Every call of both loads. */
+  readonly calls: number;
 }
 
 /** Waits until `url` answers 200 to `body` (a program under callgrind starts slowly). */
@@ -56,16 +62,31 @@ async function answers(url: string, body: string, name: string): Promise<void> {
   throw new Error(`${name} did not answer 200 under callgrind within 60 s`);
 }
 
-/** Counts the instructions of `pid` (under callgrind) over one wrk load of `url`. */
+/**
+ * Counts the instructions of `pid` (under callgrind) per call: two wrk loads of `url`, a short one
+ * and one of `--seconds`, each on connections of its own; the difference between them over the
+ * difference in calls. wrk opens its connections anew each time, and a TLS handshake costs about
+ * as much as ten calls: counted over one load, the handshakes weigh on the figure by how many
+ * calls the load had, which a busy machine changes. The difference leaves them (and the start of
+ * each load) out.
+ */
 function count(work: string, name: string, pid: number, url: string, script: string): Counted {
+  const load = (seconds: number) => {
+    execFileSync("callgrind_control", ["-z", String(pid)], { stdio: "ignore" });
+    const r = wrk(url, seconds, args.connections, script);
+    execFileSync("callgrind_control", ["-d", String(pid)], { stdio: "ignore" });
+    // Each dump is the next number: cg-<name>.<pid>.<n>.
+    const dumps = readdirSync(work).filter((f) => f.startsWith(`cg-${name}.${pid}.`)).sort((a, b) => Number(a.split(".").pop()) - Number(b.split(".").pop()));
+    if (!dumps.length) throw new Error(`${name}: callgrind wrote no dump`);
+    return { requests: r.requests!, instructions: callgrindTotal(readFileSync(join(work, dumps.at(-1)!), "utf8")) };
+  };
   wrk(url, 2, args.connections, script);
-  execFileSync("callgrind_control", ["-z", String(pid)], { stdio: "ignore" });
-  const r = wrk(url, args.seconds, args.connections, script);
-  execFileSync("callgrind_control", ["-d", String(pid)], { stdio: "ignore" });
-  const dump = readdirSync(work).find((f) => f.startsWith(`cg-${name}.${pid}.`));
-  if (!dump) throw new Error(`${name}: callgrind wrote no dump`);
-  const instructions = callgrindTotal(readFileSync(join(work, dump), "utf8"));
-  return { requests: r.requests!, instructions, perRequest: Math.round(instructions / r.requests!) };
+  const short = load(SHORT_SECONDS);
+  const long = load(args.seconds);
+  if (long.requests <= short.requests) throw new Error(`${name}: the ${args.seconds} s load had no more calls (${long.requests}) than the ${SHORT_SECONDS} s one (${short.requests}): give --seconds more than ${SHORT_SECONDS}`);
+  const requests = long.requests - short.requests;
+  const instructions = long.instructions - short.instructions;
+  return { requests, instructions, perRequest: Math.round(instructions / requests), calls: short.requests + long.requests };
 }
 
 async function main() {
@@ -95,7 +116,7 @@ async function main() {
       counted[name] = count(work, file, gw.pid, `${gw.origin}${path}`, script);
       if (hits) {
         const held = (await hitsOf(gw.metricsPort)) - before;
-        if (held < counted[name].requests * 0.99) throw new Error(`${name}: ${held} of ${counted[name].requests} calls were hits`);
+        if (held < counted[name].calls * 0.99) throw new Error(`${name}: ${held} of the ${counted[name].calls} calls counted were hits`);
       }
       console.log(`instructions ${name}: ${show(counted[name].perRequest)} per request (${counted[name].requests} requests)`);
     } finally {
@@ -149,7 +170,7 @@ async function main() {
   mkdirSync(args.out, { recursive: true });
   writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
 
-  console.log(`\nInstructions per request (${version} callgrind, user space only), ${args.connections} TLS connections, ${args.seconds}s each`);
+  console.log(`\nInstructions per request (${version} callgrind, user space only), ${args.connections} TLS connections: a ${args.seconds} s load's count less a ${SHORT_SECONDS} s one's, over the calls between them`);
   for (const [k, c] of Object.entries(counted)) console.log(`  ${k.padEnd(15)} ${show(c.perRequest).padStart(9)}`);
   console.log(`  relay: gateway/nginx ${ratios.gatewayOverNginx}; scoped/nginx ${ratios.scopedOverNginx} (${removed} rules taken out of its route part; scoped/gateway ${ratios.scopedOverGateway}); bare/nginx ${ratios.bareOverNginx}`);
   console.log(`  hit: hit/return ${ratios.hitOverReturn}; relay/return ${ratios.relayOverReturn}; rules+return/return ${ratios.rulesReturnOverReturn}; lua+return/return ${ratios.luaReturnOverReturn}; lua+done/return ${ratios.luaDoneOverReturn}`);

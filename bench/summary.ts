@@ -138,7 +138,7 @@ function instructionRows(r: BenchResults): string[] {
     return [`| ${label} | ${show(x)} | ${b ? `${show(ratio(x, b))}× ${baseLabel}` : "-"} |`];
   };
   return [
-    `Instructions per request, counted by ${r.instructions?.tool ?? "valgrind"}'s callgrind: the proxy's own, user space only (the kernel's TCP and TLS work is not in it). Whatever else the machine runs, a count moves by a few per cent at most (the periodic work, health checks and the cache's polls, is shared out over the calls a run had).`,
+    `Instructions per request, counted by ${r.instructions?.tool ?? "valgrind"}'s callgrind: the proxy's own, user space only (the kernel's TCP and TLS work is not in it), per call between a short and a longer load, so that neither load's TLS handshakes are in it.`,
     "",
     "| case | instructions per request | over |",
     "|---|---|---|",
