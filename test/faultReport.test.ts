@@ -1,5 +1,6 @@
 /** The fault run's judgement (bench/faults/report.ts), on recorded calls: what counts as lagging, wrong or a read failed while a node was fit. */
 import { describe, expect, it } from "vitest";
+import { errorDetail } from "../bench/faults/load.js";
 import { judge, type CallRecord, type FaultRecord, type HeadSample } from "../bench/faults/report.js";
 
 const T = 1_000_000;
@@ -26,5 +27,13 @@ describe("the fault run's judgement", () => {
   it("a WebSocket call closed without a close frame while a fault took a node away is counted apart; the same close outside a fault is a failed read", () => {
     const r = judged([call({ via: "ws", error: "ws closed 1006", sentAt: T + 2000, doneAt: T + 2030 }), call({ via: "ws", error: "ws closed 1006", sentAt: T + 5500, doneAt: T + 5600 })]);
     expect({ cut: r.wsCutWithNode, failed: r.readsFailedWhileFit }).toEqual({ cut: 1, failed: 1 });
+  });
+});
+
+describe("what an error answer said", () => {
+  it("is the JSON-RPC error's message where there is one (the gateway's refusals), else the answer's start (HAProxy's own pages)", () => {
+    expect(errorDetail('{"jsonrpc":"2.0","id":null,"error":{"code":-32053,"message":"STRK node unavailable or not synced"}}')).toBe("STRK node unavailable or not synced");
+    expect(errorDetail("<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>")).toBe("<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>");
+    expect(errorDetail("x".repeat(500))).toHaveLength(200);
   });
 });

@@ -19,6 +19,21 @@ const WS_MIX: readonly Kind[] = ["head", "block", "head", "chainId"];
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
+/**
+ * What an error answer said, to tell the gateway's refusals apart (a JSON-RPC error's message, e.g.
+ * "STRK node unavailable or not synced" from the node-down gate) from HAProxy's own pages: the
+ * first 200 characters of anything else.
+ */
+export function errorDetail(text: string): string {
+  try {
+    const m = JSON.parse(text)?.error?.message;
+    if (typeof m === "string") return m;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 200);
+}
+
 /** The call for each kind and chain, and how its answer is read. */
 function callOf(chain: Layer, kind: Kind, n: number, unique: string): { method: string; params: unknown[]; read: (result: any) => Partial<CallRecord> } {
   if (chain === "l1") {
@@ -136,7 +151,7 @@ export class Load {
         const r = await this.post(agent, chain, JSON.stringify({ jsonrpc: "2.0", id: i, method: c.method, params: c.params }));
         const body = r.status === 200 ? JSON.parse(r.text) : undefined;
         const error = r.status !== 200 ? `http ${r.status}` : body?.error ? `rpc error ${body.error.code}` : undefined;
-        this.calls.push({ ...base, doneAt: Date.now(), ...(error ? { error } : c.read(body.result)) });
+        this.calls.push({ ...base, doneAt: Date.now(), ...(error ? { error, detail: errorDetail(r.text) } : c.read(body.result)) });
       } catch (e) {
         const why = (e as Error).message;
         this.calls.push({ ...base, doneAt: Date.now(), error: why === "timeout" ? "timeout" : why.includes("socket hang up") || why.includes("ECONNRESET") ? "closed without an answer" : `network: ${why}` });

@@ -18,6 +18,8 @@ export interface CallRecord {
   readonly doneAt: number;
   /** Undefined when it succeeded; else what the client saw: "http 502", "closed without an answer", "ws closed 1012", "timeout". */
   readonly error?: string;
+  /** With an HTTP error, what its answer said (bench/faults/load.ts errorDetail). */
+  readonly detail?: string;
   /** A head call's answer. */
   readonly head?: number;
   /** A block call's answer. */
