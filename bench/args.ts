@@ -28,7 +28,7 @@ export const BENCH_USAGE = `usage: npm run bench -- [options]
   --cases merge        identical reads merged on a moving head instead (bench/merge.ts)
   --cases hit          a cache hit against a native return and a relay of the same bytes instead (bench/hit.ts)
   --cases instructions instructions per request under callgrind instead: the relay against nginx, the hit's steps
-                       (bench/instructions.ts; there --seconds defaults to 5 and --connections to 8)
+                       (bench/instructions.ts; there --seconds defaults to 3 and --connections to 8)
   --cases all          every part in one run into one latest.json: the relay, the hit, the cache, the peers
                        (RPCSTACK_BENCH_ERPC and RPCSTACK_BENCH_PROXYD name their binaries), the merge,
                        the instructions, then the summary

@@ -35,13 +35,13 @@ import { bareRelay, routeKnown, scopeToRoute } from "./scope.js";
 
 const ROOT = join(__dirname, "..");
 // Under callgrind a case answers a few hundred calls a second: fewer connections, a few seconds.
-const args = benchArgs(process.argv.slice(2), BENCH_USAGE, { ...BENCH_DEFAULTS, seconds: 5, connections: 8 });
+const args = benchArgs(process.argv.slice(2), BENCH_USAGE, { ...BENCH_DEFAULTS, seconds: 3, connections: 8 });
 if (args.pin) loadTool.cpus = args.pin;
 const procs = benchProcesses("rpcstack-bench-instructions");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The short load whose count is taken from the long one's (see count). */
-const SHORT_SECONDS = 2;
+const SHORT_SECONDS = 1;
 
 interface Counted {
   /** The calls and instructions the long load had over the short one. */
@@ -80,7 +80,7 @@ function count(work: string, name: string, pid: number, url: string, script: str
     if (!dumps.length) throw new Error(`${name}: callgrind wrote no dump`);
     return { requests: r.requests!, instructions: callgrindTotal(readFileSync(join(work, dumps.at(-1)!), "utf8")) };
   };
-  wrk(url, 2, args.connections, script);
+  wrk(url, 1, args.connections, script);
   const short = load(SHORT_SECONDS);
   const long = load(args.seconds);
   if (long.requests <= short.requests) throw new Error(`${name}: the ${args.seconds} s load had no more calls (${long.requests}) than the ${SHORT_SECONDS} s one (${short.requests}): give --seconds more than ${SHORT_SECONDS}`);
