@@ -19,7 +19,7 @@ import { cacheMetrics, gatewayStarter, metric, postTls, rssKiB } from "./cacheGa
 import { missMemory, scanShare } from "./cacheLoad.js";
 import { fig, ratio, show } from "./figures.js";
 import { cpuMs, median, warmUp, wrk, type Result } from "./measure.js";
-import { machine, partTimer } from "./machine.js";
+import { laps, machine, partTimer } from "./machine.js";
 import { readMixLua, warmMixCalls, warmMixLua } from "./mixes.js";
 import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
@@ -50,8 +50,10 @@ const MiB = (kib: number) => show(kib / 1024);
 
 async function main() {
   const part = partTimer();
+  const time = laps();
   const startGw = gatewayStarter(procs, args.threads);
   const { node, chain, final, mix } = await startBenchNode(procs, args["block-seconds"]);
+  time.lap("node start");
   try {
     const nodeLabel = `geth ${chain.geth} on the bench chain (blocks ${chain.firstBlock}-${chain.lastBlock}, ${chain.transactions} transactions, a block of ${show(chain.fullBlockBytes / 1024)} KiB with its transactions; final up to ${final}; a new head every ${args["block-seconds"]} s)`;
     console.log(`bench cache: ${nodeLabel}`);
@@ -69,6 +71,7 @@ async function main() {
     const warm = join(work, "warm.lua");
     writeFileSync(warm, warmMixLua(mix));
     for (const [name, c] of Object.entries(cases)) await warmUp(name, c.url, CONNECTIONS, warm, warmMixCalls(mix), c.metricsPort ? async () => metric(await cacheMetrics(c.metricsPort!), "hits_total") : undefined);
+    time.lap("warm-ups");
     const runs: Record<string, MixResult[]> = {};
     for (let round = 1; round <= ROUNDS; round++) {
       const order = Object.keys(cases);
@@ -91,6 +94,7 @@ async function main() {
     const M = Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v)])) as Record<string, MixResult>;
     for (const line of driftLines("read mix", runs)) console.log(line);
 
+    time.lap("rounds");
     // Memory: a cache of 8 MiB offered about three times that in final blocks, each both ways.
     const budget = 8 * 1024 * 1024;
     const small = await startGw("small", node.url, { maxBytes: budget, ...CACHE_DEFAULTS });
@@ -134,6 +138,7 @@ async function main() {
       },
     };
 
+    time.lap("memory");
     // Misses under load and one key's scan, against the stand-in node of ~1 MiB blocks.
     const bigPort = await freePort();
     procs.start("the stand-in node (bench/bigBlocks.js)", process.execPath, [join(ROOT, "bench/bigBlocks.js"), String(bigPort), String(1 << 20), "20"]);
@@ -142,6 +147,7 @@ async function main() {
     const misses = await missMemory(startGw, bigUrl, DEFAULT_BUDGET, args["miss-connections"], args["miss-seconds"]);
     const smallMisses = await missMemory(startGw, bigUrl, DEFAULT_BUDGET, args["miss-connections"], args["small-miss-seconds"], true);
     const scan = await scanShare(startGw, bigUrl, DEFAULT_BUDGET);
+    time.lap("misses and scan");
 
     const results = existsSync(join(args.out, "latest.json")) ? JSON.parse(readFileSync(join(args.out, "latest.json"), "utf8")) : { date: new Date().toISOString() };
     results.ratios = {
@@ -187,6 +193,7 @@ async function main() {
       );
     }
     console.log(`scan: one key's ${scan.ownBlocks} held ~1 MiB blocks read again: hit ratio ${scan.hitRatioWithoutScan} without a scan, ${scan.hitRatioAfterScan} after another key read ${scan.scanBlocks} distinct ~1 MiB blocks (${scan.evictions} evictions, budget ${MiB(scan.budgetBytes / 1024)} MiB)`);
+    console.log(`cache part: ${time.line()}`);
     console.log(`wrote ratios.cache and cache into ${join(args.out, "latest.json")}`);
   } finally {
     await node.stop();

@@ -52,3 +52,17 @@ export function partTimer(): { readonly loadAverageAtStart: readonly number[]; e
   const start = loadAverage();
   return { loadAverageAtStart: start, end: (skipped) => ({ startedAt, endedAt: new Date().toISOString(), loadAverage: { start, end: loadAverage() }, ...(skipped ? { skipped } : {}) }) };
 }
+
+/** Where a part's time goes: `lap(name)` ends a phase begun at the last lap (or the start); `line()` lists them, e.g. "warm-up 33 s, rounds 40 s". */
+export function laps(now: () => number = Date.now): { lap(name: string): void; line(): string } {
+  let last = now();
+  const done: [string, number][] = [];
+  return {
+    lap(name) {
+      const t = now();
+      done.push([name, Math.round((t - last) / 1000)]);
+      last = t;
+    },
+    line: () => done.map(([n, s]) => `${n} ${s} s`).join(", "),
+  };
+}

@@ -21,7 +21,7 @@ import { barChart, COLORS } from "./chart.js";
 import { fig, show, showSpread, spread, type Spread } from "./figures.js";
 import { BENCH_KEY as KEY, selfSignedCert, startBenchGateway } from "./gateway.js";
 import { groupCpuMs, loadTool, median, metricSum, scrape, warmUp, withCpu, wrk, wsRoundTrips, type Result } from "./measure.js";
-import { machine, partTimer } from "./machine.js";
+import { laps, machine, partTimer } from "./machine.js";
 import { readMixLua, relayMixLua, warmMixCalls, warmMixLua } from "./mixes.js";
 import { startBenchNode } from "./node.js";
 import { benchProcesses, runBench } from "./processes.js";
@@ -84,6 +84,7 @@ interface MixResult extends Result {
 
 async function main() {
   const part = partTimer();
+  const time = laps();
   const resultsFile = join(args.out, "latest.json");
   const readResults = () => (existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, "utf8")) : { date: new Date().toISOString() });
   let bins: Record<PeerName, ReturnType<typeof peerBinary>>;
@@ -105,6 +106,7 @@ async function main() {
   const { cert, key } = selfSignedCert(work);
 
   const { node, chain, final, mix } = await startBenchNode(procs, args["block-seconds"]);
+  time.lap("node start");
   try {
     console.log(`bench peers: geth ${chain.geth} on the bench chain (blocks ${chain.firstBlock}-${chain.lastBlock}, ${chain.transactions} transactions; final up to ${final}; a new head every ${args["block-seconds"]} s); load average ${part.loadAverageAtStart.join(" ")}`);
     const up: PeerUpstream = { http: node.url, ws: node.wsUrl, chainId: chain.chainId, blockSeconds: args["block-seconds"] };
@@ -142,6 +144,7 @@ async function main() {
       { name: "proxyd", against: "gateway-plain", transport: "plain", http: `http://127.0.0.1:${proxyd.port}${proxydPath(KEY)}`, ws: `ws://127.0.0.1:${proxyd.wsPort}${proxydPath(KEY)}`, pid: proxydProc.pid!, hits: promHits(proxyd.metricsPort, "proxyd_cache_hits_total"), version: `proxyd ${versions.proxyd}` },
     ];
     for (const c of cases) await waitAnswers(c.name, c.http);
+    time.lap("proxies start");
 
     const scripts = { read: join(work, "read.lua"), relay: join(work, "relay.lua") };
     writeFileSync(scripts.read, readMixLua(mix));
@@ -151,6 +154,7 @@ async function main() {
     const warm = join(work, "warm.lua");
     writeFileSync(warm, warmMixLua(mix));
     for (const c of cases) await warmUp(c.name, c.http, CONNECTIONS, warm, warmMixCalls(mix), c.hits);
+    time.lap("proofs and warm-ups");
 
     type Mix = "read" | "relay" | "ws";
     const runs: Record<Mix, Record<string, MixResult[]>> = { read: {}, relay: {}, ws: {} };
@@ -178,7 +182,9 @@ async function main() {
     }
 
     // Correctness after the load, with every cache as full as the run left it.
+    time.lap("rounds");
     const correctness = await checkCorrectness(node.url, mix, cases.filter((c) => c.name !== "node"));
+    time.lap("correctness");
     for (const mix of ["read", "relay", "ws"] as const) for (const line of driftLines(mix, runs[mix])) console.log(line);
 
     const M = Object.fromEntries(Object.entries(runs).map(([mix, byCase]) => [mix, Object.fromEntries(Object.entries(byCase).map(([k, v]) => [k, median(v)]))])) as Record<Mix, Record<string, MixResult>>;
@@ -253,6 +259,7 @@ async function main() {
     }
     console.log(`\npeers: eRPC ${versions.erpc} (${bins.erpc.source}); proxyd ${versions.proxyd} (${bins.proxyd.source})`);
     console.log(`load average at start ${load0.join(" ")}, at end ${load1.join(" ")}`);
+    console.log(`peers part: ${time.line()}`);
     console.log(`wrote ratios.peers and peers into ${resultsFile}, and ${join(args.out, "peers.svg")}`);
   } finally {
     await node.stop();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseBenchArgs } from "../bench/args.js";
-import { cpuModel, haproxyRelease } from "../bench/machine.js";
+import { cpuModel, haproxyRelease, laps } from "../bench/machine.js";
 import { drift, driftLines } from "../bench/rounds.js";
 import { summaryMarkdown, type BenchResults } from "../bench/summary.js";
 
@@ -145,5 +145,16 @@ describe("the summary of a run", () => {
     expect(peers).toContain("Correctness (HTTP probes after the load): gateway ok (120 calls, 20 heads); erpc ok (120 calls, 20 heads).");
     expect(peers).toContain("read mix (peers part) 0.9×, relay mix (peers part) 1×");
     expect(peers).toContain("Relay mix calls answered with an identical call's answer in flight: gateway 0.92 (0.9-0.94), eRPC 0.92 (0.92-0.92).");
+  });
+});
+
+describe("where a part's time goes", () => {
+  it("names each phase with the whole seconds since the lap before", () => {
+    const clock = [0, 33_400, 73_900, 75_000];
+    const t = laps(() => clock.shift()!);
+    t.lap("warm-ups");
+    t.lap("rounds");
+    t.lap("memory");
+    expect(t.line()).toBe("warm-ups 33 s, rounds 41 s, memory 1 s");
   });
 });
