@@ -18,7 +18,6 @@ import { eventually } from "./support/http.js";
 import { freePort, start, stopEach, waitFor, type Child } from "./support/net.js";
 import { startPrometheus, type RunningPrometheus } from "./support/prometheus.js";
 
-const TSX = join(ROOT, "node_modules/.bin/tsx");
 const dir = mkdtempSync(join(tmpdir(), "rpcstack-usagekeeper-"));
 const sock = join(dir, "admin.sock");
 const file = join(dir, "usage.json");
@@ -119,7 +118,11 @@ interface Keeper {
 }
 
 async function startKeeper(intervalSeconds: number): Promise<Keeper> {
-  const child = start(TSX, [join(ROOT, "usage/keeperMain.ts"), "--admin", sock, "--file", file, "--listen", "127.0.0.1:0", "--interval-seconds", String(intervalSeconds)], { cwd: ROOT });
+  // One node process, as the container runs its bundle. tsx's own CLI is a second process that
+  // passes a SIGTERM on: when the program has not told it within 30 ms that it got one (a busy CI
+  // machine), it sends another, and the keeper, whose handler takes the first, ends with 143 before
+  // it has saved (CI, 2026-11-30).
+  const child = start(process.execPath, ["--import", "tsx", join(ROOT, "usage/keeperMain.ts"), "--admin", sock, "--file", file, "--listen", "127.0.0.1:0", "--interval-seconds", String(intervalSeconds)], { cwd: ROOT });
   started.push(child);
   const port = await waitFor("the usage keeper", async () => /serving \/metrics and \/usage on 127\.0\.0\.1:(\d+)/.exec(child.output())?.[1], 30_000).catch((e) => {
     throw new Error(`${e.message}\n${child.output()}`);

@@ -16,6 +16,7 @@ import { DEVNET_IMAGES, GATEWAY_IMAGES, MONITORING_IMAGES } from "../../config/n
 import { parseImageRef } from "../../config/versions.js";
 import { clientBinary } from "../clients.js";
 import { haproxyBinary } from "../haproxy.js";
+import { withImageLock } from "./lock.js";
 
 const HERE = __dirname;
 const ROOT = resolve(HERE, "../..");
@@ -159,6 +160,10 @@ const versionPrefix = (image: string) => `${parseImageRef(image).tag}-standin-`;
 
 /** Debian's Node.js and certbot, and the pinned HAProxy, on the debootstrap base: what every stand-in builds on. */
 export function buildDebianImages(log: (s: string) => void = console.log): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string; readonly valkey: string } {
+  return withImageLock(() => debianImages(log), log);
+}
+
+function debianImages(log: (s: string) => void): { readonly base: string; readonly node: string; readonly haproxy: string; readonly certbot: string; readonly valkey: string } {
   const base = debianBase(log);
   const debianCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   try {
@@ -175,6 +180,10 @@ export function buildDebianImages(log: (s: string) => void = console.log): { rea
 }
 
 export function buildTestImages(log: (s: string) => void = console.log): TestImages {
+  return withImageLock(() => testImages(log), log);
+}
+
+function testImages(log: (s: string) => void): TestImages {
   const { base, ...debian } = buildDebianImages(log);
   const standinCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));
   const clientCtx = mkdtempSync(join(tmpdir(), "rpcstack-e2e-ctx-"));

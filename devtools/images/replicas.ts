@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { IMAGES } from "../../config/index.js";
 import { parseImageRef } from "../../config/versions.js";
 import { buildDebianImages, buildTargets } from "./build.js";
+import { withImageLock } from "./lock.js";
 
 const HERE = __dirname;
 const ROOT = resolve(HERE, "../..");
@@ -30,6 +31,10 @@ export interface ReplicaImages {
 }
 
 export function buildReplicaImages(log: (s: string) => void = console.log): ReplicaImages {
+  return withImageLock(() => replicaImages(log), log);
+}
+
+function replicaImages(log: (s: string) => void): ReplicaImages {
   const debian = buildDebianImages(log);
   const nodeImage = debian.node;
   const ctx = mkdtempSync(join(tmpdir(), "rpcstack-replica-ctx-"));
