@@ -192,9 +192,13 @@ export async function startKubeCluster(opts: { controllers?: boolean; node?: Nod
         // A loopback address cannot be published as the kubernetes Service's endpoint; a node's can.
         ...(node ? [] : ["--endpoint-reconciler-type=none"]),
     ]);
+    // Taken only once the file is whole: read between its creation and its write it is empty, and
+    // an empty CA made every /readyz probe fail with "self-signed certificate in certificate chain"
+    // for the whole wait (CI, 2026-11-30, the kubelet and cluster tests at once).
     const ca = await Promise.race([exited, waitFor("kube-apiserver's serving certificate", async () => {
       try {
-        return readFileSync(join(dir, "pki/apiserver.crt"), "utf8");
+        const pem = readFileSync(join(dir, "pki/apiserver.crt"), "utf8");
+        return pem.trimEnd().endsWith("-----END CERTIFICATE-----") ? pem : undefined;
       } catch {
         return undefined;
       }
