@@ -16,7 +16,7 @@ import { freePort } from "../devtools/net.js";
 import { benchArgs } from "./args.js";
 import { fig, ratio, show } from "./figures.js";
 import { BENCH_KEY, selfSignedCert, startBenchGateway, type BenchGateway } from "./gateway.js";
-import { HIT_CALL, HIT_CASES, HIT_REPLY, hitCases, type HitCase } from "./hitCases.js";
+import { HIT_CALL, HIT_CASES, HIT_REPLY, hitCallScript, hitCases, type HitCase } from "./hitCases.js";
 import { machine, partTimer } from "./machine.js";
 import { loadTool, median, metricSum, scrape, withCpu, wrk, type Result } from "./measure.js";
 import { benchProcesses, runBench } from "./processes.js";
@@ -39,8 +39,7 @@ async function main() {
   const gws = {} as Record<HitCase, BenchGateway>;
   for (const name of HIT_CASES) gws[name] = await startBenchGateway(cases[name]);
   for (const g of Object.values(gws)) procs.adopt(g.proc);
-  const script = join(work, "chainid.lua");
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = '${HIT_CALL}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  const script = hitCallScript(work);
   const url = (name: keyof typeof gws) => `${gws[name].origin}/gateway/eth/rpc-http/${BENCH_KEY}`;
   await sleep(2500); // the cache's first poll of the chain
   // Every case answers the same bytes; the hit case from its cache.

@@ -24,6 +24,13 @@ export const HIT_CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params"
 export const HIT_CASES = ["return", "hit", "relay", "rules+return", "lua+return", "lua+done"] as const;
 export type HitCase = (typeof HIT_CASES)[number];
 
+/** The wrk script that sends HIT_CALL, written into `work`: its path. */
+export function hitCallScript(work: string): string {
+  const file = join(work, "chainid.lua");
+  writeFileSync(file, `wrk.method = "POST"\nwrk.body = '${HIT_CALL}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  return file;
+}
+
 /** `insert` as a rule of its own just before the first line that starts with `line`, from `from` on. */
 function before(cfg: string, line: string, insert: string, from = 0): string {
   const at = cfg.indexOf(`\n    ${line}`, from);

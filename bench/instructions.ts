@@ -26,7 +26,7 @@ import { BENCH_DEFAULTS, BENCH_USAGE, benchArgs } from "./args.js";
 import { callgrindCommand, callgrindTotal } from "./callgrind.js";
 import { ratio, show } from "./figures.js";
 import { BENCH_KEY, selfSignedCert, startBenchGateway, type BenchGatewayOptions } from "./gateway.js";
-import { HIT_CALL, HIT_CASES, hitCases } from "./hitCases.js";
+import { HIT_CALL, HIT_CASES, hitCallScript, hitCases } from "./hitCases.js";
 import { machine, partTimer } from "./machine.js";
 import { loadTool, metricSum, scrape, wrk } from "./measure.js";
 import { benchProcesses, runBench } from "./processes.js";
@@ -99,8 +99,7 @@ async function main() {
   await sleep(500);
   const upstream = `http://127.0.0.1:${http}`;
   const post = join(ROOT, "bench/post.lua");
-  const chainId = join(work, "chainid.lua");
-  writeFileSync(chainId, `wrk.method = "POST"\nwrk.body = '${HIT_CALL}'\nwrk.headers["Content-Type"] = "application/json"\n`);
+  const chainId = hitCallScript(work);
   const BLOCK_NUMBER = readFileSync(post, "utf8").match(/wrk\.body = '([^']+)'/)![1];
   const path = `/gateway/eth/rpc-http/${BENCH_KEY}`;
   const counted: Record<string, Counted> = {};
